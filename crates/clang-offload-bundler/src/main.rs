@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("not implemented yet");
+    std::process::exit(1);
+}

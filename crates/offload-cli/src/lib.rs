@@ -1,0 +1,1 @@
+//! Shared command-line support for the offload tools.

@@ -1,0 +1,36 @@
+//! Readers and writers for the file formats of LLVM's offload tool chain.
+//!
+//! This crate knows byte layouts and nothing else: no command-line parsing,
+//! no process exit, no printing. The command-line tools in this workspace are
+//! thin front-ends over it.
+//!
+//! | module | format |
+//! |---|---|
+//! | [`offload_binary`] | the 0x10FF10AD offload binary (`llvm-offload-binary`) |
+//! | [`string_table`] | ELF-style tail-merged string tables |
+//! | [`hash`] | LLVM's hash functions and hash-table iteration orders |
+//! | [`triple`] | LLVM target-triple normalisation |
+//! | [`target_id`] | AMDGPU target IDs and their compatibility rules |
+//! | [`entry_id`] | offload-bundle entry IDs (`<kind>-<triple>[-<target id>]`) |
+//! | [`bundle`] | binary offload bundles (`__CLANG_OFFLOAD_BUNDLE____`) |
+//! | [`text_bundle`] | text offload bundles (comment markers) |
+//! | [`ccob`] | compressed offload bundles (`CCOB`, versions 1 to 3) |
+//! | [`object_bundle`] | offload bundles stored as sections of host ELF objects |
+//! | [`archive`] | `ar` archives: reading, and deterministic GNU output |
+//! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
+//! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
+#![forbid(unsafe_code)]
+
+pub mod archive;
+pub mod bitcode;
+pub mod bundle;
+pub mod ccob;
+pub mod entry_id;
+pub mod hash;
+pub mod object_bundle;
+pub mod offload_binary;
+pub mod string_table;
+pub mod target_id;
+pub mod text_bundle;
+pub mod triple;
+pub mod wrapper;

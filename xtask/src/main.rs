@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("xtask: no tasks yet");
+    std::process::exit(2);
+}
