@@ -32,7 +32,7 @@ mod module_code {
     pub const FUNCTION: u64 = 8;
     pub const ALIAS_OLD: u64 = 9;
     pub const ALIAS: u64 = 14;
-    pub const IFUNC: u64 = 15;
+    pub const IFUNC: u64 = 18;
 }
 
 mod cst_code {

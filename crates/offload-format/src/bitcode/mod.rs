@@ -263,6 +263,17 @@ pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
                 .collect());
         }
     }
+    module_archive_symbols_of(&file)
+}
+
+/// Like [`archive_symbols`], but always reads the module records and never
+/// the stored IR symbol table. Symbols defined only by module-level inline
+/// assembly are not found this way.
+pub fn module_archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    module_archive_symbols_of(&BitcodeFile::parse(data)?)
+}
+
+fn module_archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
     let mut names = Vec::new();
     for module in &file.modules {
         module::archive_symbols(file.stream, module, &mut names)?;

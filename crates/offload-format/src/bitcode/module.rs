@@ -18,7 +18,7 @@ mod code {
     pub const GLOBALVAR: u64 = 7;
     pub const FUNCTION: u64 = 8;
     pub const ALIAS: u64 = 14;
-    pub const IFUNC: u64 = 15;
+    pub const IFUNC: u64 = 18;
 }
 
 /// Linkage classes that matter for the archive index.
@@ -64,7 +64,7 @@ pub fn archive_symbols(
         _ => return Err(malformed("module block expected")),
     }
     let mut version = 0u64;
-    let mut global_prefix: Option<u8> = None;
+    let mut mangling = Mangling::default();
     let mut sections: Vec<Vec<u8>> = Vec::new();
     let mut functions = Vec::new();
     let mut variables = Vec::new();
@@ -81,7 +81,7 @@ pub fn archive_symbols(
                 let at = |i: usize| ops.get(i).copied().unwrap_or(0);
                 match record.code {
                     code::VERSION => version = at(0),
-                    code::DATALAYOUT => global_prefix = datalayout_prefix(ops),
+                    code::DATALAYOUT => mangling = Mangling::from_datalayout(ops),
                     code::SECTIONNAME => sections.push(ops.iter().map(|&c| c as u8).collect()),
                     code::GLOBALVAR | code::FUNCTION | code::ALIAS | code::IFUNC => {
                         if version < 2 {
@@ -151,7 +151,9 @@ pub fn archive_symbols(
         if let Some(rest) = name.strip_prefix(b"\x01") {
             mangled.extend_from_slice(rest);
         } else {
-            if let Some(prefix) = global_prefix {
+            // COFF mangling leaves MSVC C++ names (`?...`) alone.
+            let skip = mangling.coff && name.first() == Some(&b'?');
+            if let (Some(prefix), false) = (mangling.prefix, skip) {
                 mangled.push(prefix);
             }
             mangled.extend_from_slice(name);
@@ -161,15 +163,26 @@ pub fn archive_symbols(
     Ok(())
 }
 
-/// The global symbol prefix implied by a data layout string: `_` for
-/// Mach-O (`m:o`) and 32-bit Windows x86 (`m:x`), none otherwise.
-fn datalayout_prefix(ops: &[u64]) -> Option<u8> {
-    let text: Vec<u8> = ops.iter().map(|&c| c as u8).collect();
-    text.split(|&c| c == b'-')
-        .find_map(|spec| match spec {
-            b"m:o" | b"m:x" => Some(Some(b'_')),
-            _ if spec.starts_with(b"m:") => Some(None),
-            _ => None,
-        })
-        .flatten()
+/// Name mangling facts from the data layout's `m:` entry.
+#[derive(Clone, Copy, Default)]
+struct Mangling {
+    /// `_` for Mach-O (`m:o`) and 32-bit Windows x86 (`m:x`).
+    prefix: Option<u8>,
+    /// COFF mangling (`m:w`, `m:x`).
+    coff: bool,
+}
+
+impl Mangling {
+    fn from_datalayout(ops: &[u64]) -> Self {
+        let text: Vec<u8> = ops.iter().map(|&c| c as u8).collect();
+        let mode = text
+            .split(|&c| c == b'-')
+            .filter_map(|spec| spec.strip_prefix(b"m:"))
+            .last()
+            .unwrap_or(b"");
+        Mangling {
+            prefix: matches!(mode, b"o" | b"x").then_some(b'_'),
+            coff: matches!(mode, b"w" | b"x"),
+        }
+    }
 }
