@@ -177,8 +177,8 @@ impl Mangling {
         let text: Vec<u8> = ops.iter().map(|&c| c as u8).collect();
         let mode = text
             .split(|&c| c == b'-')
-            .filter_map(|spec| spec.strip_prefix(b"m:"))
-            .last()
+            .rev()
+            .find_map(|spec| spec.strip_prefix(b"m:"))
             .unwrap_or(b"");
         Mangling {
             prefix: matches!(mode, b"o" | b"x").then_some(b'_'),
