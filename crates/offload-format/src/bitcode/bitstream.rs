@@ -51,6 +51,8 @@ pub type BlockInfo = HashMap<u64, Vec<Rc<Abbrev>>>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
     /// The current block ended; the cursor is back in the parent block.
+    /// At the top level this means a stray `END_BLOCK` (an error for the
+    /// caller to report).
     EndBlock,
     /// A sub-block starts; call [`Cursor::enter_block`] or
     /// [`Cursor::skip_block`].
@@ -238,7 +240,8 @@ impl<'a> Cursor<'a> {
             match id {
                 0 => {
                     if at_outer {
-                        return Err(malformed("END_BLOCK at top level"));
+                        // Nothing to end; the caller reports it.
+                        return Ok(Entry::EndBlock);
                     }
                     self.align32()?;
                     let scope = self.scopes.pop().expect("inner scope");
