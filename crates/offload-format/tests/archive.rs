@@ -476,3 +476,79 @@ fn differential_against_llvm_ar() {
         assert!(ours == reference, "set {k} differs from llvm-ar-22");
     }
 }
+
+/// A broken ELF member fails the whole archive with LLVM 22's message
+/// (checked against `llvm-offload-binary-22 --archive`, which prints
+/// `'<member>': <reason>`; where 22 aborts with "LLVM ERROR" instead we
+/// give the same text as an error).
+#[test]
+fn broken_elf_members_fail_with_llvm_messages() {
+    let bytes = read("elf-mixed.a");
+    let archive = Archive::parse(&bytes).unwrap();
+    let (_, obj) = members_of(&archive)
+        .into_iter()
+        .find(|(n, _)| *n == b"k-x86_64.o")
+        .unwrap();
+    let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+    let u64_at =
+        |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let shoff = u64_at(obj, 40);
+    let shnum = u16_at(obj, 60);
+    let symtab_hdr = (0..shnum)
+        .map(|i| shoff + i * 64)
+        .find(|&h| u32::from_le_bytes(obj[h + 4..h + 8].try_into().unwrap()) == 2)
+        .unwrap();
+    let symtab_index = (symtab_hdr - shoff) / 64;
+    let patched = |at: usize, value: &[u8]| {
+        let mut b = obj.to_vec();
+        b[at..at + value.len()].copy_from_slice(value);
+        b
+    };
+    let cases: Vec<(Vec<u8>, String)> = vec![
+        (
+            obj[..40].to_vec(),
+            "invalid buffer: the size (40) is smaller than an ELF header (64)".into(),
+        ),
+        (patched(4, &[3]), "Invalid ELF class".into()),
+        (patched(5, &[3]), "Invalid ELF data".into()),
+        (patched(58, &10u16.to_le_bytes()), "invalid e_shentsize in ELF header: 10".into()),
+        (
+            patched(40, &((obj.len() - 10) as u64).to_le_bytes()),
+            format!(
+                "section header table goes past the end of the file: e_shoff = 0x{:x}",
+                obj.len() - 10
+            ),
+        ),
+        (
+            patched(symtab_hdr + 56, &12u64.to_le_bytes()),
+            format!("section [index {symtab_index}] has invalid sh_entsize: expected 24, but got 12"),
+        ),
+        (
+            patched(symtab_hdr + 24, &1_000_000u64.to_le_bytes()),
+            format!(
+                "section [index {symtab_index}] has a sh_offset (0xf4240) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
+                u64_at(obj, symtab_hdr + 32),
+                obj.len()
+            ),
+        ),
+        (patched(symtab_hdr + 40, &999u32.to_le_bytes()), "invalid section index: 999".into()),
+    ];
+    for (data, reason) in cases {
+        let members = [NewMember {
+            name: b"m.o",
+            data: &data,
+        }];
+        let err = write_archive_to_vec(&members, &WriteOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), format!("'m.o': {reason}"));
+    }
+    // A symbol table too short to hold a symbol is not looked at.
+    let short = patched(symtab_hdr + 32, &25u64.to_le_bytes());
+    let members = [NewMember {
+        name: b"m.o",
+        data: &short,
+    }];
+    let (bytes, _) = write_archive_to_vec(&members, &WriteOptions::default()).unwrap();
+    // An object with no symbols still gets the (empty) symbol table.
+    assert_eq!(&bytes[8..10], b"/ ");
+    assert_eq!(&bytes[68..76], &[0, 0, 0, 0, 0, 0, 0, 0]);
+}

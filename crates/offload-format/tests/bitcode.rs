@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use offload_format::bitcode::bitstream::{Cursor, Entry};
-use offload_format::bitcode::{archive_symbols, embedded_objects, module_archive_symbols, BitcodeError, BitcodeFile};
+use offload_format::bitcode::{
+    archive_symbols, embedded_objects, module_archive_symbols, BitcodeError, BitcodeFile,
+};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/bitcode")
@@ -81,7 +83,14 @@ fn expected_objects(name: &str) -> Vec<Vec<u8>> {
 
 #[test]
 fn embedded_objects_match_what_clang_embedded() {
-    for name in ["omp.bc", "omp-lto.bc", "omp-gfx906.bc", "multi.bc", "cstring.bc", "wrapped.bc"] {
+    for name in [
+        "omp.bc",
+        "omp-lto.bc",
+        "omp-gfx906.bc",
+        "multi.bc",
+        "cstring.bc",
+        "wrapped.bc",
+    ] {
         let data = read(name);
         let expected = expected_objects(name);
         assert!(!expected.is_empty(), "{name}");
@@ -125,7 +134,10 @@ fn more_than_one_module_cannot_be_loaded() {
 fn header_errors_use_llvm_texts() {
     let text = |data: &[u8]| archive_symbols(data).unwrap_err().to_string();
     // Checked against the warnings llvm-offload-binary-22 --archive prints.
-    assert_eq!(text(b"BC\xC0\xDE\x21\x0C\x00\x00\x00\x00\x00\x00\x00"), "Invalid bitcode signature");
+    assert_eq!(
+        text(b"BC\xC0\xDE\x21\x0C\x00\x00\x00\x00\x00\x00\x00"),
+        "Invalid bitcode signature"
+    );
     assert_eq!(text(b"\xDE\xC0\x17\x0B"), "Invalid bitcode wrapper header");
     assert_eq!(
         text(b"\xDE\xC0\x17\x0B\x00\x00\x00\x00\x14\x00\x00\x00\x08\x00\x00\x00"),
@@ -139,8 +151,16 @@ fn header_errors_use_llvm_texts() {
     zeros.extend_from_slice(&[0; 20]);
     assert_eq!(text(&zeros), "Malformed block");
     // A signature and nothing else is a file with no modules.
-    assert_eq!(archive_symbols(b"BC\xC0\xDE").unwrap(), Vec::<Vec<u8>>::new());
-    assert_eq!(archive_symbols(b"BC\xC0\xDE\x21\x0C\x00\x00\x00\x00\x00\x00").unwrap().len(), 0);
+    assert_eq!(
+        archive_symbols(b"BC\xC0\xDE").unwrap(),
+        Vec::<Vec<u8>>::new()
+    );
+    assert_eq!(
+        archive_symbols(b"BC\xC0\xDE\x21\x0C\x00\x00\x00\x00\x00\x00")
+            .unwrap()
+            .len(),
+        0
+    );
     assert!(embedded_objects(b"BC\xC0\xDE").is_err());
 }
 
@@ -266,7 +286,10 @@ fn hostile_bitstreams_fail_cleanly() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(err.unwrap().to_string(), "Malformed bitcode: blocks nested too deeply");
+    assert_eq!(
+        err.unwrap().to_string(),
+        "Malformed bitcode: blocks nested too deeply"
+    );
 
     // A block length pointing past the end of the file.
     let mut b = Bits::magic();

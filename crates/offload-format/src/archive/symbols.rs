@@ -209,6 +209,12 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         return Ok(Vec::new());
     };
     let sym_size = if is64 { 24 } else { 16 };
+    let count = symtab.size / sym_size;
+    // LLVM validates the table only when it looks at a symbol past the
+    // null one.
+    if count < 2 {
+        return Ok(Vec::new());
+    }
     if symtab.entsize != sym_size {
         return Err(format!(
             "section [index {symtab_index}] has invalid sh_entsize: expected {sym_size}, but got {}",
@@ -229,7 +235,6 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             data.len()
         )
     })?;
-    let count = symtab.size / sym_size;
 
     let strtab_index = symtab.link;
     if strtab_index >= shnum {
