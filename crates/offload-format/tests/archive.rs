@@ -92,6 +92,17 @@ fn gnu_archives_read_like_llvm_and_rewrite_identically() {
         let got: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
         assert_eq!(got, warnings, "{name}: warnings");
         assert_eq!(report.sym64, sym64.is_some(), "{name}: SYM64");
+        let asm: Vec<&[u8]> = report
+            .module_asm_members
+            .iter()
+            .map(Vec::as_slice)
+            .collect();
+        let expected_asm: &[&[u8]] = if matches!(name, "bitcode.a" | "sym64.a") {
+            &[b"a.bc"]
+        } else {
+            &[]
+        };
+        assert_eq!(asm, expected_asm, "{name}: members with module asm");
     }
 }
 

@@ -356,3 +356,23 @@ fn corrupted_fixtures_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn module_asm_is_detected() {
+    for (name, expected) in [
+        ("asm.bc", true),
+        ("asm-gfx906.bc", true),
+        ("asm-llvm14.bc", true),
+        ("nosymtab.bc", true),
+        ("two-modules.bc", true),
+        ("multi.bc", false),
+        ("omp.bc", false),
+        ("data.bc", false),
+    ] {
+        assert_eq!(
+            offload_format::bitcode::has_module_asm(&read(name)).unwrap(),
+            expected,
+            "{name}"
+        );
+    }
+}

@@ -66,6 +66,11 @@ pub struct WriteReport {
     pub warnings: Vec<MemberWarning>,
     /// Whether the 64-bit symbol table (`/SYM64/`) was used.
     pub sym64: bool,
+    /// Bitcode members with module-level inline assembly. Their symbols
+    /// are listed (as `llvm-ar` lists them), but LLVM 22's
+    /// `llvm-offload-binary --archive` and `clang-offload-bundler -type=a`
+    /// crash on such members; those tools report an error instead.
+    pub module_asm_members: Vec<Vec<u8>>,
 }
 
 struct Prepared {
@@ -144,6 +149,11 @@ pub fn write_archive(
                 Ok(MemberSymbols::NotSymbolic) => {}
                 Ok(MemberSymbols::Symbols(names)) => {
                     has_object = true;
+                    if crate::bitcode::is_bitcode(member.data)
+                        && crate::bitcode::has_module_asm(member.data).unwrap_or(false)
+                    {
+                        report.module_asm_members.push(member.name.to_vec());
+                    }
                     for name in names {
                         symbol_names.extend_from_slice(&name);
                         symbol_names.push(0);

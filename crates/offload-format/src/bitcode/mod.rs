@@ -273,6 +273,20 @@ pub fn module_archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError>
     module_archive_symbols_of(&BitcodeFile::parse(data)?)
 }
 
+/// Whether any module of the file has module-level inline assembly
+/// (`module asm "..."`). Writing an archive with such a member makes
+/// LLVM 22's `llvm-offload-binary` and `clang-offload-bundler` crash (they
+/// do not initialise the assemblers the symbol reader then uses).
+pub fn has_module_asm(data: &[u8]) -> Result<bool, BitcodeError> {
+    let file = BitcodeFile::parse(data)?;
+    for module in &file.modules {
+        if module::has_module_asm(file.stream, module)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn module_archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
     let mut names = Vec::new();
     for module in &file.modules {

@@ -13,6 +13,7 @@ use super::{block_id, BitcodeError, ModuleRef};
 
 mod code {
     pub const VERSION: u64 = 1;
+    pub const ASM: u64 = 4;
     pub const DATALAYOUT: u64 = 3;
     pub const SECTIONNAME: u64 = 5;
     pub const GLOBALVAR: u64 = 7;
@@ -183,6 +184,33 @@ impl Mangling {
         Mangling {
             prefix: matches!(mode, b"o" | b"x").then_some(b'_'),
             coff: matches!(mode, b"w" | b"x"),
+        }
+    }
+}
+
+/// Whether the module has non-empty module-level inline assembly.
+pub fn has_module_asm(stream: &[u8], module: &ModuleRef<'_>) -> Result<bool, BitcodeError> {
+    let mut cursor = Cursor::new(stream);
+    cursor.seek(module.bit)?;
+    match cursor.advance()? {
+        Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
+        _ => return Err(malformed("module block expected")),
+    }
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(false),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(abbrev) => {
+                let mut any = false;
+                let (code, _) = cursor.read_record_with(abbrev, &mut |_| {
+                    any = true;
+                    Ok(())
+                })?;
+                if code == code::ASM && any {
+                    return Ok(true);
+                }
+            }
         }
     }
 }
