@@ -101,7 +101,7 @@ mod tests {
     fn strips_os_error_suffix() {
         let e = io::Error::from_raw_os_error(2);
         assert_eq!(os_error_text(&e), "No such file or directory");
-        let e = io::Error::new(io::ErrorKind::Other, "custom");
+        let e = io::Error::other("custom");
         assert_eq!(os_error_text(&e), "custom");
     }
 }
