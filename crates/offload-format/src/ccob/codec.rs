@@ -322,14 +322,16 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
         })?;
     let claimed = header.uncompressed_size;
     // The output buffer is the recorded size, but never more than the
-    // payload could expand to: a lying header cannot make us reserve more
-    // than the data itself allows. Only the bytes written are touched.
+    // payload could expand to, so a lying header cannot make us reserve more
+    // than the data allows; only the bytes written are touched. One spare
+    // byte shows whether the payload holds more than the header says (zlib's
+    // `uncompress` uses the same trick when asked for zero bytes).
     let ratio = match header.method {
         Method::Zstd => ZSTD_MAX_RATIO,
         Method::Zlib => ZLIB_MAX_RATIO,
     };
     let possible = (payload.len() as u64).saturating_mul(ratio);
-    let capacity = claimed.min(possible);
+    let capacity = claimed.min(possible).saturating_add(1);
     let capacity_usize =
         usize::try_from(capacity).map_err(|_| CcobError::OutOfMemory { size: capacity })?;
     let mut data = Vec::new();
@@ -337,9 +339,10 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
         .map_err(|_| CcobError::OutOfMemory { size: capacity })?;
 
     let started = Instant::now();
+    let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
     match header.method {
-        Method::Zstd => zstd_decompress(payload, &mut data)?,
-        Method::Zlib => zlib_decompress(payload, &mut data)?,
+        Method::Zstd => zstd_decompress(payload, &mut data, limit)?,
+        Method::Zlib => zlib_decompress(payload, &mut data, limit)?,
     }
     let codec_time = started.elapsed();
     if data.len() as u64 != claimed {
@@ -360,12 +363,19 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
 }
 
 /// One-shot zstd decoding of every frame in `payload` into the spare
-/// capacity of `out` (which is empty); the capacity is the limit.
-fn zstd_decompress(payload: &[u8], out: &mut Vec<u8>) -> Result<(), CcobError> {
+/// capacity of the empty `out`. More than `limit` bytes is reported the way
+/// zstd reports it when the buffer is exactly `limit` bytes.
+fn zstd_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), CcobError> {
     let mut dctx = zstd_safe::DCtx::try_create().ok_or(CcobError::OutOfMemory {
         size: out.capacity() as u64,
     })?;
     dctx.decompress(out, payload).map_err(zstd_error)?;
+    if out.len() > limit {
+        return Err(CcobError::Codec {
+            method: Method::Zstd,
+            message: "Destination buffer is too small".to_string(),
+        });
+    }
     Ok(())
 }
 
@@ -376,12 +386,13 @@ fn zlib_error(code: &str) -> CcobError {
     }
 }
 
-/// Decode one zlib stream from `payload` into the spare capacity of `out`
-/// (which is empty; the capacity is the limit), naming failures as zlib's
-/// `uncompress` does: a full output buffer is `Z_BUF_ERROR`, corrupt or
+/// Decode one zlib stream from `payload` into the spare capacity of the
+/// empty `out`, naming failures as zlib's `uncompress` does with a `limit`
+/// byte buffer: more output than fits is `Z_BUF_ERROR` (`Z_DATA_ERROR`
+/// when `limit` is 0), corrupt or
 /// truncated input `Z_DATA_ERROR`. Bytes after the end of the stream are
 /// ignored, as `uncompress` ignores them.
-fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>) -> Result<(), CcobError> {
+fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), CcobError> {
     let mut inflate = Decompress::new(true);
     loop {
         let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
@@ -389,17 +400,22 @@ fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>) -> Result<(), CcobError> {
         let src = payload.get(read..).unwrap_or(&[]);
         let status = inflate
             .decompress_vec(src, out, FlushDecompress::Finish)
-            .map_err(|_| zlib_error("Z_DATA_ERROR"))?;
-        if status == Status::StreamEnd {
+            .map_err(|_| zlib_error("Z_DATA_ERROR"));
+        if out.len() > limit {
+            // `uncompress` asked for zero bytes calls any output a data
+            // error; otherwise it is a full buffer.
+            return Err(zlib_error(if limit == 0 {
+                "Z_DATA_ERROR"
+            } else {
+                "Z_BUF_ERROR"
+            }));
+        }
+        if status? == Status::StreamEnd {
             return Ok(());
         }
         let now_read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
         if now_read == read && out.len() == written {
-            return Err(if out.len() == out.capacity() {
-                zlib_error("Z_BUF_ERROR")
-            } else {
-                zlib_error("Z_DATA_ERROR")
-            });
+            return Err(zlib_error("Z_DATA_ERROR"));
         }
     }
 }
