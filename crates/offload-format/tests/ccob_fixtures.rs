@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use offload_format::ccob::{
-    compress, decompress, decompress_unverified, format_compress_report,
-    format_decompress_report, segments, CcobError, CompressOptions, Header, Method, Segment,
-    Version,
+    compress, decompress, decompress_unverified, format_compress_report, format_decompress_report,
+    segments, CcobError, CompressOptions, Header, Method, Segment, Version,
 };
 
 fn dir() -> PathBuf {
@@ -73,7 +72,11 @@ fn deliberate(name: &str) -> Option<Deliberate> {
 #[test]
 fn every_fixture_matches_22_or_a_documented_difference() {
     let results = results();
-    assert!(results.len() >= 40, "results.tsv has {} rows", results.len());
+    assert!(
+        results.len() >= 40,
+        "results.tsv has {} rows",
+        results.len()
+    );
     for (name, (rc, res)) in &results {
         let input = read(name);
         let ours = decompress(&input);
@@ -180,7 +183,10 @@ fn compression_matches_22() {
         if ours.bytes == reference {
             identical += 1;
         } else {
-            assert!(!system, "{name}: not byte-identical in a system-library build");
+            assert!(
+                !system,
+                "{name}: not byte-identical in a system-library build"
+            );
             // Headers agree except for the payload-dependent total size.
             let mut ours_header = Header::parse(&ours.bytes).unwrap();
             assert_eq!(ours_header.total_size, Some(ours.bytes.len() as u64));
@@ -216,7 +222,12 @@ fn mask_speed(report: &str) -> String {
 fn verbose_reports_match_22() {
     let cases = [
         ("verbose-compress.small.v3.txt", "small", None, Version::V3),
-        ("verbose-compress.medium.v2-l-5.txt", "medium", Some(-5), Version::V2),
+        (
+            "verbose-compress.medium.v2-l-5.txt",
+            "medium",
+            Some(-5),
+            Version::V2,
+        ),
     ];
     for (file, bundle, level, version) in cases {
         let bundle = read(&format!("{bundle}.bundle"));
@@ -236,14 +247,24 @@ fn verbose_reports_match_22() {
             // (from its report) so that the layout is still checked.
             let figure = |key: &str| -> u64 {
                 let line = expected.lines().find(|l| l.starts_with(key)).unwrap();
-                let digits: String = line[key.len()..].chars().filter(char::is_ascii_digit).collect();
+                let digits: String = line[key.len()..]
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect();
                 digits.parse().unwrap()
             };
             info.total_len = figure("Total file size (including headers): ");
             info.payload_len = figure("Binary size after compression: ");
         }
-        let c = offload_format::ccob::Compressed { bytes: c.bytes, info };
-        assert_eq!(mask_speed(&format_compress_report(&c.info)), expected, "{file}");
+        let c = offload_format::ccob::Compressed {
+            bytes: c.bytes,
+            info,
+        };
+        assert_eq!(
+            mask_speed(&format_compress_report(&c.info)),
+            expected,
+            "{file}"
+        );
     }
     for f in [
         "small.v3",
@@ -255,7 +276,11 @@ fn verbose_reports_match_22() {
     ] {
         let d = decompress_unverified(&read(&format!("{f}.ccob"))).unwrap();
         let expected = String::from_utf8(read(&format!("verbose-decompress.{f}.txt"))).unwrap();
-        assert_eq!(mask_speed(&format_decompress_report(&d.report())), expected, "{f}");
+        assert_eq!(
+            mask_speed(&format_decompress_report(&d.report())),
+            expected,
+            "{f}"
+        );
     }
 }
 

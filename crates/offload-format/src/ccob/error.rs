@@ -109,10 +109,9 @@ impl fmt::Display for CcobError {
                 f,
                 "Could not decompress embedded file contents: cannot allocate {size} bytes"
             ),
-            CcobError::Codec { message, .. } => write!(
-                f,
-                "Could not decompress embedded file contents: {message}"
-            ),
+            CcobError::Codec { message, .. } => {
+                write!(f, "Could not decompress embedded file contents: {message}")
+            }
             CcobError::SizeMismatch { expected, actual } => write!(
                 f,
                 "Could not decompress embedded file contents: decompressed size {actual} does \

@@ -108,9 +108,17 @@ pub fn format_compress_report(info: &CompressInfo) -> String {
 pub fn format_decompress_report(r: &DecompressReport) -> String {
     let rate = r.uncompressed_size as f64 / r.payload_len as f64;
     let mut s = String::new();
-    let _ = writeln!(s, "Compressed bundle format version: {}", r.version.number());
+    let _ = writeln!(
+        s,
+        "Compressed bundle format version: {}",
+        r.version.number()
+    );
     if let Some(total) = r.total_size {
-        let _ = writeln!(s, "Total file size (from header): {} bytes", with_commas(total));
+        let _ = writeln!(
+            s,
+            "Total file size (from header): {} bytes",
+            with_commas(total)
+        );
     }
     let _ = write!(
         s,
@@ -157,7 +165,7 @@ mod tests {
 
     #[test]
     fn hashes() {
-        assert_eq!(format_hash(0x003c_d79f_236d_1b), "0x003cd79f236d1b");
+        assert_eq!(format_hash(0x0000_3cd7_9f23_6d1b), "0x003cd79f236d1b");
         assert_eq!(format_hash(0x04b2_008f_d98c_1dd4), "0x4b2008fd98c1dd4");
         assert_eq!(format_hash(0x78cf_1eaa_3745_f83e), "0x78cf1eaa3745f83e");
         assert_eq!(format_hash(0), "0x00000000000000");
@@ -165,7 +173,7 @@ mod tests {
 
     #[test]
     fn c_style_doubles() {
-        assert_eq!(two_decimals(0.0 / 0.0), "-nan");
+        assert_eq!(two_decimals(f64::NAN), "-nan");
         assert_eq!(two_decimals(1.0 / 0.0), "inf");
         assert_eq!(two_decimals(0.125), "0.12");
         assert_eq!(two_decimals(0.375), "0.38");
