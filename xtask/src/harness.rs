@@ -357,6 +357,9 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
+/// Rewrites tool output that is random by design before comparison.
+pub type Normaliser = fn(&[u8]) -> Vec<u8>;
+
 /// A suite of differential cases for one area, with its tallies.
 pub struct Suite {
     pub area: String,
@@ -371,7 +374,7 @@ pub struct Suite {
     pub failed: usize,
     /// Applied to stdout and stderr of both sides before comparing, for
     /// output that is random by design (e.g. temporary file names).
-    pub normalise: Option<fn(&[u8]) -> Vec<u8>>,
+    pub normalise: Option<Normaliser>,
     report: PathBuf,
 }
 
