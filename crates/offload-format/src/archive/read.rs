@@ -450,7 +450,7 @@ impl<'a> Archive<'a> {
             };
             if (HEADER_SIZE as u64)
                 .checked_add(n)
-                .map_or(true, |end| end > size)
+                .is_none_or(|end| end > size)
             {
                 return Err(past());
             }
