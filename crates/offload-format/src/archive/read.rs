@@ -424,7 +424,12 @@ impl<'a> Archive<'a> {
             if matches!(self.kind, ArchiveKind::Gnu | ArchiveKind::Gnu64) {
                 let end = table[at..].iter().position(|&b| b == b'\n').map(|p| p + at);
                 return match end {
-                    Some(end) if end >= 1 && table[end - 1] == b'/' => Ok(&table[at..end - 1]),
+                    // A terminator right at the offset (the `/` before it
+                    // ending the previous name) gives an empty name, as
+                    // LLVM's clamping slice does.
+                    Some(end) if end >= 1 && table[end - 1] == b'/' => {
+                        Ok(table.get(at..end - 1).unwrap_or_default())
+                    }
                     _ => Err(malformed(format!(
                         "string table at long name offset {at} not terminated"
                     ))),
