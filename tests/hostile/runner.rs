@@ -113,7 +113,9 @@ pub fn load_index() -> Result<Vec<Case>, String> {
         }
         let cols: Vec<&str> = trimmed.splitn(5, " | ").map(str::trim).collect();
         if cols.len() != 5 {
-            return Err(format!("index.txt:{line}: expected 5 columns separated by ' | '"));
+            return Err(format!(
+                "index.txt:{line}: expected 5 columns separated by ' | '"
+            ));
         }
         let mut case = Case {
             line,
@@ -135,16 +137,18 @@ pub fn load_index() -> Result<Vec<Case>, String> {
                     None if flag == "known-crash" => case.known_crash = true,
                     Some(("name", v)) => case.name = Some(v.to_string()),
                     Some(("sparse", v)) => {
-                        case.sparse = Some(
-                            parse_size(v).ok_or(format!("index.txt:{line}: bad size '{v}'"))?,
-                        )
+                        case.sparse =
+                            Some(parse_size(v).ok_or(format!("index.txt:{line}: bad size '{v}'"))?)
                     }
                     _ => return Err(format!("index.txt:{line}: unknown flag '{flag}'")),
                 }
             }
         }
         if case.file != "-" && !dir.join(&case.file).is_file() {
-            return Err(format!("index.txt:{line}: no file tests/hostile/{}", case.file));
+            return Err(format!(
+                "index.txt:{line}: no file tests/hostile/{}",
+                case.file
+            ));
         }
         for a in &case.args {
             if let Some(rest) = a.split("{corpus:").nth(1) {
@@ -239,10 +243,7 @@ fn scratch_dir(tag: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!(
-        "offload-hostile-{}-{n}-{tag}",
-        std::process::id()
-    ))
+    std::env::temp_dir().join(format!("offload-hostile-{}-{n}-{tag}", std::process::id()))
 }
 
 /// Runs one case with the program at `program` (argv[0] is that path).
@@ -451,7 +452,10 @@ pub fn check_tool(tool: &str, program: &Path) {
             ),
         }
     }
-    eprintln!("hostile corpus, {tool}: {ran} cases run, {} failed", failures.len());
+    eprintln!(
+        "hostile corpus, {tool}: {ran} cases run, {} failed",
+        failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {ran} hostile inputs mishandled by {tool}:\n{}",

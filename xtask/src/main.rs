@@ -8,6 +8,7 @@ mod e2e;
 mod fixtures;
 mod fuzz;
 mod harness;
+mod hostile;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "fuzz",
         fuzz::run,
         "run the cargo-fuzz targets (nightly) [TARGET...] [--seconds N] [--list] [--seed-corpus]",
+    ),
+    (
+        "hostile",
+        hostile::run,
+        "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

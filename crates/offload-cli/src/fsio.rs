@@ -14,10 +14,24 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Reads a whole input; `-` reads standard input.
+///
+/// An input too large for the memory available is an error, not an abort:
+/// the buffer is reserved fallibly, and the failure is reported as ENOMEM
+/// ("Cannot allocate memory"), the text LLVM's tools print in that case.
 pub fn read_input(path: &OsStr) -> io::Result<Vec<u8>> {
+    let out_of_memory = |e: io::Error| {
+        if e.kind() == io::ErrorKind::OutOfMemory {
+            io::Error::from_raw_os_error(12)
+        } else {
+            e
+        }
+    };
     if path == "-" {
         let mut v = Vec::new();
-        io::stdin().lock().read_to_end(&mut v)?;
+        io::stdin()
+            .lock()
+            .read_to_end(&mut v)
+            .map_err(out_of_memory)?;
         Ok(v)
     } else {
         let p = Path::new(path);
@@ -26,7 +40,9 @@ pub fn read_input(path: &OsStr) -> io::Result<Vec<u8>> {
         if fs::metadata(p)?.is_dir() {
             return Err(io::Error::from_raw_os_error(21));
         }
-        fs::read(p)
+        // `fs::read` sizes its buffer from the file's length with a
+        // fallible reservation.
+        fs::read(p).map_err(out_of_memory)
     }
 }
 
@@ -265,6 +281,29 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.raw_os_error(), Some(2));
+    }
+
+    /// An input larger than any allocation can be must give ENOMEM, not
+    /// abort. A sparse file of 8 TiB costs no disk; the allocation for it
+    /// is refused up front under the kernel's default overcommit policy
+    /// (with overcommit forced on, the read would really happen, so the
+    /// test does not run then).
+    #[test]
+    fn an_input_too_large_for_memory_is_enomem() {
+        let policy = fs::read_to_string("/proc/sys/vm/overcommit_memory").unwrap_or_default();
+        if policy.trim() == "1" {
+            eprintln!("skipped: vm.overcommit_memory=1 would let the read go ahead");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("huge");
+        let f = File::create(&p).unwrap();
+        if f.set_len(8 << 40).is_err() {
+            eprintln!("skipped: the file system refuses an 8 TiB sparse file");
+            return;
+        }
+        let e = read_input(p.as_os_str()).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(12), "{e}");
     }
 
     #[test]
