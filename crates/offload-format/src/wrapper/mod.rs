@@ -234,8 +234,8 @@ mod tests {
         v[8..16].copy_from_slice(&(len as u64).to_le_bytes());
         v[16..24].copy_from_slice(&entry_at.to_le_bytes());
         v[24..32].copy_from_slice(&40u64.to_le_bytes());
-        let e = entry_at as usize;
-        if e + 40 <= len {
+        if entry_at.checked_add(40).is_some_and(|x| x <= len as u64) {
+            let e = entry_at as usize;
             v[e + 24..e + 32].copy_from_slice(&image_at.to_le_bytes());
             v[e + 32..e + 40].copy_from_slice(&image_size.to_le_bytes());
         }
