@@ -49,6 +49,8 @@ pub enum WrapError {
     /// A packaged input (offload binary magic) whose header points outside
     /// the file. LLVM 22 reads out of bounds here; we refuse.
     TruncatedOffloadBinary {
+        /// Position of the input in the input list.
+        input: usize,
         /// Which structure does not fit.
         what: &'static str,
         /// Offset the header gives for it.
@@ -79,6 +81,7 @@ impl fmt::Display for WrapError {
                 offset,
                 size,
                 file_size,
+                ..
             } => write!(
                 f,
                 "truncated offload binary: the {what} ({size} bytes at offset {offset}) \
@@ -122,13 +125,14 @@ fn read_u64(data: &[u8], at: usize) -> Option<u64> {
 /// entry: the header's entry offset (bytes 16..24) locates the entry, whose
 /// bytes 24..32 and 32..40 give the image offset and size. Other inputs are
 /// raw device code. Unlike LLVM 22, every offset is checked against the
-/// file.
+/// file. (Errors name input 0; [`wrap_llvm22`] gives the real position.)
 pub fn openmp_image(data: &[u8]) -> Result<Image<'_>, WrapError> {
     if data.len() < 4 || data[..4] != OFFLOAD_BINARY_MAGIC {
         return Ok(Image::raw(data));
     }
     let file_size = data.len() as u64;
     let truncated = |what, offset, size| WrapError::TruncatedOffloadBinary {
+        input: 0,
         what,
         offset,
         size,
@@ -163,7 +167,25 @@ pub fn wrap_llvm22<'a>(
     let images = match kind {
         OffloadKind::OpenMp => inputs
             .iter()
-            .map(|d| openmp_image(d))
+            .enumerate()
+            .map(|(n, d)| {
+                openmp_image(d).map_err(|e| match e {
+                    WrapError::TruncatedOffloadBinary {
+                        what,
+                        offset,
+                        size,
+                        file_size,
+                        ..
+                    } => WrapError::TruncatedOffloadBinary {
+                        input: n,
+                        what,
+                        offset,
+                        size,
+                        file_size,
+                    },
+                    other => other,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?,
         OffloadKind::Cuda | OffloadKind::Hip => {
             if inputs.len() != 1 {
