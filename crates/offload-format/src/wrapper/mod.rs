@@ -141,8 +141,9 @@ pub fn openmp_image(data: &[u8]) -> Result<Image<'_>, WrapError> {
     const HEADER: u64 = 32;
     const ENTRY: u64 = 40;
     let entry = read_u64(data, 16).ok_or_else(|| truncated("header", 0, HEADER))?;
-    if !entry.checked_add(ENTRY).is_some_and(|e| e <= file_size) {
-        return Err(truncated("first entry", entry, ENTRY));
+    match entry.checked_add(ENTRY) {
+        Some(end) if end <= file_size => {}
+        _ => return Err(truncated("first entry", entry, ENTRY)),
     }
     let at = entry as usize;
     let offset = read_u64(data, at + 24).expect("entry checked to fit");

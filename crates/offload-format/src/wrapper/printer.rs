@@ -382,7 +382,9 @@ impl Printer<'_, '_> {
                 let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
                 let col = self.out.len() - line_start;
                 let pad = 50usize.saturating_sub(col).max(1);
-                self.out.extend(std::iter::repeat(' ').take(pad));
+                for _ in 0..pad {
+                    self.out.push(' ');
+                }
                 self.out.push(';');
                 let p = &preds[b];
                 if p.is_empty() {
