@@ -243,7 +243,7 @@ mod tests {
         // Bytes observed in the notes file LLVM 14's tool hands llvm-objcopy.
         let want: &[u8] = b"\x0f\0\0\0\x03\0\0\0\x01\0\0\0LLVMOMPOFFLOAD\0\0\x31.0\0\
             \x0f\0\0\0\x04\0\0\0\x02\0\0\0LLVMOMPOFFLOAD\0\0LLVM\
-            \x0f\0\0\0\x06\0\0\0\x03\0\0\0LLVMOMPOFFLOAD\0\014.0.6\0\0";
+            \x0f\0\0\0\x06\0\0\0\x03\0\0\0LLVMOMPOFFLOAD\0\x0014.0.6\0\0";
         assert_eq!(note_section(false), want);
         assert_eq!(&note_section(true)[..4], &[0, 0, 0, 0x0f]);
     }
