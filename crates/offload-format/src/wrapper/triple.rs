@@ -308,6 +308,11 @@ fn object_format_for(triple: &str, flavour: Flavour) -> ObjectFormat {
     }
 }
 
+/// True for the NVPTX architectures (`nvptx`, `nvptx64`).
+pub fn is_nvptx(triple: &str) -> bool {
+    matches!(split(triple).arch, "nvptx" | "nvptx64")
+}
+
 /// True when the OS component names a Darwin system.
 pub fn is_darwin(triple: &str, flavour: Flavour) -> bool {
     split(triple).os.map(|o| parse_os(o, flavour)) == Some(Os::Darwin)
