@@ -346,18 +346,31 @@ fn run_22(suite: &mut Suite) {
             }
             7 => {
                 label.push_str(" bad-kind");
-                args.push(format!("--kind={}", rng.pick(&["OpenMP", "sycl", "openacc", ""])));
+                args.push(format!(
+                    "--kind={}",
+                    rng.pick(&["OpenMP", "sycl", "openacc", ""])
+                ));
             }
             8 => {
                 label.push_str(" typo");
                 args.push(
-                    rng.pick(&["--kin=cuda", "--tripl=x", "--bogus", "-x", "--opaque-pointers", "--hx"])
-                        .to_string(),
+                    rng.pick(&[
+                        "--kin=cuda",
+                        "--tripl=x",
+                        "--bogus",
+                        "-x",
+                        "--opaque-pointers",
+                        "--hx",
+                    ])
+                    .to_string(),
                 );
             }
             9 => {
                 label.push_str(" help");
-                args.push(rng.pick(&["--help", "--help-list", "--help-hidden", "-h", "--version"]).to_string());
+                args.push(
+                    rng.pick(&["--help", "--help-list", "--help-hidden", "-h", "--version"])
+                        .to_string(),
+                );
             }
             10 => {
                 label.push_str(" no-kind");
@@ -486,11 +499,17 @@ fn run_14(suite: &mut Suite) {
             }
             7 => {
                 label.push_str(" typo");
-                args.push(rng.pick(&["--targe=x", "-of", "--bogus", "--hx", "-ta"]).to_string());
+                args.push(
+                    rng.pick(&["--targe=x", "-of", "--bogus", "--hx", "-ta"])
+                        .to_string(),
+                );
             }
             8 => {
                 label.push_str(" help");
-                args.push(rng.pick(&["--help", "--help-list-hidden", "-h", "--version"]).to_string());
+                args.push(
+                    rng.pick(&["--help", "--help-list-hidden", "-h", "--version"])
+                        .to_string(),
+                );
             }
             9 => {
                 label.push_str(" stdin");
@@ -498,6 +517,16 @@ fn run_14(suite: &mut Suite) {
                 inputs.push("-".into());
             }
             _ => {}
+        }
+        if args.iter().any(|a| a == "--add-omp-offload-notes") {
+            // ELF-looking garbage makes llvm-objcopy fail, where LLVM 14
+            // embeds the empty result and we keep the image (a documented
+            // difference); kept temporary files have random names.
+            for (name, data) in &mut case.files {
+                if name.starts_with("dev") && data.starts_with(b"\x7fELF") {
+                    data[0] = b'#';
+                }
+            }
         }
         let pos = rng.below(args.len() + 1);
         for (k, name) in inputs.into_iter().enumerate() {

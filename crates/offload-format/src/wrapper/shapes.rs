@@ -176,7 +176,10 @@ fn openmp_22<'a>(m: &mut Module<'a>, images: &[Image<'a>]) {
             unnamed_addr: true,
             section: Some(".llvm.offloading".to_string()),
             align: Some(8),
-            ..global(&numbered(&m.triple, ".omp_offloading.device_image", n), data_ty)
+            ..global(
+                &numbered(&m.triple, ".omp_offloading.device_image", n),
+                data_ty,
+            )
         });
         // A getelementptr whose indices are all zero folds to its base.
         let at = |m: &mut Module<'a>, off: u64| -> Value {
@@ -716,7 +719,10 @@ pub fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&str]) -> 
         let g = m.add_global(Global {
             init: Some(init),
             unnamed_addr: true,
-            ..global(&numbered(&m.triple, ".omp_offloading.device_image", n), data_ty)
+            ..global(
+                &numbered(&m.triple, ".omp_offloading.device_image", n),
+                data_ty,
+            )
         });
         let start = m.const_gep(i8p, true, data_ty, Value::Global(g), vec![zero, zero]);
         // LLVM 14 folds the one-past-the-end index (0, N) into (1, 0).
