@@ -508,11 +508,78 @@ fn clang14(env: &Env) -> Result<(), String> {
     Ok(())
 }
 
+/// A 1 GiB image: the output must be the image plus a small constant, built
+/// in linear time with memory close to one copy of the input.
+fn big_image(env: &Env) -> Result<(), String> {
+    const SIZE: usize = 1 << 30;
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        eprintln!("e2e wrapper: /usr/bin/time missing; big-image check skipped");
+        return Ok(());
+    }
+    let input = env.p("big.bin");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(fs::File::create(&input).map_err(|e| e.to_string())?);
+        let block: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8 + 1).collect();
+        for _ in 0..SIZE >> 20 {
+            f.write_all(&block).map_err(|e| e.to_string())?;
+        }
+        f.flush().map_err(|e| e.to_string())?;
+    }
+    for (tool, args) in [
+        ("llvm-offload-wrapper", &["--kind=openmp"][..]),
+        (
+            "clang-offload-wrapper",
+            &["--target=x86_64-pc-linux-gnu"][..],
+        ),
+    ] {
+        let out = env.p("big.bc");
+        let start = std::time::Instant::now();
+        let o = Command::new(time)
+            .args(["-f", "%M"])
+            .arg(env.bin.join(tool))
+            .args(args)
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let secs = start.elapsed().as_secs_f64();
+        if !o.status.success() {
+            return Err(format!(
+                "{tool} on 1 GiB: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        let rss_kib: u64 = String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or("no RSS from /usr/bin/time")?;
+        let len = fs::metadata(&out).map_err(|e| e.to_string())?.len();
+        let overhead = len - SIZE as u64;
+        let _ = fs::remove_file(&out);
+        eprintln!(
+            "e2e wrapper: {tool} on 1 GiB: {secs:.1} s, max RSS {} MiB, output = input + {overhead} bytes",
+            rss_kib >> 10
+        );
+        if overhead > 4096 || rss_kib > (SIZE as u64 >> 10) * 13 / 10 {
+            return Err(format!(
+                "{tool}: 1 GiB image used too much (RSS {rss_kib} KiB, overhead {overhead})"
+            ));
+        }
+    }
+    let _ = fs::remove_file(&input);
+    Ok(())
+}
+
 pub fn run() -> Result<(), String> {
     let Some(env) = setup()? else {
         return Ok(());
     };
     openmp_22(&env)?;
     fatbin_22(&env)?;
-    clang14(&env)
+    clang14(&env)?;
+    big_image(&env)
 }
