@@ -587,7 +587,11 @@ pub fn parse_environment(name: &str) -> Environment {
 fn longest_prefix<T>(name: &str, table: impl Iterator<Item = (&'static str, T)>) -> Option<T> {
     let mut best: Option<(usize, T)> = None;
     for (prefix, value) in table {
-        if name.starts_with(prefix) && best.as_ref().map_or(true, |(len, _)| prefix.len() > *len) {
+        let longer = match &best {
+            Some((len, _)) => prefix.len() > *len,
+            None => true,
+        };
+        if longer && name.starts_with(prefix) {
             best = Some((prefix.len(), value));
         }
     }
