@@ -113,7 +113,7 @@ fn entry_array_22(m: &mut Module<'_>, section: &str) -> (GlobalId, GlobalId) {
                 g.init = Some(zero);
                 g.section = Some(format!("{section}{suffix}"));
             }
-            ObjectFormat::MachO | ObjectFormat::Other => {
+            _ => {
                 g.section = Some(format!("{section}{suffix}"));
             }
         }
