@@ -379,6 +379,10 @@ pub struct Suite {
     /// Applied to stdout and stderr of both sides before comparing, for
     /// output that is random by design (e.g. temporary file names).
     pub normalise: Option<Normaliser>,
+    /// Applied to the contents of every file left in the working directory
+    /// (inputs included) before comparing, for outputs that are compared by
+    /// meaning rather than bytes (e.g. bitcode through `llvm-dis`).
+    pub normalise_files: Option<Normaliser>,
     report: PathBuf,
 }
 
@@ -410,6 +414,7 @@ impl Suite {
             ran: 0,
             failed: 0,
             normalise: None,
+            normalise_files: None,
             report,
         })
     }
@@ -462,6 +467,11 @@ impl Suite {
         if let Some(f) = self.normalise {
             o.stdout = f(&o.stdout);
             o.stderr = f(&o.stderr);
+        }
+        if let Some(f) = self.normalise_files {
+            for file in &mut o.files {
+                file.1 = f(&file.1);
+            }
         }
         o
     }

@@ -6,10 +6,12 @@
 
 use crate::harness::{self, Suite};
 
+mod wrapper;
+
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
-const AREAS: &[Area] = &[];
+const AREAS: &[Area] = &[("wrapper", wrapper::run)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;
