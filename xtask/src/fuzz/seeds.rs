@@ -45,6 +45,21 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
             s
         }
         "bitcode_read" => fixture_files("bitcode", 8192, |n| n.ends_with(".bc")),
+        "triple" => [
+            "x86_64-unknown-linux-gnu",
+            "amdgcn-amd-amdhsa",
+            "nvptx64-nvidia-cuda",
+            "spirv64-amd-amdhsa",
+            "x86_64-pc-windows-msvc",
+            "arm64-apple-macosx14.0.0",
+            "dxil-pc-shadermodel6.3-library",
+            "armv7-linux-gnueabihf",
+            "i686-w64-mingw32",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("triple-{i}"), t.as_bytes().to_vec()))
+        .collect(),
         "response_tokenize" => vec![
             ("simple".into(), b"\x00-type=o -targets=a,b @x".to_vec()),
             (
