@@ -145,3 +145,58 @@ fn build() -> Result<PathBuf, String> {
         .unwrap_or_else(|| workspace_root().join("target"));
     Ok(Path::new(&target).join("debug"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::workspace_root;
+    use std::path::Path;
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "target") {
+                    continue;
+                }
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Only xtask may use `unsafe` (for `wait4`); the tools, their shared
+    /// crate, the format library and the fuzz targets are safe Rust, and
+    /// the format library says so with `#![forbid(unsafe_code)]`.
+    #[test]
+    fn only_xtask_uses_unsafe() {
+        let root = workspace_root();
+        let mut files = Vec::new();
+        rust_files(&root.join("crates"), &mut files);
+        rust_files(&root.join("fuzz/fuzz_targets"), &mut files);
+        assert!(files.len() > 10, "found the sources");
+        let mut offenders = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let uses = code
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "unsafe");
+                if uses && !code.contains("forbid(unsafe_code)") {
+                    offenders.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "unsafe outside xtask:\n{}",
+            offenders.join("\n")
+        );
+        let lib = std::fs::read_to_string(root.join("crates/offload-format/src/lib.rs")).unwrap();
+        assert!(lib.contains("#![forbid(unsafe_code)]"));
+    }
+}
