@@ -177,12 +177,12 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// An entry of a text bundle: (ID, content).
+pub type TextEntry<'a> = (&'a [u8], &'a [u8]);
+
 /// All entries of a text bundle in file order, as `-list` sees them: each
 /// entry's END line is skipped before looking for the next START marker.
-pub fn list<'a>(
-    data: &'a [u8],
-    comment: &str,
-) -> Result<Vec<(&'a [u8], &'a [u8])>, TextBundleError> {
+pub fn list<'a>(data: &'a [u8], comment: &str) -> Result<Vec<TextEntry<'a>>, TextBundleError> {
     let mut r = Reader::new(data, comment);
     let mut out = Vec::new();
     while let Some(id) = r.next_entry() {
