@@ -18,8 +18,11 @@ use offload_cli::cl::{self, HelpKind, Spec};
 use offload_cli::diag::Diag;
 
 /// Option names that "Did you mean" may propose, in the order LLVM 22 walks
-/// its option map (measured: on equal distance the earlier name wins).
+/// its option map: on equal distance the earlier name wins. Measured so
+/// far: `help` before every other name, `list` before `type` and `###`; the
+/// rest of the order is not pinned down.
 const SUGGEST: &[&str] = &[
+    "help",
     "list",
     "type",
     "###",
@@ -28,7 +31,6 @@ const SUGGEST: &[&str] = &[
     "check-input-archive",
     "compress",
     "compression-level",
-    "help",
     "help-hidden",
     "help-list",
     "help-list-hidden",
