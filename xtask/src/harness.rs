@@ -357,6 +357,12 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
+/// Rewrites output that is random by design before comparing.
+pub type Normaliser = fn(&[u8]) -> Vec<u8>;
+
+/// Recognises a documented difference (see [`Suite::accept`]).
+pub type Acceptor = fn(&Case, &Outcome, &Outcome) -> Option<&'static str>;
+
 /// A suite of differential cases for one area, with its tallies.
 pub struct Suite {
     pub area: String,
@@ -371,11 +377,11 @@ pub struct Suite {
     pub failed: usize,
     /// Applied to stdout and stderr of both sides before comparing, for
     /// output that is random by design (e.g. temporary file names).
-    pub normalise: Option<fn(&[u8]) -> Vec<u8>>,
+    pub normalise: Option<Normaliser>,
     /// Decides whether a difference is a documented, deliberate one: given
     /// the case and both outcomes (LLVM's first), returns a short category
     /// name to count it under instead of failing.
-    pub accept: Option<fn(&Case, &Outcome, &Outcome) -> Option<&'static str>>,
+    pub accept: Option<Acceptor>,
     /// Deliberate differences seen, by category.
     pub accepted: std::collections::BTreeMap<&'static str, usize>,
     report: PathBuf,
