@@ -120,6 +120,10 @@ pub fn our_bin_dir() -> Result<PathBuf, String> {
                 "--workspace",
                 "--exclude",
                 "xtask",
+                // Link the system zstd and zlib, as LLVM does, so that
+                // compressed output can be byte-identical.
+                "--features",
+                "offload-format/system-compression",
             ])
             .status()
             .map_err(|e| format!("running cargo build: {e}"))?;
