@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
-use offload_cli::diag::{os_error_text, write_stderr, Diag};
+use offload_cli::diag::{os_error_text, write_stderr};
 use offload_cli::fsio::{read_input, Outputs};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::{bundle, text_bundle};
@@ -33,8 +33,7 @@ fn lossy(p: &OsStr) -> String {
 }
 
 /// Runs a validated job.
-pub fn run(job: &Job, diag: &Diag) -> Result<(), Fail> {
-    let _ = diag;
+pub fn run(job: &Job) -> Result<(), Fail> {
     match job.mode {
         Mode::Bundle => bundle_files(job),
         Mode::List => list(job),
@@ -81,15 +80,17 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .zip(&inputs)
         .map(|(t, d)| (t.id.as_bytes(), d.as_slice()))
         .collect();
-    match handler {
+    // The container to write; object bundles are not integrated yet.
+    let text_comment = match handler {
         Handler::Binary => {
             // LLVM 22 divides by the alignment (and dies of SIGFPE at 0).
             bundle::written_size(&entries, job.align)
                 .map_err(|e| Fail::msg(format!("invalid -bundle-align: {e}")))?;
+            None
         }
-        Handler::Text(_) => {}
+        Handler::Text(c) => Some(c),
         Handler::Object => return Err(handler::object_unsupported()),
-    }
+    };
     if job.compress {
         return Err(Fail::msg(
             "compressed offload bundles (-compress) are not supported yet",
@@ -101,10 +102,9 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .create(out_path, true)
         .map_err(|e| file_fail(out_path, &e))?;
     let w = outs.file(idx);
-    let written = match handler {
-        Handler::Binary => bundle::write(w, &entries, job.align),
-        Handler::Text(c) => text_bundle::write(w, c, &entries),
-        Handler::Object => unreachable!("handled above"),
+    let written = match text_comment {
+        None => bundle::write(w, &entries, job.align),
+        Some(c) => text_bundle::write(w, c, &entries),
     };
     written
         .and_then(|()| outs.commit())
@@ -114,10 +114,6 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let data = read(name)?;
-    // LLVM's listing loop does not even start on an empty input.
-    if data.is_empty() {
-        return Ok(());
-    }
     let data = decompress(job, &data)?;
     let handler = handler::select(&job.file_type, data)?;
     let mut reader = Reader::new(handler, data, &lossy(name))?;
