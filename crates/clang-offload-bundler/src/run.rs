@@ -159,8 +159,11 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
         let content = reader.content(&lossy(name))?;
-        outs.file(i)
-            .write_all(&content)
+        // Flushed at once so that several `-` outputs reach stdout whole and
+        // in order, as LLVM writes them.
+        let f = outs.file(i);
+        f.write_all(&content)
+            .and_then(|()| f.flush())
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
     }
@@ -192,8 +195,9 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
         // With no entry found at all, the input is taken to be the host's.
         if nothing_found && job.targets[k].kind == "host" {
-            outs.file(i)
-                .write_all(data)
+            let f = outs.file(i);
+            f.write_all(data)
+                .and_then(|()| f.flush())
                 .map_err(|e| file_fail(path, &e))?;
         }
     }
