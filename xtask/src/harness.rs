@@ -361,8 +361,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
-/// Rewrites tool output that is random by design before comparison.
+/// Rewrites output that is random by design before comparing.
 pub type Normaliser = fn(&[u8]) -> Vec<u8>;
+
+/// Recognises a documented difference (see [`Suite::accept`]).
+pub type Acceptor = fn(&Case, &Outcome, &Outcome) -> Option<&'static str>;
 
 /// A suite of differential cases for one area, with its tallies.
 pub struct Suite {
@@ -383,6 +386,12 @@ pub struct Suite {
     /// (inputs included) before comparing, for outputs that are compared by
     /// meaning rather than bytes (e.g. bitcode through `llvm-dis`).
     pub normalise_files: Option<Normaliser>,
+    /// Decides whether a difference is a documented, deliberate one: given
+    /// the case and both outcomes (LLVM's first), returns a short category
+    /// name to count it under instead of failing.
+    pub accept: Option<Acceptor>,
+    /// Deliberate differences seen, by category.
+    pub accepted: std::collections::BTreeMap<&'static str, usize>,
     report: PathBuf,
 }
 
@@ -415,6 +424,8 @@ impl Suite {
             failed: 0,
             normalise: None,
             normalise_files: None,
+            accept: None,
+            accepted: Default::default(),
             report,
         })
     }
@@ -450,10 +461,18 @@ impl Suite {
         let base = self.scratch.path().join(format!("case{n}"));
         let llvm = run_case(case, &self.llvm, &base.join("llvm"));
         let ours = run_case(case, &self.ours, &base.join("ours"));
-        let same = match (&llvm, &ours) {
+        let mut same = match (&llvm, &ours) {
             (Ok(a), Ok(b)) => self.norm(a) == self.norm(b),
             _ => false,
         };
+        if !same {
+            if let (Some(f), Ok(a), Ok(b)) = (self.accept, &llvm, &ours) {
+                if let Some(kind) = f(case, &self.norm(a), &self.norm(b)) {
+                    *self.accepted.entry(kind).or_default() += 1;
+                    same = true;
+                }
+            }
+        }
         if !same {
             self.failed += 1;
             self.record_failure(n, case, &llvm, &ours);
@@ -554,8 +573,22 @@ impl Suite {
 
     /// Prints the tally line and returns the number of differences.
     pub fn finish(self) -> usize {
+        let deliberate: usize = self.accepted.values().sum();
+        let detail = if deliberate > 0 {
+            let kinds: Vec<String> = self
+                .accepted
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect();
+            format!(
+                " ({deliberate} deliberate, documented differences: {})",
+                kinds.join(", ")
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "conformance {}: {} cases, {} differences{}",
+            "conformance {}: {} cases, {} differences{detail}{}",
             self.area,
             self.ran,
             self.failed,

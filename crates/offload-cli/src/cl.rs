@@ -466,7 +466,11 @@ impl Parser<'_> {
                 if !self.count_only(idx) {
                     continue;
                 }
-                let kind = if ty == ValueType::Uint { "uint" } else { "int" };
+                let kind = if ty == ValueType::Uint {
+                    "uint"
+                } else {
+                    "integer"
+                };
                 let shown = String::from_utf8_lossy(&piece).into_owned();
                 self.option_error(
                     &name,

@@ -11,7 +11,9 @@ mod wrapper;
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
-const AREAS: &[Area] = &[("wrapper", wrapper::run)];
+mod bundler;
+
+const AREAS: &[Area] = &[("bundler", bundler::run), ("wrapper", wrapper::run)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;
