@@ -69,9 +69,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ran += 1;
         let verdict = if ours.problems.is_empty() {
             "ok".to_string()
-        } else if case.known_crash {
+        } else if case.known_crash || case.pending {
             known += 1;
-            format!("KNOWN CRASH: {}", ours.problems.join("; "))
+            let why = if case.known_crash {
+                "KNOWN CRASH"
+            } else {
+                "PENDING"
+            };
+            format!("{why}: {}", ours.problems.join("; "))
         } else {
             failed += 1;
             format!("FAIL: {}", ours.problems.join("; "))
@@ -94,7 +99,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             llvm
         );
     }
-    eprintln!("hostile: {ran} cases, {failed} failed, {known} known crashes");
+    eprintln!("hostile: {ran} cases, {failed} failed, {known} known crashes or pending features");
     if failed == 0 {
         Ok(())
     } else {

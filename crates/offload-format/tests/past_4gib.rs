@@ -273,3 +273,65 @@ fn archive_writer_sym64_offsets_past_4gib() {
     let elf_padded = elf.len() as u64 + elf.len() as u64 % 2;
     assert_eq!(out.total, expected + 60 + elf_padded);
 }
+
+const HOST: &[u8] = b"host-x86_64-unknown-linux-gnu-";
+const GFX906: &[u8] = b"hip-amdgcn-amd-amdhsa--gfx906";
+
+/// A binary bundle whose second entry lies past 4 GiB; a decoy sits where
+/// its offset modulo 2^32 points.
+#[test]
+fn bundle_entry_past_4gib() {
+    let header_len = 32 + (24 + HOST.len()) + (24 + GFX906.len());
+    let far = FOUR_GIB + header_len + 8;
+    let Some(mut buf) = lazy_zeros(far + 4) else {
+        return;
+    };
+    let mut h = offload_format::bundle::MAGIC.to_vec();
+    h.extend_from_slice(&2u64.to_le_bytes());
+    for (offset, size, id) in [(header_len, 8, HOST), (far, 4, GFX906)] {
+        h.extend_from_slice(&(offset as u64).to_le_bytes());
+        h.extend_from_slice(&(size as u64).to_le_bytes());
+        h.extend_from_slice(&(id.len() as u64).to_le_bytes());
+        h.extend_from_slice(id);
+    }
+    assert_eq!(h.len(), header_len);
+    buf[..header_len].copy_from_slice(&h);
+    buf[header_len..header_len + 8].copy_from_slice(b"HOSTDATA");
+    buf[far - FOUR_GIB..far - FOUR_GIB + 4].copy_from_slice(b"BAD!");
+    buf[far..].copy_from_slice(b"DEV1");
+
+    let entries = offload_format::bundle::parse(&buf).unwrap();
+    let dev = entries.iter().find(|e| e.id == GFX906).unwrap();
+    assert_eq!(dev.offset, far as u64);
+    assert_eq!(dev.data, b"DEV1");
+    let host = entries.iter().find(|e| e.id == HOST).unwrap();
+    assert_eq!(host.data, b"HOSTDATA");
+}
+
+/// Writing a bundle with a 4 GiB entry: the next entry's offset is stored
+/// in full, and the padding is streamed (nothing of 4 GiB is buffered).
+#[test]
+fn bundle_writer_offsets_past_4gib() {
+    let Some(big) = lazy_zeros(FOUR_GIB + 3) else {
+        return;
+    };
+    let entries: [(&[u8], &[u8]); 2] = [(HOST, &big), (GFX906, b"DEV1")];
+    let mut out = Head {
+        kept: Vec::new(),
+        total: 0,
+    };
+    offload_format::bundle::write(&mut out, &entries, 16).unwrap();
+    let header_len = (32 + (24 + HOST.len()) + (24 + GFX906.len())) as u64;
+    let first = header_len.next_multiple_of(16);
+    let second = (first + big.len() as u64).next_multiple_of(16);
+    assert!(second > u64::from(u32::MAX));
+    let at = 32 + 24 + HOST.len();
+    let field = |i: usize| u64::from_le_bytes(out.kept[i..i + 8].try_into().unwrap());
+    assert_eq!(field(32), first);
+    assert_eq!(field(at), second);
+    assert_eq!(out.total, second + 4);
+    assert_eq!(
+        offload_format::bundle::written_size(&entries, 16).unwrap(),
+        second + 4
+    );
+}

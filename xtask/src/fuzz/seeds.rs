@@ -4,7 +4,7 @@
 
 use offload_format::{archive, ccob};
 
-use super::{fixture_files, fuzz_dir, write_dir};
+use super::{fixture_files, fixtures, fuzz_dir, write_dir};
 
 type Seeds = Vec<(String, Vec<u8>)>;
 
@@ -45,21 +45,43 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
             s
         }
         "bitcode_read" => fixture_files("bitcode", 8192, |n| n.ends_with(".bc")),
-        "triple" => [
-            "x86_64-unknown-linux-gnu",
-            "amdgcn-amd-amdhsa",
-            "nvptx64-nvidia-cuda",
-            "spirv64-amd-amdhsa",
-            "x86_64-pc-windows-msvc",
-            "arm64-apple-macosx14.0.0",
-            "dxil-pc-shadermodel6.3-library",
-            "armv7-linux-gnueabihf",
-            "i686-w64-mingw32",
-        ]
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (format!("triple-{i}"), t.as_bytes().to_vec()))
-        .collect(),
+        "bundle_read" => fixture_tree("bundler", 8192)
+            .into_iter()
+            .filter(|(_, b)| b.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"))
+            .collect(),
+        "text_bundle_read" => fixture_tree("bundler", 8192)
+            .into_iter()
+            .filter_map(|(n, b)| {
+                // The target reads (comment selector, take/skip bits, text).
+                let comment = [&b"\n// __CLANG"[..], b"\n# __CLANG", b"\n; __CLANG"]
+                    .iter()
+                    .position(|m| b.windows(m.len()).any(|w| w == *m))?;
+                let mut seed = vec![comment as u8];
+                seed.extend_from_slice(&[0xAA; 8]);
+                seed.extend_from_slice(&b);
+                Some((n, seed))
+            })
+            .collect(),
+        "entry_id" => tsv_column("entry_id/standardise.tsv", 0, 40),
+        "triple" => tsv_column("triple/normalize.tsv", 0, 60)
+            .into_iter()
+            .chain(
+                [
+                    "x86_64-unknown-linux-gnu",
+                    "amdgcn-amd-amdhsa",
+                    "nvptx64-nvidia-cuda",
+                    "spirv64-amd-amdhsa",
+                    "x86_64-pc-windows-msvc",
+                    "arm64-apple-macosx14.0.0",
+                    "dxil-pc-shadermodel6.3-library",
+                    "armv7-linux-gnueabihf",
+                    "i686-w64-mingw32",
+                ]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("triple-{i}"), t.as_bytes().to_vec())),
+            )
+            .collect(),
         "response_tokenize" => vec![
             ("simple".into(), b"\x00-type=o -targets=a,b @x".to_vec()),
             (
@@ -149,4 +171,54 @@ fn archive_members(max: usize) -> Result<Seeds, String> {
         }
     }
     Ok(seeds)
+}
+
+/// Every file under a fixture area (recursively) of at most `max` bytes,
+/// named by its path.
+fn fixture_tree(area: &str, max: u64) -> Seeds {
+    let mut out = Vec::new();
+    let mut stack = vec![fixtures(area)];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if e.metadata().is_ok_and(|m| m.len() <= max) {
+                if let Ok(bytes) = std::fs::read(&p) {
+                    let rel = p.strip_prefix(fixtures(area)).unwrap_or(&p);
+                    let name = rel.to_string_lossy().replace('/', "-");
+                    out.push((format!("{area}-{name}"), bytes));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Up to `max` values of column `col` of a tab-separated fixture table,
+/// evenly spread over its rows.
+fn tsv_column(path: &str, col: usize, max: usize) -> Seeds {
+    let text = std::fs::read_to_string(fixtures("").join(path)).unwrap_or_default();
+    let values: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split('\t').nth(col))
+        .collect();
+    let step = values.len().div_ceil(max.max(1)).max(1);
+    values
+        .iter()
+        .step_by(step)
+        .enumerate()
+        .map(|(i, v)| {
+            (
+                format!("{}-{i}", path.replace('/', "-")),
+                v.as_bytes().to_vec(),
+            )
+        })
+        .collect()
 }
