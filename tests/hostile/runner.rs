@@ -30,7 +30,9 @@
 //! * `arguments`: whitespace-separated; placeholders are replaced:
 //!   `{in}` the input, `{out}` `{out2}` `{out3}` existing files whose
 //!   contents must survive, `{new}` `{new2}` paths that must not be created,
-//!   `{nodir}` a path in a directory that does not exist,
+//!   `{nodir}` a path in a directory that does not exist, `{link}` a
+//!   symlink to an existing file (an `ok` case must replace the link, as a
+//!   rename does, and leave its target alone),
 //!   `{corpus:NAME}` another file of `tests/hostile/` copied beside the
 //!   input.
 //!
@@ -229,6 +231,10 @@ fn snapshot(dir: &Path) -> Snapshot {
             if md.is_dir() {
                 out.insert(format!("{rel}/"), (0, None));
                 stack.push(p);
+            } else if md.file_type().is_symlink() {
+                let target = fs::read_link(&p).unwrap_or_default();
+                let text = format!("-> {}", target.display());
+                out.insert(rel, (0, Some(text.into_bytes())));
             } else if md.len() <= 16 << 20 {
                 out.insert(rel, (md.len(), fs::read(&p).ok()));
             } else {
@@ -303,6 +309,16 @@ fn run_in(case: &Case, program: &Path, work: &Path) -> Result<Run, String> {
                 fs::write(&p, format!("sentinel {name}: must survive\n"))
                     .map_err(|e| e.to_string())?;
             }
+        }
+        if s.contains("{link}") {
+            s = s.replace("{link}", "link");
+            fs::write(
+                work.join("link-target"),
+                "sentinel link-target: must survive\n",
+            )
+            .map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink("link-target", work.join("link"))
+                .map_err(|e| e.to_string())?;
         }
         s = s
             .replace("{new}", "new")
@@ -388,6 +404,17 @@ fn run_in(case: &Case, program: &Path, work: &Path) -> Result<Run, String> {
     if case.ok {
         if exit != Exit::Code(0) {
             problems.push(format!("{exit}, expected success"));
+        }
+        // An output written through a temporary file and a rename replaces
+        // a symlink at its path; writing in place would go through it.
+        if case.args.iter().any(|a| a.contains("{link}")) {
+            if before.get("link-target") != after.get("link-target") {
+                problems.push("wrote through the symlink at the output path".into());
+            }
+            let replaced = fs::symlink_metadata(work.join("link")).is_ok_and(|m| m.is_file());
+            if !replaced {
+                problems.push("the output did not replace the symlink (no rename)".into());
+            }
         }
     } else {
         if exit != Exit::Code(1) {

@@ -83,7 +83,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         };
         let llvm = if compare {
             match llvm_program(&case.tool) {
-                Some(p) => summary(&runner::run_case(case, &p)),
+                Some(p) => {
+                    let run = runner::run_case(case, &p);
+                    if run.problems.is_empty() {
+                        summary(&run)
+                    } else {
+                        format!("{} [{}]", summary(&run), run.problems.join("; "))
+                    }
+                }
                 None => "not installed".into(),
             }
         } else {
