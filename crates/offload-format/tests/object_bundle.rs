@@ -454,10 +454,8 @@ impl Rng {
 
 fn exercise(data: &[u8]) {
     if let Ok(obj) = ob::ObjectFile::parse(data) {
-        for s in obj.bundle_sections() {
-            if let Ok(s) = s {
-                let _ = s.contents();
-            }
+        for s in obj.bundle_sections().flatten() {
+            let _ = s.contents();
         }
     }
     let _ = ob::strip_bundle_sections(data);
