@@ -33,8 +33,6 @@ pub enum NotObject {
         /// `e_shoff`.
         shoff: u64,
     },
-    /// `e_shoff` is not aligned for section headers.
-    SectionTableMisaligned,
     /// The section count (from `sh_size` of entry 0) is absurd.
     BadSectionCount(u64),
     /// `e_shoff` plus the table size overflows.
@@ -66,9 +64,6 @@ impl fmt::Display for NotObject {
                 f,
                 "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
             ),
-            NotObject::SectionTableMisaligned => {
-                f.write_str("invalid alignment of section headers")
-            }
             NotObject::BadSectionCount(n) => write!(
                 f,
                 "invalid number of sections specified in the NULL section's sh_size field ({n})"
@@ -164,8 +159,6 @@ pub enum ElfError {
         /// File size.
         file_size: u64,
     },
-    /// A table section is not aligned for its entries.
-    Unaligned,
     /// Section contents run past the end of the file (object-level read).
     UnexpectedEof,
     /// A section index in a link field does not exist.
@@ -425,7 +418,6 @@ impl fmt::Display for ElfError {
                 f,
                 "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that is greater than the file size (0x{file_size:x})"
             ),
-            Unaligned => f.write_str("unaligned data"),
             UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
             InvalidSectionIndex { index } => write!(f, "invalid section index: {index}"),
             ShndxLinkedToWrongType { type_name } => write!(

@@ -439,7 +439,7 @@ impl<'a> Object<'a> {
             return Err(ElfError::InvalidSectionIndex { index: link }.into());
         }
         let strtab = elf.string_table(link as usize)?;
-        let syms = elf.section_array(sh_index, class.sym_size() as u64, class.addr_size())?;
+        let syms = elf.section_array(sh_index, class.sym_size() as u64)?;
         let count = syms.len() / class.sym_size();
         let shndx_sec = match &self.secs[st].kind {
             Kind::SymTab { shndx, .. } => *shndx,
@@ -492,7 +492,7 @@ impl<'a> Object<'a> {
                 let words = match shndx_data {
                     Some(w) => w,
                     None => {
-                        let w = elf.section_array(self.secs[table].orig_index, 4, 4)?;
+                        let w = elf.section_array(self.secs[table].orig_index, 4)?;
                         if w.len() / 4 != count {
                             return Err(ElfError::ShndxTableSizeMismatch.into());
                         }
@@ -622,8 +622,7 @@ impl<'a> Object<'a> {
                 }
                 let rela = self.secs[id].sh_type == SHT_RELA;
                 let esize = class.rel_size(rela);
-                let raw =
-                    elf.section_array(self.secs[id].orig_index, esize as u64, class.addr_size())?;
+                let raw = elf.section_array(self.secs[id].orig_index, esize as u64)?;
                 let mut relocs = Vec::with_capacity(raw.len() / esize);
                 for k in 0..raw.len() / esize {
                     let off = k * esize;
@@ -846,13 +845,21 @@ impl<'a> Object<'a> {
         for &id in &self.order {
             let s = &self.secs[id];
             let mut remove = pred(s, id);
-            if !remove {
-                let target = match &s.kind {
-                    Kind::Reloc { target, .. } | Kind::DynReloc { target, .. } => *target,
-                    _ => None,
-                };
-                if let Some(t) = target {
-                    remove = pred(&self.secs[t], t);
+            if !remove && s.orig_flags & SHF_COMPRESSED == 0 {
+                match &s.kind {
+                    // Relocations for a removed section go with it.
+                    Kind::Reloc {
+                        target: Some(t), ..
+                    }
+                    | Kind::DynReloc {
+                        target: Some(t), ..
+                    } => remove = pred(&self.secs[*t], *t),
+                    // So does a group all of whose members are removed (or
+                    // that had none to begin with).
+                    Kind::Group { members, .. } if s.sh_type == SHT_GROUP => {
+                        remove = members.iter().all(|&m| pred(&self.secs[m], m));
+                    }
+                    _ => {}
                 }
             }
             if remove {
@@ -885,14 +892,15 @@ impl<'a> Object<'a> {
             }
         }
         self.order = keep;
+        let symtab_gone = self.symtab_removed();
         for id in self.order.clone() {
-            self.remove_references(id)?;
+            self.remove_references(id, symtab_gone)?;
         }
         Ok(())
     }
 
     /// `removeSectionReferences` of one kept section.
-    fn remove_references(&mut self, id: SecId) -> Result<(), Error> {
+    fn remove_references(&mut self, id: SecId, symtab_gone: bool) -> Result<(), Error> {
         let name = self.secs[id].name;
         let removed = |secs: &[Section<'a>], s: Option<SecId>| s.is_some_and(|s| secs[s].removed);
         match &self.secs[id].kind {
@@ -932,7 +940,7 @@ impl<'a> Object<'a> {
                 relocs,
                 target,
             } => {
-                if *symtab && self.symtab_removed() {
+                if *symtab && symtab_gone {
                     return Err(ElfError::SymbolTableInUse {
                         symtab: self.original_symtab_name(),
                         user: name.to_vec(),
@@ -974,7 +982,7 @@ impl<'a> Object<'a> {
                 members,
                 ..
             } => {
-                if *symtab && self.symtab_removed() {
+                if *symtab && symtab_gone {
                     return Err(ElfError::SymbolTableInUse {
                         symtab: self.original_symtab_name(),
                         user: name.to_vec(),
@@ -1749,8 +1757,11 @@ fn encode_r_info(c: Class, mips64el: bool, sym: u32, r_type: u32) -> u64 {
 /// Runs the edit on an ELF object and serialises the result.
 pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &Edit<'a>) -> Result<Vec<u8>, Error> {
     let mut obj = Object::read(data)?;
-    if let Some(pred) = edit.remove {
-        obj.remove_sections(&|s, _| pred(s.name))?;
+    // llvm-objcopy always runs its section removal, even with nothing to
+    // remove: that pass also drops empty groups.
+    match edit.remove {
+        Some(pred) => obj.remove_sections(&|s, _| pred(s.name))?,
+        None => obj.remove_sections(&|_, _| false)?,
     }
     obj.partition_symbols();
     for (name, contents) in edit.add {
