@@ -32,7 +32,7 @@ use super::strtab::StrTabBuilder;
 /// How much larger than its inputs a rewritten object may become. Real
 /// objects grow by a few hundred bytes (string table, headers, alignment
 /// padding); only hostile alignments or sizes come near this.
-const MAX_GROWTH: u64 = 64 << 20;
+pub(crate) const MAX_GROWTH: u64 = 64 << 20;
 
 /// Selects sections by name.
 pub(crate) type NamePredicate<'a> = &'a dyn Fn(&[u8]) -> bool;
@@ -1504,9 +1504,26 @@ impl<'a> Object<'a> {
             if s.parent.is_some() {
                 continue;
             }
-            let bytes = self.section_image(s);
+            // Verbatim contents are copied straight from the input; the
+            // rebuilt tables are serialised first.
+            let verbatim: Option<&[u8]> = match &s.kind {
+                Kind::Plain { contents, .. } if s.sh_type != SHT_NOBITS => Some(contents),
+                Kind::Plain { .. } => Some(&[]),
+                Kind::Raw { contents }
+                | Kind::DynReloc { contents, .. }
+                | Kind::Added { contents } => Some(contents),
+                _ => None,
+            };
+            let built;
+            let bytes = match verbatim {
+                Some(b) => b,
+                None => {
+                    built = self.section_image(s);
+                    &built
+                }
+            };
             if !bytes.is_empty() {
-                place(&mut out, s.offset, &bytes).ok_or_else(too_large)?;
+                place(&mut out, s.offset, bytes).ok_or_else(too_large)?;
             }
         }
 
@@ -1591,19 +1608,13 @@ impl<'a> Object<'a> {
         }
     }
 
-    /// The bytes a section contributes to the file.
+    /// The bytes a rewritten table section contributes to the file
+    /// (verbatim sections are copied by the caller).
     fn section_image(&self, s: &Section<'a>) -> Vec<u8> {
         let c = self.class;
         match &s.kind {
-            Kind::Plain { contents, .. } => {
-                if s.sh_type == SHT_NOBITS {
-                    Vec::new()
-                } else {
-                    contents.to_vec()
-                }
-            }
-            Kind::Raw { contents } | Kind::DynReloc { contents, .. } | Kind::Added { contents } => {
-                contents.to_vec()
+            Kind::Plain { .. } | Kind::Raw { .. } | Kind::DynReloc { .. } | Kind::Added { .. } => {
+                Vec::new()
             }
             Kind::StrTab(b) => {
                 let mut v = vec![0u8; b.size() as usize];
