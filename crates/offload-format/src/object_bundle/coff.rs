@@ -341,6 +341,8 @@ struct Section<'a> {
     header: SectionHeader,
     name: &'a [u8],
     contents: &'a [u8],
+    /// Replacement contents (rewritten symbol-index tables).
+    owned: Option<Vec<u8>>,
     relocs: Vec<Reloc<'a>>,
     unique_id: usize,
 }
@@ -365,6 +367,8 @@ struct Symbol<'a> {
     weak_target: Option<usize>,
     unique_id: usize,
     raw_index: usize,
+    /// Raw index in the input symbol table.
+    orig_raw_index: usize,
 }
 
 /// The COFF part of an edit: what llvm-objcopy's COFF backend does with the
@@ -409,6 +413,7 @@ impl<'a> Object<'a> {
                 header,
                 name,
                 contents,
+                owned: None,
                 relocs: Vec::new(),
                 unique_id: obj.next_section_id,
             });
@@ -520,6 +525,7 @@ impl<'a> Object<'a> {
                 weak_target: None,
                 unique_id: self.symbols.len(),
                 raw_index: 0,
+                orig_raw_index: i as usize,
             };
             if storage_class == IMAGE_SYM_CLASS_FILE {
                 let mut end = aux_bytes.len();
@@ -628,6 +634,7 @@ impl<'a> Object<'a> {
             header,
             name,
             contents,
+            owned: None,
             relocs: Vec::new(),
             unique_id: self.next_section_id,
         });
@@ -709,6 +716,8 @@ impl<'a> Object<'a> {
                 }
             }
         }
+
+        self.rewrite_symidx_sections()?;
 
         // Layout: headers, then each section's data and relocations.
         let header_size = if bigobj {
@@ -796,8 +805,9 @@ impl<'a> Object<'a> {
         for sec in &self.sections {
             let h = &sec.header;
             let raw_len = h.size_of_raw_data as usize;
-            let take = sec.contents.len().min(raw_len);
-            out.extend_from_slice(&sec.contents[..take]);
+            let contents = sec.owned.as_deref().unwrap_or(sec.contents);
+            let take = contents.len().min(raw_len);
+            out.extend_from_slice(&contents[..take]);
             // Code is padded with int3, everything else with zeros.
             let pad = if h.characteristics & IMAGE_SCN_CNT_CODE != 0 {
                 0xcc
@@ -857,6 +867,82 @@ impl<'a> Object<'a> {
         debug_assert_eq!(out.len() as u64, file_size);
         Ok(out)
     }
+}
+
+impl Object<'_> {
+    /// Control Flow Guard tables (`.gfids$y` and friends) hold raw symbol
+    /// indexes: llvm-objcopy maps them to the new indexes and recomputes the
+    /// checksum in the section's definition symbol (objects only).
+    fn rewrite_symidx_sections(&mut self) -> Result<(), Error> {
+        fn is_symidx(name: &[u8]) -> bool {
+            matches!(
+                name,
+                b".gljmp$y" | b".giats$y" | b".gfids$y" | b".gehcont$y"
+            )
+        }
+        let id_map: std::collections::HashMap<usize, usize> = self
+            .symbols
+            .iter()
+            .map(|s| (s.orig_raw_index, s.raw_index))
+            .collect();
+        // Section unique id -> position of its definition symbol (last wins).
+        let mut def_of: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for (i, s) in self.symbols.iter().enumerate() {
+            if s.storage_class == IMAGE_SYM_CLASS_STATIC
+                && s.number_of_aux == 1
+                && s.value == 0
+                && is_symidx(s.name)
+            {
+                def_of.insert(s.target_section, i);
+            }
+        }
+        for sec in &mut self.sections {
+            if !is_symidx(sec.name) || sec.contents.is_empty() {
+                continue;
+            }
+            let def = *def_of
+                .get(&(sec.unique_id as i64))
+                .ok_or_else(|| coff_err(CoffError::SymIdxWithoutSymbol(sec.name.to_vec())))?;
+            if sec.contents.len() % 4 != 0 {
+                // LLVM reads past its buffer for a trailing partial entry.
+                return Err(coff_err(CoffError::SymIdxPartialEntry(sec.name.to_vec())));
+            }
+            let mut new = Vec::with_capacity(sec.contents.len());
+            for w in sec.contents.chunks_exact(4) {
+                let id = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                let mapped = *id_map.get(&(id as usize)).ok_or_else(|| {
+                    coff_err(CoffError::SymIdxStale {
+                        section: sec.name.to_vec(),
+                        index: id,
+                    })
+                })?;
+                new.extend_from_slice(&(mapped as u32).to_le_bytes());
+            }
+            let crc = jam_crc(&new);
+            if let Some(a) = self.symbols[def].aux.first_mut() {
+                a[8..12].copy_from_slice(&crc.to_le_bytes());
+            }
+            sec.owned = Some(new);
+        }
+        Ok(())
+    }
+}
+
+/// LLVM's `JamCRC` started from 0: the reflected CRC-32 register without the
+/// usual initial and final inversion.
+fn jam_crc(data: &[u8]) -> u32 {
+    let mut crc: u32 = 0;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
 }
 
 /// `COFF::encodeSectionName`: `/decimal` up to 9999999, else `//base64`.

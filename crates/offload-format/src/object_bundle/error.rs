@@ -626,6 +626,18 @@ pub enum CoffError {
     /// A section's relocation records run past the end of the file (LLVM
     /// reads out of bounds here).
     RelocationsPastEnd,
+    /// A Control Flow Guard table has no section definition symbol.
+    SymIdxWithoutSymbol(Vec<u8>),
+    /// A Control Flow Guard table names a symbol that no longer exists.
+    SymIdxStale {
+        /// Section name.
+        section: Vec<u8>,
+        /// The stale raw symbol index.
+        index: u32,
+    },
+    /// A Control Flow Guard table's size is not a multiple of 4 (LLVM reads
+    /// past its buffer here).
+    SymIdxPartialEntry(Vec<u8>),
     /// The header has `NumberOfSections` 0xffff (an import-library-like
     /// header LLVM opens as an object without sections).
     ImportLibraryHeader,
@@ -663,6 +675,21 @@ impl fmt::Display for CoffError {
             RelocationsPastEnd => {
                 f.write_str("the relocations of a section run past the end of the file")
             }
+            SymIdxWithoutSymbol(n) => write!(
+                f,
+                "section '{}' does not have the corresponding symbol or the symbol has unexpected format",
+                lossy(n)
+            ),
+            SymIdxStale { section, index } => write!(
+                f,
+                "section '{}' contains a .symidx ({index}) that is incorrect or was stripped",
+                lossy(section)
+            ),
+            SymIdxPartialEntry(n) => write!(
+                f,
+                "section '{}' holds symbol indexes but its size is not a multiple of 4",
+                lossy(n)
+            ),
             ImportLibraryHeader => f.write_str(
                 "the COFF header claims 65535 sections (an import-library header), which llvm-objcopy cannot rewrite",
             ),
