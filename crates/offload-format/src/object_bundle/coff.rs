@@ -990,3 +990,46 @@ pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &CoffEdit<'a>) -> Result<Vec<u8>
         .saturating_add(super::objcopy::MAX_GROWTH);
     obj.write(limit)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_name_offsets_round_trip() {
+        for off in [4u32, 9_999_999, 10_000_000, 123_456_789, u32::MAX] {
+            let mut name = [0u8; 8];
+            encode_section_name(&mut name, off).unwrap();
+            let text = crate::object_bundle::elf::cstr(&name);
+            let decoded = match text.strip_prefix(b"//") {
+                Some(b64) => decode_base64(b64),
+                None => decode_decimal(&text[1..]),
+            };
+            assert_eq!(decoded, Some(off), "{}", String::from_utf8_lossy(text));
+        }
+        // Seven decimal digits at most, then base 64.
+        let mut name = [0u8; 8];
+        encode_section_name(&mut name, 10_000_000).unwrap();
+        assert_eq!(&name, b"//AAmJaA");
+    }
+
+    #[test]
+    fn name_decoding_is_strict() {
+        assert_eq!(decode_decimal(b""), None);
+        assert_eq!(decode_decimal(b"+4"), None);
+        assert_eq!(decode_decimal(b"4294967296"), None);
+        assert_eq!(decode_base64(b"AAAAAAA"), None);
+        assert_eq!(decode_base64(b"*"), None);
+        assert_eq!(decode_base64(b""), Some(0));
+    }
+
+    #[test]
+    fn jam_crc_is_the_uninverted_register() {
+        // Started from 0 and never inverted, zero bytes leave it at 0.
+        assert_eq!(jam_crc(b""), 0);
+        assert_eq!(jam_crc(&[0, 0, 0, 0]), 0);
+        // The checksum llvm-objcopy 22 wrote for `.gfids$y` = [8, 9] (the
+        // edge-coff/symidx.s fixture after stripping).
+        assert_eq!(jam_crc(&[8, 0, 0, 0, 9, 0, 0, 0]), 0xAEED_543F);
+    }
+}
