@@ -1,4 +1,70 @@
-fn main() {
-    eprintln!("xtask: no tasks yet");
-    std::process::exit(2);
+//! Project automation: `cargo xtask <task>`.
+//!
+//! Every task CI runs is a task here, so a local run and CI do the same thing.
+
+mod bench;
+mod conformance;
+mod e2e;
+mod fixtures;
+mod harness;
+
+use std::process::ExitCode;
+
+type Task = fn(&[String]) -> Result<(), String>;
+
+/// (name, entry point, one-line help)
+const TASKS: &[(&str, Task, &str)] = &[
+    (
+        "fixtures",
+        fixtures::run,
+        "regenerate the committed reference fixtures with the LLVM 22 tools [AREA...]",
+    ),
+    (
+        "conformance",
+        conformance::run,
+        "randomised differential runs against the installed LLVM tools [AREA...] [--cases N] [--seed S]",
+    ),
+    (
+        "e2e",
+        e2e::run,
+        "real clang-22 builds that use our tools through -B [AREA...]",
+    ),
+    (
+        "bench",
+        bench::run,
+        "time and memory against LLVM 22 and cp [SCENARIO...] [--smoke] [--sizes 1M,16M] [--reps N] [--write-docs]",
+    ),
+    ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
+];
+
+fn ci(args: &[String]) -> Result<(), String> {
+    conformance::run(args)?;
+    e2e::run(args)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        usage();
+        return ExitCode::from(2);
+    };
+    let Some((_, task, _)) = TASKS.iter().find(|(n, _, _)| n == name) else {
+        eprintln!("xtask: unknown task '{name}'");
+        usage();
+        return ExitCode::from(2);
+    };
+    match task(&args[1..]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage() {
+    eprintln!("usage: cargo xtask <task> [args]\n");
+    for (name, _, help) in TASKS {
+        eprintln!("  {name:<12} {help}");
+    }
 }

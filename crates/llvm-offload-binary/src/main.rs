@@ -1,4 +1,3 @@
-fn main() {
-    eprintln!("not implemented yet");
-    std::process::exit(1);
+fn main() -> std::process::ExitCode {
+    llvm_offload_binary::main()
 }

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    llvm_offload_binary::main()
+}
