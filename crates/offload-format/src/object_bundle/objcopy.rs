@@ -824,8 +824,7 @@ impl<'a> Object<'a> {
                 let (c, p) = (&self.segs[child], &self.segs[cand]);
                 let overlaps = p.orig_offset <= c.orig_offset
                     && p.orig_offset.wrapping_add(p.filesz) > c.orig_offset;
-                if overlaps && seg_less(p, c) && parent.map_or(true, |q| seg_less(p, &self.segs[q]))
-                {
+                if overlaps && seg_less(p, c) && parent.is_none_or(|q| seg_less(p, &self.segs[q])) {
                     parent = Some(cand);
                 }
             }
