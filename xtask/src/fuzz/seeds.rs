@@ -62,6 +62,28 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
                 Some((n, seed))
             })
             .collect(),
+        "object_bundle_read" => fixture_files("object_bundle", 4096, |n| n.ends_with(".o")),
+        "object_bundle_roundtrip" => fixture_files("object_bundle", 4096, |n| {
+            n.starts_with("host-") && n.ends_with(".o")
+        })
+        .into_iter()
+        .map(|(n, host)| {
+            // Two entries (a host placeholder and a device blob), then the
+            // host object; see the target for the layout.
+            let mut seed = vec![2];
+            for (id, content) in [
+                (&b"host-x86_64-unknown-linux-gnu-"[..], &b"\0"[..]),
+                (b"hip-amdgcn-amd-amdhsa--gfx906", b"DEVICE CODE"),
+            ] {
+                seed.push(id.len() as u8);
+                seed.extend_from_slice(id);
+                seed.extend_from_slice(&(content.len() as u16).to_le_bytes());
+                seed.extend_from_slice(content);
+            }
+            seed.extend_from_slice(&host);
+            (n, seed)
+        })
+        .collect(),
         "entry_id" => tsv_column("entry_id/standardise.tsv", 0, 40),
         "triple" => tsv_column("triple/normalize.tsv", 0, 60)
             .into_iter()

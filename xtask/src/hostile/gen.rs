@@ -484,7 +484,131 @@ fn elf_with_offloading(offset: u64, size: u64) -> Vec<u8> {
     v
 }
 
+/// A minimal ELF64 relocatable whose sections are the null section, the
+/// section name table and `sections` (name, type, offset, size) with their
+/// contents `data` placed right after the headers.
+fn elf_with(sections: &[(&[u8], u32, Option<u64>, u64)], data: &[u8]) -> Vec<u8> {
+    let mut shstr = b"\0.shstrtab\0".to_vec();
+    let mut names = Vec::new();
+    for (name, ..) in sections {
+        names.push(shstr.len() as u32);
+        shstr.extend_from_slice(name);
+        shstr.push(0);
+    }
+    let shnum = 2 + sections.len() as u64;
+    let shoff = (64 + shstr.len() as u64).next_multiple_of(8);
+    let data_at = shoff + 64 * shnum;
+    let mut v = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+    v.resize(16, 0);
+    v.extend_from_slice(&1u16.to_le_bytes()); // ET_REL
+    v.extend_from_slice(&62u16.to_le_bytes()); // x86-64
+    v.extend_from_slice(&1u32.to_le_bytes());
+    le(&mut v, 0);
+    le(&mut v, 0);
+    le(&mut v, shoff);
+    v.extend_from_slice(&0u32.to_le_bytes());
+    v.extend_from_slice(&64u16.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&64u16.to_le_bytes());
+    v.extend_from_slice(&(shnum as u16).to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes()); // shstrndx
+    v.extend_from_slice(&shstr);
+    v.resize(shoff as usize, 0);
+    let header = |v: &mut Vec<u8>, name: u32, ty: u32, flags: u64, off: u64, size: u64| {
+        v.extend_from_slice(&name.to_le_bytes());
+        v.extend_from_slice(&ty.to_le_bytes());
+        le(v, flags);
+        le(v, 0);
+        le(v, off);
+        le(v, size);
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&0u32.to_le_bytes());
+        le(v, 1);
+        le(v, 0);
+    };
+    v.extend_from_slice(&[0; 64]);
+    header(&mut v, 1, 3, 0, 64, shstr.len() as u64);
+    let mut at = data_at;
+    for ((_, ty, off, size), name) in sections.iter().zip(&names) {
+        header(&mut v, *name, *ty, 0x8000_0000, off.unwrap_or(at), *size);
+        if off.is_none() {
+            at += size;
+        }
+    }
+    v.extend_from_slice(data);
+    v
+}
+
+/// A COFF x86-64 object with one section whose long name is in the string
+/// table and whose raw data is `size` bytes at `offset`.
+fn coff_with(name: &[u8], offset: u32, size: u32) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&0x8664u16.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes()); // sections
+    v.extend_from_slice(&0u32.to_le_bytes()); // time stamp
+    v.extend_from_slice(&60u32.to_le_bytes()); // symbol table (empty)
+    v.extend_from_slice(&0u32.to_le_bytes()); // symbols
+    v.extend_from_slice(&0u16.to_le_bytes()); // optional header
+    v.extend_from_slice(&0u16.to_le_bytes()); // characteristics
+    v.extend_from_slice(b"/4\0\0\0\0\0\0");
+    for x in [0u32, 0, size, offset, 0, 0] {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&0x4010_0840u32.to_le_bytes());
+    // String table: its size, then the name.
+    v.extend_from_slice(&(4 + name.len() as u32 + 1).to_le_bytes());
+    v.extend_from_slice(name);
+    v.push(0);
+    v
+}
+
 fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
+    let gfx906_section: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__hip-amdgcn-amd-amdhsa--gfx906";
+    let host_section: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-";
+    v.push(("ok-host.o", elf_with(&[(b".text", 1, None, 4)], b"\xc3\x90\x90\x90")));
+    v.push((
+        "ok-fat.o",
+        elf_with(
+            &[(b".text", 1, None, 4), (host_section, 1, None, 1), (gfx906_section, 1, None, 4)],
+            b"\xc3\x90\x90\x90\0DEV1",
+        ),
+    ));
+    // The gfx906 bundle section's data lies 1 MiB past the end.
+    v.push((
+        "elf-bundle-section-oob.o",
+        elf_with(
+            &[(host_section, 1, None, 1), (gfx906_section, 1, Some(1 << 20), 4)],
+            b"\0",
+        ),
+    ));
+    // Its size wraps the 64-bit offset.
+    v.push((
+        "elf-bundle-section-wraps.o",
+        elf_with(
+            &[(host_section, 1, None, 1), (gfx906_section, 1, Some(64), u64::MAX - 32)],
+            b"\0",
+        ),
+    ));
+    // A section name offset far outside the name table, after a good one.
+    let mut e = elf_with(
+        &[(host_section, 1, None, 1), (gfx906_section, 1, None, 4)],
+        b"\0DEV1",
+    );
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    e[shoff + 3 * 64..shoff + 3 * 64 + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    v.push(("elf-bundle-name-oob.o", e));
+    // The section name table index names no section.
+    let mut e = elf_with(&[(gfx906_section, 1, None, 4)], b"DEV1");
+    e[62..64].copy_from_slice(&200u16.to_le_bytes());
+    v.push(("elf-shstrndx-oob.o", e));
+    v.push((
+        "coff-bundle-section-oob.o",
+        coff_with(gfx906_section, 1 << 20, 16),
+    ));
+
     v.push(("elf-offloading-oob.o", elf_with_offloading(1 << 20, 64)));
     v.push((
         "elf-offloading-wraps.o",
