@@ -1,1 +1,12 @@
-//! Shared command-line support for the offload tools.
+//! Command-line support shared by the offload tools.
+//!
+//! The tools must be indistinguishable from LLVM's on the command line, so
+//! this crate reproduces the observable behaviour of LLVM's `cl` library in
+//! front of clap ([`cl`]), prints diagnostics the way LLVM's tools do
+//! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
+//! It holds no knowledge of any file format.
+
+pub mod cl;
+pub mod diag;
+pub mod fsio;
+mod response;

@@ -1,0 +1,107 @@
+//! Diagnostics printed the way LLVM's tools print them.
+//!
+//! The tools' own messages are `<argv0>: error: <text>` with argv[0] exactly
+//! as invoked; `error: ` and `warning: ` are coloured only when stderr is a
+//! terminal that supports colour, as LLVM's `WithColor` does.
+
+use std::ffi::OsStr;
+use std::io::{self, IsTerminal, Write};
+use std::os::unix::ffi::OsStrExt;
+
+/// Writes diagnostics for one tool invocation.
+#[derive(Debug, Clone)]
+pub struct Diag {
+    prefix: Vec<u8>,
+    colour: bool,
+}
+
+impl Diag {
+    /// `argv0` is printed verbatim before each message.
+    pub fn new(argv0: &OsStr) -> Diag {
+        Diag {
+            prefix: argv0.as_bytes().to_vec(),
+            colour: stderr_has_colour(),
+        }
+    }
+
+    /// `<argv0>: error: <msg>`
+    pub fn error(&self, msg: impl AsRef<[u8]>) {
+        self.emit(Some(b"error: "), b"\x1b[0;1;31m", msg.as_ref());
+    }
+
+    /// `<argv0>: warning: <msg>`
+    pub fn warning(&self, msg: impl AsRef<[u8]>) {
+        self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
+    }
+
+    /// `warning: <msg>` with no program prefix.
+    pub fn bare_warning(&self, msg: impl AsRef<[u8]>) {
+        let mut line = Vec::new();
+        push_label(&mut line, self.colour, b"warning: ", b"\x1b[0;1;35m");
+        line.extend_from_slice(msg.as_ref());
+        line.push(b'\n');
+        write_stderr(&line);
+    }
+
+    fn emit(&self, label: Option<&[u8]>, colour: &[u8], msg: &[u8]) {
+        let mut line = self.prefix.clone();
+        line.extend_from_slice(b": ");
+        if let Some(label) = label {
+            push_label(&mut line, self.colour, label, colour);
+        }
+        line.extend_from_slice(msg);
+        line.push(b'\n');
+        write_stderr(&line);
+    }
+}
+
+fn push_label(line: &mut Vec<u8>, colour: bool, label: &[u8], code: &[u8]) {
+    if colour {
+        line.extend_from_slice(code);
+        line.extend_from_slice(label);
+        line.extend_from_slice(b"\x1b[0m");
+    } else {
+        line.extend_from_slice(label);
+    }
+}
+
+/// Writes a whole message to stderr in one call, so lines from concurrent
+/// tools don't interleave mid-line. Errors writing diagnostics are ignored,
+/// as there is nowhere left to report them.
+pub fn write_stderr(bytes: &[u8]) {
+    let _ = io::stderr().lock().write_all(bytes);
+}
+
+fn stderr_has_colour() -> bool {
+    if !io::stderr().is_terminal() {
+        return false;
+    }
+    match std::env::var_os("TERM") {
+        Some(t) => t != "dumb",
+        None => false,
+    }
+}
+
+/// The text the C library's `strerror` gives for an I/O error, without the
+/// " (os error N)" that Rust appends: LLVM's messages show the bare text.
+pub fn os_error_text(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::os_error_text;
+    use std::io;
+
+    #[test]
+    fn strips_os_error_suffix() {
+        let e = io::Error::from_raw_os_error(2);
+        assert_eq!(os_error_text(&e), "No such file or directory");
+        let e = io::Error::other("custom");
+        assert_eq!(os_error_text(&e), "custom");
+    }
+}
