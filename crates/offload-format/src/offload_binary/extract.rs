@@ -561,3 +561,45 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
     }
     Ok(out)
 }
+
+/// The standard [`Resolver`]: archives are read in memory (thin archive
+/// members from disk, relative to the archive's directory).
+#[derive(Debug, Clone, Default)]
+pub struct DefaultResolver;
+
+impl Resolver for DefaultResolver {
+    fn embedded_objects<'a>(&self, _data: &'a [u8]) -> Result<Vec<Cow<'a, [u8]>>, String> {
+        Err("bitcode input is not supported yet".to_string())
+    }
+
+    fn archive_members<'a>(&self, data: &'a [u8], source: &[u8]) -> Result<Members<'a>, String> {
+        use std::os::unix::ffi::OsStrExt;
+        let archive = object::read::archive::ArchiveFile::parse(data)
+            .map_err(|e| format!("truncated or malformed archive ({e})"))?;
+        let mut out = Vec::new();
+        for member in archive.members() {
+            let member = member.map_err(|e| format!("truncated or malformed archive ({e})"))?;
+            let name = member.name().to_vec();
+            if member.is_thin() {
+                let rel = std::path::Path::new(std::ffi::OsStr::from_bytes(&name));
+                let full = if rel.is_absolute() {
+                    rel.to_path_buf()
+                } else {
+                    std::path::Path::new(std::ffi::OsStr::from_bytes(source))
+                        .parent()
+                        .unwrap_or(std::path::Path::new(""))
+                        .join(rel)
+                };
+                let bytes = std::fs::read(&full)
+                    .map_err(|e| format!("'{}': {}", full.display(), e.kind()))?;
+                out.push((name, Cow::Owned(bytes)));
+            } else {
+                let bytes = member
+                    .data(data)
+                    .map_err(|e| format!("truncated or malformed archive ({e})"))?;
+                out.push((name, Cow::Borrowed(bytes)));
+            }
+        }
+        Ok(out)
+    }
+}
