@@ -361,7 +361,7 @@ where
     }
     if shoff
         .checked_add(shdr_size)
-        .map_or(true, |end| end > file_size)
+        .is_none_or(|end| end > file_size)
     {
         return Err(format!(
             "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
