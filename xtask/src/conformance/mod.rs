@@ -4,12 +4,14 @@
 //! with LLVM's on the same command line: exit status, stdout, stderr and every
 //! file left in the working directory.
 
+mod packager;
+
 use crate::harness::{self, Suite};
 
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
-const AREAS: &[Area] = &[];
+const AREAS: &[Area] = &[("packager", packager::run_suite)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;

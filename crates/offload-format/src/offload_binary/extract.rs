@@ -344,12 +344,17 @@ where
 {
     let ehdr_size = std::mem::size_of::<Elf>();
     let shdr_size = std::mem::size_of::<Elf::SectionHeader>() as u64;
-    let (header, _) = object::pod::from_bytes::<Elf>(data).map_err(|()| {
-        format!(
+    if data.len() < ehdr_size {
+        return Err(format!(
             "invalid buffer: the size ({}) is smaller than an ELF header ({ehdr_size})",
             data.len()
-        )
-    })?;
+        ));
+    }
+    // object's structs need natural alignment; archive members and
+    // sections often are not aligned, so headers are read from copies.
+    let header_copy = Aligned::new(&data[..ehdr_size]);
+    let (header, _) = object::pod::from_bytes::<Elf>(header_copy.bytes())
+        .expect("an aligned copy of the right size");
     let file_size = data.len() as u64;
     let shoff: u64 = header.e_shoff(endian).into();
     if shoff == 0 {
@@ -367,19 +372,20 @@ where
             "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
         ));
     }
-    let align = if ehdr_size == 52 { 4 } else { 8 };
-    if shoff % align != 0 {
-        return Err("invalid alignment of section headers".to_string());
-    }
-    let section = |i: u64| -> &Elf::SectionHeader {
+    // LLVM also checks the table's alignment, but against the alignment of
+    // its packed header structs, which is 1: the check never fires.
+    let section_copy = |i: u64| -> Aligned {
         let at = (shoff + i * shdr_size) as usize;
-        object::pod::from_bytes::<Elf::SectionHeader>(&data[at..])
-            .expect("checked to lie inside the file")
+        Aligned::new(&data[at..at + shdr_size as usize])
+    };
+    let section = |copy: &Aligned| -> Elf::SectionHeader {
+        *object::pod::from_bytes::<Elf::SectionHeader>(copy.bytes())
+            .expect("an aligned copy of the right size")
             .0
     };
     // With e_shnum 0, the count lives in the first section header's size.
     let count: u64 = if header.e_shnum(endian) == 0 {
-        section(0).sh_size(endian).into()
+        section(&section_copy(0)).sh_size(endian).into()
     } else {
         u64::from(header.e_shnum(endian))
     };
@@ -403,7 +409,7 @@ where
     }
     let mut out = Vec::new();
     for i in 0..count {
-        let sh = section(i);
+        let sh = section(&section_copy(i));
         if sh.sh_type(endian) != SHT_LLVM_OFFLOADING {
             continue;
         }
@@ -415,6 +421,27 @@ where
         }
     }
     Ok(out)
+}
+
+/// A copy of a few bytes in 8-aligned storage.
+struct Aligned {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(bytes: &[u8]) -> Aligned {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        object::pod::bytes_of_slice_mut(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        Aligned {
+            words,
+            len: bytes.len(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &object::pod::bytes_of_slice(&self.words)[..self.len]
+    }
 }
 
 fn le16(d: &[u8], at: usize) -> u16 {
@@ -495,12 +522,15 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
     }
     // The string table sits after the symbol table; LLVM ignores a broken
     // symbol or string table until a name needs it.
-    let strings: Option<&[u8]> = if symtab != 0 {
-        let sym_end = u64::from(symtab) + u64::from(nsyms) * symsize;
+    // LLVM checks only that the symbol table starts inside the file (it
+    // asks for the table's size before it knows the symbol count, and gets
+    // 0), then finds the string table after the symbols, computing its
+    // offset in 32 bits. Without a symbol-table pointer the symbol count
+    // reads as 0, so a count without a table is not an error either.
+    let strings: Option<&[u8]> = if symtab != 0 && u64::from(symtab) <= file_size {
         let str_off = (u64::from(symtab) + u64::from(nsyms) * symsize) as u32 as u64;
         let table_size = data
             .get(str_off as usize..)
-            .filter(|_| sym_end <= file_size)
             .and_then(|s| s.get(..4))
             .map(|s| u64::from(le32(s, 0)));
         match table_size {
@@ -516,9 +546,6 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
             _ => None,
         }
     } else {
-        if nsyms != 0 {
-            return Err("symbol table missing".to_string());
-        }
         None
     };
     let mut out = Vec::new();
