@@ -120,6 +120,10 @@ pub fn our_bin_dir() -> Result<PathBuf, String> {
                 "--workspace",
                 "--exclude",
                 "xtask",
+                // Link the system zstd and zlib, as LLVM does, so that
+                // compressed output can be byte-identical.
+                "--features",
+                "offload-format/system-compression",
             ])
             .status()
             .map_err(|e| format!("running cargo build: {e}"))?;
@@ -357,6 +361,9 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
+/// Rewrites tool output that is random by design before comparison.
+pub type Normaliser = fn(&[u8]) -> Vec<u8>;
+
 /// A suite of differential cases for one area, with its tallies.
 pub struct Suite {
     pub area: String,
@@ -371,7 +378,7 @@ pub struct Suite {
     pub failed: usize,
     /// Applied to stdout and stderr of both sides before comparing, for
     /// output that is random by design (e.g. temporary file names).
-    pub normalise: Option<fn(&[u8]) -> Vec<u8>>,
+    pub normalise: Option<Normaliser>,
     report: PathBuf,
 }
 

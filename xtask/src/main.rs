@@ -2,6 +2,7 @@
 //!
 //! Every task CI runs is a task here, so a local run and CI do the same thing.
 
+mod bench;
 mod conformance;
 mod e2e;
 mod fixtures;
@@ -27,6 +28,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "e2e",
         e2e::run,
         "real clang-22 builds that use our tools through -B [AREA...]",
+    ),
+    (
+        "bench",
+        bench::run,
+        "time and memory against LLVM 22 and cp [SCENARIO...] [--smoke] [--sizes 1M,16M] [--reps N] [--write-docs]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

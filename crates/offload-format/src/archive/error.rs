@@ -1,0 +1,130 @@
+//! Error types of the archive module.
+
+use std::fmt;
+
+/// Errors from reading an archive. `Display` gives LLVM's texts.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ArchiveError {
+    /// No archive magic (LLVM: "file too small to be an archive").
+    NotAnArchive,
+    /// An AIX big archive (`<bigaf>`), which we do not read.
+    UnsupportedBigArchive,
+    /// A structural problem; the text is what LLVM puts in parentheses
+    /// after "truncated or malformed archive".
+    Malformed(String),
+    /// LLVM's generic parse failure (special members in an order no format
+    /// allows).
+    ParseFailed,
+    /// A thin member could not be read from disk. `Display` gives
+    /// `'<member name>': <OS error text>`.
+    ThinMember {
+        /// The member name as stored.
+        name: Vec<u8>,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for ArchiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchiveError::NotAnArchive => f.write_str("file too small to be an archive"),
+            ArchiveError::UnsupportedBigArchive => {
+                f.write_str("AIX big archives are not supported")
+            }
+            ArchiveError::Malformed(what) => write!(f, "truncated or malformed archive ({what})"),
+            ArchiveError::ParseFailed => {
+                f.write_str("Invalid data was encountered while parsing the file")
+            }
+            ArchiveError::ThinMember { name, error } => {
+                write!(
+                    f,
+                    "'{}': {}",
+                    String::from_utf8_lossy(name),
+                    crate::archive::error::os_text(error)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ArchiveError {}
+
+/// The OS message of an I/O error without Rust's " (os error N)" suffix.
+pub(crate) fn os_text(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// A non-fatal problem found while writing an archive: a bitcode member
+/// whose symbols could not be read is stored without symbols, and LLVM
+/// prints `warning: '<member>': <message>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberWarning {
+    /// The member name.
+    pub member: Vec<u8>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for MemberWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "'{}': {}",
+            String::from_utf8_lossy(&self.member),
+            self.message
+        )
+    }
+}
+
+/// Errors from writing an archive.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ArchiveWriteError {
+    /// Writing the output failed.
+    Io(std::io::Error),
+    /// A member's symbols could not be read (a broken object file); LLVM
+    /// fails the whole archive with `'<member>': <reason>`.
+    Member {
+        /// The member name.
+        name: Vec<u8>,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A member does not fit the 10-digit size field.
+    TooLarge {
+        /// The member name.
+        name: Vec<u8>,
+    },
+}
+
+impl fmt::Display for ArchiveWriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchiveWriteError::Io(e) => f.write_str(&os_text(e)),
+            ArchiveWriteError::Member { name, reason } => {
+                write!(f, "'{}': {}", String::from_utf8_lossy(name), reason)
+            }
+            ArchiveWriteError::TooLarge { name } => {
+                write!(
+                    f,
+                    "File {} exceeds size limit",
+                    String::from_utf8_lossy(name)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ArchiveWriteError {}
+
+impl From<std::io::Error> for ArchiveWriteError {
+    fn from(e: std::io::Error) -> Self {
+        ArchiveWriteError::Io(e)
+    }
+}

@@ -1,0 +1,623 @@
+//! A bounded reader for LLVM's bitstream container format.
+//!
+//! The bitstream is a sequence of little-endian bit fields grouped into
+//! nested blocks. Each block has an abbreviation-ID width; entries inside a
+//! block are `END_BLOCK` (0), `ENTER_SUBBLOCK` (1), `DEFINE_ABBREV` (2),
+//! `UNABBREV_RECORD` (3) or a record encoded with a previously defined
+//! abbreviation (4 and up). The `BLOCKINFO` block (ID 0) defines
+//! abbreviations shared by every block with a given ID.
+//!
+//! Everything here treats the input as hostile: every read is bounds
+//! checked, VBR values are limited to 64 bits, nesting depth is capped, and
+//! no allocation is sized from a value read from the input (vectors grow as
+//! bits are actually consumed).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::BitcodeError;
+
+/// Deepest block nesting accepted. Real modules nest four or five deep.
+pub const MAX_DEPTH: usize = 64;
+
+/// One operand of an abbreviation definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbbrevOp {
+    /// A constant that is not stored in the stream.
+    Literal(u64),
+    /// A fixed-width field of the given number of bits (1 to 64).
+    Fixed(u32),
+    /// A variable-width field with the given chunk width (2 to 32).
+    Vbr(u32),
+    /// An array whose element encoding is the next (final) operand.
+    Array,
+    /// A 6-bit character from `[a-zA-Z0-9._]`.
+    Char6,
+    /// A length-prefixed, 32-bit aligned byte blob (must be last).
+    Blob,
+}
+
+/// An abbreviation: the list of operand encodings of one record shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Abbrev {
+    /// The operands; the first one encodes the record code.
+    pub ops: Vec<AbbrevOp>,
+}
+
+/// Abbreviations registered in `BLOCKINFO`, by block ID.
+pub type BlockInfo = HashMap<u64, Vec<Rc<Abbrev>>>;
+
+/// What [`Cursor::advance`] found next inside the current block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// The current block ended; the cursor is back in the parent block.
+    /// At the top level this means a stray `END_BLOCK` (an error for the
+    /// caller to report).
+    EndBlock,
+    /// A sub-block starts; call [`Cursor::enter_block`] or
+    /// [`Cursor::skip_block`].
+    SubBlock(u64),
+    /// A record with the given abbreviation ID; call
+    /// [`Cursor::read_record`] or [`Cursor::skip_record`].
+    Record(u64),
+    /// The end of the stream was reached at the outermost level.
+    EndOfStream,
+}
+
+/// A record read in full.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The record code.
+    pub code: u64,
+    /// The operands, array elements flattened in.
+    pub ops: Vec<u64>,
+    /// The blob operand, if the abbreviation had one.
+    pub blob: Option<&'a [u8]>,
+}
+
+struct Scope {
+    abbrev_width: u32,
+    abbrevs: Vec<Rc<Abbrev>>,
+    block_id: Option<u64>,
+    /// Bit position where this block ends (from its length word).
+    end_bit: u64,
+}
+
+/// A cursor over a bitstream with the block and abbreviation state.
+pub struct Cursor<'a> {
+    data: &'a [u8],
+    /// Current position in bits from the start of `data`.
+    pos: u64,
+    /// Bits available.
+    len_bits: u64,
+    scopes: Vec<Scope>,
+    /// Abbreviations collected from `BLOCKINFO` blocks.
+    pub blockinfo: BlockInfo,
+    /// Abbreviation width and list of the block most recently left.
+    last_left: Option<(u32, Vec<Rc<Abbrev>>)>,
+}
+
+fn malformed(what: &str) -> BitcodeError {
+    BitcodeError::Malformed(what.to_string())
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `data`, at the outermost level (abbreviation
+    /// width 2).
+    pub fn new(data: &'a [u8]) -> Self {
+        let len_bits = (data.len() as u64).saturating_mul(8);
+        Cursor {
+            data,
+            pos: 0,
+            len_bits,
+            scopes: vec![Scope {
+                abbrev_width: 2,
+                abbrevs: Vec::new(),
+                block_id: None,
+                end_bit: len_bits,
+            }],
+            blockinfo: HashMap::new(),
+            last_left: None,
+        }
+    }
+
+    /// The current position in bits.
+    pub fn bit_pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Bytes of the underlying buffer.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// Whether the whole stream was consumed (allowing up to 31 bits of
+    /// trailing zero padding, as writers pad to 32-bit words).
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.len_bits
+    }
+
+    /// Current nesting depth (0 = outermost).
+    pub fn depth(&self) -> usize {
+        self.scopes.len() - 1
+    }
+
+    fn remaining(&self) -> u64 {
+        self.len_bits.saturating_sub(self.pos)
+    }
+
+    /// Reads `width` bits (0 to 64) as an unsigned little-endian field.
+    pub fn read(&mut self, width: u32) -> Result<u64, BitcodeError> {
+        if width > 64 {
+            return Err(malformed("field wider than 64 bits"));
+        }
+        if u64::from(width) > self.remaining() {
+            return Err(BitcodeError::UnexpectedEnd);
+        }
+        let mut value = 0u64;
+        let mut got = 0u32;
+        while got < width {
+            let byte_index = (self.pos / 8) as usize;
+            let bit_in_byte = (self.pos % 8) as u32;
+            let byte = *self
+                .data
+                .get(byte_index)
+                .ok_or(BitcodeError::UnexpectedEnd)?;
+            let avail = 8 - bit_in_byte;
+            let take = avail.min(width - got);
+            let chunk = (u64::from(byte) >> bit_in_byte) & ((1u64 << take) - 1);
+            value |= chunk << got;
+            got += take;
+            self.pos += u64::from(take);
+        }
+        Ok(value)
+    }
+
+    /// Reads a VBR field with the given chunk width; the value must fit in
+    /// 64 bits.
+    pub fn read_vbr(&mut self, width: u32) -> Result<u64, BitcodeError> {
+        if !(2..=32).contains(&width) {
+            return Err(malformed("invalid VBR width"));
+        }
+        let data_bits = width - 1;
+        let high = 1u64 << data_bits;
+        let mut value = 0u64;
+        let mut shift = 0u32;
+        loop {
+            if shift >= 64 {
+                return Err(malformed("VBR value does not fit in 64 bits"));
+            }
+            let piece = self.read(width)?;
+            let bits = piece & (high - 1);
+            if bits != 0 {
+                let bit_len = 64 - bits.leading_zeros();
+                if bit_len + shift > 64 {
+                    return Err(malformed("VBR value does not fit in 64 bits"));
+                }
+                value |= bits << shift;
+            }
+            if piece & high == 0 {
+                return Ok(value);
+            }
+            shift += data_bits;
+        }
+    }
+
+    fn align32(&mut self) -> Result<(), BitcodeError> {
+        let aligned = self.pos.div_ceil(32) * 32;
+        if aligned > self.len_bits {
+            // Padding past the end: treat as the end of the stream.
+            self.pos = self.len_bits;
+        } else {
+            self.pos = aligned;
+        }
+        Ok(())
+    }
+
+    fn scope(&self) -> &Scope {
+        // There is always at least the outermost scope.
+        self.scopes.last().expect("outermost scope")
+    }
+
+    /// Reads the next entry of the current block. `DEFINE_ABBREV` entries
+    /// and `BLOCKINFO` blocks are handled here and never returned.
+    pub fn advance(&mut self) -> Result<Entry, BitcodeError> {
+        loop {
+            let scope = self.scope();
+            let width = scope.abbrev_width;
+            let at_outer = self.scopes.len() == 1;
+            if at_outer {
+                // Writers pad the top level to 32-bit words; fewer than 32
+                // bits left, or only zero padding, means the end.
+                if self.remaining() < 32 {
+                    self.pos = self.len_bits;
+                    return Ok(Entry::EndOfStream);
+                }
+            } else if self.pos >= scope.end_bit {
+                return Err(malformed("block ends without END_BLOCK"));
+            }
+            let id = self.read(width)?;
+            match id {
+                0 => {
+                    if at_outer {
+                        // Nothing to end; the caller reports it.
+                        return Ok(Entry::EndBlock);
+                    }
+                    self.align32()?;
+                    let scope = self.scopes.pop().expect("inner scope");
+                    if self.pos > scope.end_bit {
+                        return Err(malformed("block overruns its length"));
+                    }
+                    self.last_left = Some((scope.abbrev_width, scope.abbrevs));
+                    return Ok(Entry::EndBlock);
+                }
+                1 => {
+                    let block_id = self.read_vbr(8)?;
+                    if block_id == 0 {
+                        self.read_blockinfo()?;
+                        continue;
+                    }
+                    return Ok(Entry::SubBlock(block_id));
+                }
+                2 => {
+                    let abbrev = self.read_abbrev_def()?;
+                    let scope = self.scopes.last_mut().expect("scope");
+                    scope.abbrevs.push(Rc::new(abbrev));
+                }
+                _ => {
+                    if at_outer && id != 3 {
+                        return Err(malformed("invalid abbreviation ID at top level"));
+                    }
+                    return Ok(Entry::Record(id));
+                }
+            }
+        }
+    }
+
+    /// Reads the header of a sub-block (after [`Entry::SubBlock`]) and
+    /// makes it the current block.
+    pub fn enter_block(&mut self, block_id: u64) -> Result<(), BitcodeError> {
+        if self.scopes.len() > MAX_DEPTH {
+            return Err(malformed("blocks nested too deeply"));
+        }
+        let width = self.read_vbr(4)?;
+        if width == 0 || width > 32 {
+            return Err(malformed("invalid abbreviation width"));
+        }
+        self.align32()?;
+        let words = self.read(32)?;
+        let end_bit = self
+            .pos
+            .checked_add(words.saturating_mul(32))
+            .filter(|&e| e <= self.len_bits)
+            .ok_or(BitcodeError::UnexpectedEnd)?;
+        let abbrevs = self.blockinfo.get(&block_id).cloned().unwrap_or_default();
+        self.scopes.push(Scope {
+            abbrev_width: width as u32,
+            abbrevs,
+            block_id: Some(block_id),
+            end_bit,
+        });
+        Ok(())
+    }
+
+    /// Skips a sub-block (after [`Entry::SubBlock`]) using its length word.
+    pub fn skip_block(&mut self) -> Result<(), BitcodeError> {
+        let width = self.read_vbr(4)?;
+        if width == 0 || width > 32 {
+            return Err(malformed("invalid abbreviation width"));
+        }
+        self.align32()?;
+        let words = self.read(32)?;
+        let end = self
+            .pos
+            .checked_add(words.saturating_mul(32))
+            .filter(|&e| e <= self.len_bits)
+            .ok_or(BitcodeError::UnexpectedEnd)?;
+        self.pos = end;
+        Ok(())
+    }
+
+    /// The block ID of the current block (`None` at the top level).
+    pub fn block_id(&self) -> Option<u64> {
+        self.scope().block_id
+    }
+
+    fn read_abbrev_def(&mut self) -> Result<Abbrev, BitcodeError> {
+        let count = self.read_vbr(5)?;
+        let mut ops = Vec::new();
+        let mut i = 0u64;
+        while i < count {
+            i += 1;
+            let is_literal = self.read(1)? == 1;
+            if is_literal {
+                ops.push(AbbrevOp::Literal(self.read_vbr(8)?));
+                continue;
+            }
+            let encoding = self.read(3)?;
+            let op = match encoding {
+                1 | 2 => {
+                    let value = self.read_vbr(5)?;
+                    if value == 0 {
+                        // A zero-width field always reads as zero.
+                        AbbrevOp::Literal(0)
+                    } else if encoding == 1 {
+                        if value > 64 {
+                            return Err(malformed("fixed abbreviation field wider than 64 bits"));
+                        }
+                        AbbrevOp::Fixed(value as u32)
+                    } else {
+                        if !(2..=32).contains(&value) {
+                            return Err(malformed("invalid VBR abbreviation width"));
+                        }
+                        AbbrevOp::Vbr(value as u32)
+                    }
+                }
+                3 => AbbrevOp::Array,
+                4 => AbbrevOp::Char6,
+                5 => AbbrevOp::Blob,
+                _ => return Err(malformed("invalid abbreviation encoding")),
+            };
+            ops.push(op);
+        }
+        validate_abbrev(&ops)?;
+        Ok(Abbrev { ops })
+    }
+
+    fn read_blockinfo(&mut self) -> Result<(), BitcodeError> {
+        self.enter_block(0)?;
+        let mut current: Option<u64> = None;
+        loop {
+            let width = self.scope().abbrev_width;
+            if self.pos >= self.scope().end_bit {
+                return Err(malformed("block ends without END_BLOCK"));
+            }
+            let id = self.read(width)?;
+            match id {
+                0 => {
+                    self.align32()?;
+                    let scope = self.scopes.pop().expect("blockinfo scope");
+                    if self.pos > scope.end_bit {
+                        return Err(malformed("block overruns its length"));
+                    }
+                    return Ok(());
+                }
+                1 => {
+                    // Sub-blocks inside BLOCKINFO carry nothing we need.
+                    self.read_vbr(8)?;
+                    self.skip_block()?;
+                }
+                2 => {
+                    let abbrev = self.read_abbrev_def()?;
+                    let Some(target) = current else {
+                        return Err(malformed("abbreviation in BLOCKINFO before SETBID"));
+                    };
+                    self.blockinfo
+                        .entry(target)
+                        .or_default()
+                        .push(Rc::new(abbrev));
+                }
+                _ => {
+                    let record = self.read_record(id)?;
+                    if record.code == 1 {
+                        let target = *record
+                            .ops
+                            .first()
+                            .ok_or_else(|| malformed("SETBID record without a block ID"))?;
+                        current = Some(target);
+                    }
+                }
+            }
+        }
+    }
+
+    fn abbrev(&self, id: u64) -> Result<Rc<Abbrev>, BitcodeError> {
+        let index = id
+            .checked_sub(4)
+            .and_then(|i| usize::try_from(i).ok())
+            .ok_or_else(|| malformed("invalid abbreviation ID"))?;
+        self.scope()
+            .abbrevs
+            .get(index)
+            .cloned()
+            .ok_or_else(|| malformed("invalid abbreviation ID"))
+    }
+
+    fn read_scalar(&mut self, op: AbbrevOp) -> Result<u64, BitcodeError> {
+        match op {
+            AbbrevOp::Literal(v) => Ok(v),
+            AbbrevOp::Fixed(w) => self.read(w),
+            AbbrevOp::Vbr(w) => self.read_vbr(w),
+            AbbrevOp::Char6 => Ok(decode_char6(self.read(6)? as u8)),
+            AbbrevOp::Array | AbbrevOp::Blob => Err(malformed("invalid scalar encoding")),
+        }
+    }
+
+    /// Reads the record with abbreviation ID `id`, passing every operand
+    /// after the code to `sink`. Returns the code and the blob, if any.
+    pub fn read_record_with(
+        &mut self,
+        id: u64,
+        sink: &mut dyn FnMut(u64) -> Result<(), BitcodeError>,
+    ) -> Result<(u64, Option<&'a [u8]>), BitcodeError> {
+        if id == 3 {
+            let code = self.read_vbr(6)?;
+            let count = self.read_vbr(6)?;
+            // Every operand costs at least six bits.
+            if count.saturating_mul(6) > self.remaining() {
+                return Err(BitcodeError::UnexpectedEnd);
+            }
+            for _ in 0..count {
+                let v = self.read_vbr(6)?;
+                sink(v)?;
+            }
+            return Ok((code, None));
+        }
+        let abbrev = self.abbrev(id)?;
+        let ops = &abbrev.ops;
+        let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
+        let code = self.read_scalar(first)?;
+        let mut blob = None;
+        let mut i = 1;
+        while i < ops.len() {
+            match ops[i] {
+                AbbrevOp::Array => {
+                    let elt = *ops
+                        .get(i + 1)
+                        .ok_or_else(|| malformed("array without element type"))?;
+                    let count = self.read_vbr(6)?;
+                    let elt_bits = match elt {
+                        AbbrevOp::Fixed(w) => u64::from(w),
+                        AbbrevOp::Vbr(w) => u64::from(w),
+                        AbbrevOp::Char6 => 6,
+                        _ => return Err(malformed("invalid array element encoding")),
+                    };
+                    if count.saturating_mul(elt_bits) > self.remaining() {
+                        return Err(BitcodeError::UnexpectedEnd);
+                    }
+                    for _ in 0..count {
+                        let v = self.read_scalar(elt)?;
+                        sink(v)?;
+                    }
+                    i += 2;
+                }
+                AbbrevOp::Blob => {
+                    let len = self.read_vbr(6)?;
+                    self.align32()?;
+                    let start_bit = self.pos;
+                    let len_bits = len.checked_mul(8).ok_or(BitcodeError::UnexpectedEnd)?;
+                    if len_bits > self.remaining() {
+                        return Err(BitcodeError::UnexpectedEnd);
+                    }
+                    let start = (start_bit / 8) as usize;
+                    let end = start + len as usize;
+                    blob = Some(
+                        self.data
+                            .get(start..end)
+                            .ok_or(BitcodeError::UnexpectedEnd)?,
+                    );
+                    self.pos = start_bit + len_bits;
+                    self.align32()?;
+                    i += 1;
+                }
+                op => {
+                    let v = self.read_scalar(op)?;
+                    sink(v)?;
+                    i += 1;
+                }
+            }
+        }
+        Ok((code, blob))
+    }
+
+    /// Reads a whole record, keeping at most `max_ops` operands (more is an
+    /// error, so hostile records cannot make us allocate without bound).
+    pub fn read_record_limited(
+        &mut self,
+        id: u64,
+        max_ops: usize,
+    ) -> Result<Record<'a>, BitcodeError> {
+        let mut ops = Vec::new();
+        let (code, blob) = self.read_record_with(id, &mut |v| {
+            if ops.len() >= max_ops {
+                return Err(malformed("record has too many operands"));
+            }
+            ops.push(v);
+            Ok(())
+        })?;
+        Ok(Record { code, ops, blob })
+    }
+
+    /// Reads a whole record (operands limited by the input size).
+    pub fn read_record(&mut self, id: u64) -> Result<Record<'a>, BitcodeError> {
+        self.read_record_limited(id, usize::MAX)
+    }
+
+    /// Skips a record, returning its code.
+    pub fn skip_record(&mut self, id: u64) -> Result<u64, BitcodeError> {
+        let (code, _) = self.read_record_with(id, &mut |_| Ok(()))?;
+        Ok(code)
+    }
+
+    /// Moves to an absolute bit position (used to re-read a record found in
+    /// an earlier pass). The abbreviation state is not changed.
+    pub fn seek(&mut self, bit: u64) -> Result<(), BitcodeError> {
+        if bit > self.len_bits {
+            return Err(BitcodeError::UnexpectedEnd);
+        }
+        self.pos = bit;
+        Ok(())
+    }
+
+    /// Takes the abbreviation width and list of the block most recently
+    /// left through `END_BLOCK`, so records found in it can be re-read
+    /// later with [`Cursor::reread_record`].
+    pub fn take_last_left(&mut self) -> Option<(u32, Vec<Rc<Abbrev>>)> {
+        self.last_left.take()
+    }
+
+    /// Re-reads a record whose body starts at bit `body_bit`, using the
+    /// abbreviation state of its block as returned by
+    /// [`Cursor::take_last_left`]. Abbreviations are only ever appended in
+    /// a block, so the final list is valid for every record in it.
+    pub fn reread_record(
+        &mut self,
+        body_bit: u64,
+        abbrev_id: u64,
+        block: &(u32, Vec<Rc<Abbrev>>),
+        sink: &mut dyn FnMut(u64) -> Result<(), BitcodeError>,
+    ) -> Result<u64, BitcodeError> {
+        self.seek(body_bit)?;
+        let len_bits = self.len_bits;
+        self.scopes.push(Scope {
+            abbrev_width: block.0,
+            abbrevs: block.1.clone(),
+            block_id: None,
+            end_bit: len_bits,
+        });
+        let result = self.read_record_with(abbrev_id, sink);
+        self.scopes.pop();
+        Ok(result?.0)
+    }
+}
+
+fn validate_abbrev(ops: &[AbbrevOp]) -> Result<(), BitcodeError> {
+    match ops.first() {
+        None => return Err(malformed("abbreviation with no operands")),
+        Some(AbbrevOp::Array | AbbrevOp::Blob) => {
+            return Err(malformed("abbreviation starts with an array or a blob"))
+        }
+        _ => {}
+    }
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            AbbrevOp::Array => {
+                // The array must be second to last; its element type last.
+                if i + 2 != ops.len() {
+                    return Err(malformed("array is not the second to last operand"));
+                }
+                match ops[i + 1] {
+                    AbbrevOp::Fixed(_) | AbbrevOp::Vbr(_) | AbbrevOp::Char6 => {}
+                    _ => return Err(malformed("invalid array element encoding")),
+                }
+            }
+            AbbrevOp::Blob if i + 1 != ops.len() => {
+                return Err(malformed("blob is not the last operand"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a 6-bit character (`a`-`z`, `A`-`Z`, `0`-`9`, `.`, `_`).
+pub fn decode_char6(v: u8) -> u64 {
+    let c = match v {
+        0..=25 => b'a' + v,
+        26..=51 => b'A' + (v - 26),
+        52..=61 => b'0' + (v - 52),
+        62 => b'.',
+        _ => b'_',
+    };
+    u64::from(c)
+}

@@ -1,0 +1,455 @@
+//! Offload objects embedded in bitcode by `clang -fembed-offload-object`.
+//!
+//! clang stores each embedded file as the initializer of a private global
+//! byte array and lists `!{ptr @global, !".llvm.offloading"}` in the named
+//! metadata `!llvm.embedded.objects`. Extraction walks that list in order;
+//! an entry is used when its second operand is the string
+//! `.llvm.offloading`, its first operand is a global variable, and that
+//! variable's initializer is a constant data array or vector (bitcode
+//! records `CST_CODE_STRING`, `CST_CODE_CSTRING` or `CST_CODE_DATA`). Other
+//! entries are skipped silently, as LLVM does.
+//!
+//! The module is read in one pass over the module block; the (possibly
+//! large) initializer records are only remembered by position and decoded
+//! at the end for the globals that are actually referenced.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::bitstream::{Abbrev, Cursor, Entry};
+use super::{block_id, BitcodeError, BitcodeFile};
+
+/// The message LLVM 22's `llvm-offload-binary` prints for any bitcode input
+/// it cannot load.
+pub const EMBEDDED_OBJECTS_FAILURE: &str = "Failed to create module";
+
+const NAMED_METADATA: &[u8] = b"llvm.embedded.objects";
+const SECTION: &[u8] = b".llvm.offloading";
+
+mod module_code {
+    pub const VERSION: u64 = 1;
+    pub const GLOBALVAR: u64 = 7;
+    pub const FUNCTION: u64 = 8;
+    pub const ALIAS_OLD: u64 = 9;
+    pub const ALIAS: u64 = 14;
+    pub const IFUNC: u64 = 18;
+}
+
+mod cst_code {
+    pub const SETTYPE: u64 = 1;
+    pub const STRING: u64 = 8;
+    pub const CSTRING: u64 = 9;
+    pub const DATA: u64 = 22;
+}
+
+mod md_code {
+    pub const STRING_OLD: u64 = 1;
+    pub const VALUE: u64 = 2;
+    pub const NODE: u64 = 3;
+    pub const NAME: u64 = 4;
+    pub const DISTINCT_NODE: u64 = 5;
+    pub const KIND: u64 = 6;
+    pub const NAMED_NODE: u64 = 10;
+    pub const ATTACHMENT: u64 = 11;
+    pub const STRINGS: u64 = 35;
+    pub const GLOBAL_DECL_ATTACHMENT: u64 = 36;
+    pub const INDEX_OFFSET: u64 = 38;
+    pub const INDEX: u64 = 39;
+}
+
+mod type_code {
+    pub const NUMENTRY: u64 = 1;
+    pub const FLOAT: u64 = 3;
+    pub const DOUBLE: u64 = 4;
+    pub const INTEGER: u64 = 7;
+    pub const HALF: u64 = 10;
+    pub const ARRAY: u64 = 11;
+    pub const VECTOR: u64 = 12;
+    pub const STRUCT_NAME: u64 = 19;
+    pub const BFLOAT: u64 = 23;
+}
+
+/// What the type table says about a type, as far as data arrays go.
+#[derive(Clone, Copy, Debug)]
+enum Ty {
+    /// A scalar of this many bytes (integers rounded up, floats).
+    Scalar(u32),
+    /// An array or vector with this element type index.
+    Sequence(u64),
+    Other,
+}
+
+/// A constant record worth decoding later.
+#[derive(Clone, Copy)]
+struct DataConstant {
+    code: u64,
+    type_id: u64,
+    body_bit: u64,
+    abbrev_id: u64,
+    /// Index into the saved abbreviation states of constants blocks.
+    block: usize,
+}
+
+/// Metadata kinds we need to tell apart.
+#[derive(Clone, Debug)]
+enum Md {
+    Other,
+    String(Vec<u8>),
+    Value(u64),
+    Node { len: u64, op0: u64, op1: u64 },
+}
+
+#[derive(Default)]
+struct ModuleScan {
+    version: u64,
+    types: Vec<Ty>,
+    /// By value ID: `Some(initid)` for global variables (0 = none), `None`
+    /// for other global values.
+    globals: HashMap<u64, Option<u64>>,
+    /// Module-level constants by value ID (IDs after the global values).
+    constants: HashMap<u64, DataConstant>,
+    next_value: u64,
+    constant_blocks: Vec<(u32, Vec<Rc<Abbrev>>)>,
+    metadata: Vec<Md>,
+    /// Metadata IDs listed by `!llvm.embedded.objects`, in order.
+    embedded: Vec<u64>,
+}
+
+fn malformed(what: &str) -> BitcodeError {
+    BitcodeError::Malformed(what.to_string())
+}
+
+/// Returns the bytes of every object embedded in a bitcode module, in the
+/// order of `!llvm.embedded.objects`. A module without that metadata gives
+/// an empty list.
+///
+/// Errors mean LLVM could not load the module; `llvm-offload-binary` then
+/// reports [`EMBEDDED_OBJECTS_FAILURE`]. A file with more than one module is
+/// such an error too (LLVM loads exactly one).
+pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    let file = BitcodeFile::parse(data)?;
+    let [module] = file.modules.as_slice() else {
+        return Err(malformed("expected exactly one module"));
+    };
+    let mut cursor = Cursor::new(file.stream);
+    cursor.seek(module.bit)?;
+    // Abbreviations from BLOCKINFO blocks are in the module's own stream
+    // order, so walk from the start of the module block.
+    match cursor.advance()? {
+        Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
+        _ => return Err(malformed("module block expected")),
+    }
+    let mut scan = ModuleScan::default();
+    scan_module(&mut cursor, &mut scan)?;
+    if scan.version > 2 {
+        return Err(malformed("unsupported bitcode version"));
+    }
+
+    let mut out = Vec::new();
+    for &md in &scan.embedded {
+        let Some(Md::Node { len, op0, op1 }) = scan.metadata.get(md as usize) else {
+            continue;
+        };
+        if *len < 2 {
+            continue;
+        }
+        let section_ok = op1
+            .checked_sub(1)
+            .and_then(|i| scan.metadata.get(i as usize))
+            .is_some_and(|m| matches!(m, Md::String(s) if s == SECTION));
+        if !section_ok {
+            continue;
+        }
+        let Some(Md::Value(value)) = op0
+            .checked_sub(1)
+            .and_then(|i| scan.metadata.get(i as usize))
+        else {
+            continue;
+        };
+        let Some(Some(init)) = scan.globals.get(value) else {
+            continue;
+        };
+        let Some(init_value) = init.checked_sub(1) else {
+            continue;
+        };
+        let Some(constant) = scan.constants.get(&init_value).copied() else {
+            continue;
+        };
+        out.push(decode_data(&mut cursor, &scan, &constant)?);
+    }
+    Ok(out)
+}
+
+fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(()),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(id) => match id {
+                block_id::TYPE => {
+                    cursor.enter_block(id)?;
+                    scan_types(cursor, scan)?;
+                }
+                block_id::CONSTANTS => {
+                    cursor.enter_block(id)?;
+                    scan_constants(cursor, scan)?;
+                }
+                block_id::METADATA => {
+                    cursor.enter_block(id)?;
+                    scan_metadata(cursor, scan)?;
+                }
+                _ => cursor.skip_block()?,
+            },
+            Entry::Record(abbrev) => {
+                let mut first = [0u64; 6];
+                let mut n = 0usize;
+                let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
+                    if let Some(slot) = first.get_mut(n) {
+                        *slot = v;
+                    }
+                    n += 1;
+                    Ok(())
+                })?;
+                match code {
+                    module_code::VERSION => scan.version = first[0],
+                    module_code::GLOBALVAR => {
+                        // v2: [strtab offset, size, type, isconst, initid, ...]
+                        let base = if scan.version >= 2 { 2 } else { 0 };
+                        if n < base + 3 {
+                            return Err(malformed("invalid global variable record"));
+                        }
+                        scan.globals.insert(scan.next_value, Some(first[base + 2]));
+                        scan.next_value += 1;
+                    }
+                    module_code::FUNCTION
+                    | module_code::ALIAS
+                    | module_code::ALIAS_OLD
+                    | module_code::IFUNC => {
+                        scan.globals.insert(scan.next_value, None);
+                        scan.next_value += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn scan_types(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(()),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(abbrev) => {
+                let mut first = [0u64; 2];
+                let mut n = 0usize;
+                let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
+                    if let Some(slot) = first.get_mut(n) {
+                        *slot = v;
+                    }
+                    n += 1;
+                    Ok(())
+                })?;
+                let ty = match code {
+                    type_code::NUMENTRY | type_code::STRUCT_NAME => continue,
+                    type_code::INTEGER => {
+                        Ty::Scalar(first[0].div_ceil(8).min(u64::from(u32::MAX)) as u32)
+                    }
+                    type_code::HALF | type_code::BFLOAT => Ty::Scalar(2),
+                    type_code::FLOAT => Ty::Scalar(4),
+                    type_code::DOUBLE => Ty::Scalar(8),
+                    type_code::ARRAY | type_code::VECTOR => Ty::Sequence(first[1]),
+                    _ => Ty::Other,
+                };
+                scan.types.push(ty);
+            }
+        }
+    }
+}
+
+fn scan_constants(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+    let block = scan.constant_blocks.len();
+    let mut current_type = None;
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => {
+                let state = cursor.take_last_left().unwrap_or_default();
+                scan.constant_blocks.push(state);
+                return Ok(());
+            }
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(abbrev) => {
+                let body_bit = cursor.bit_pos();
+                let mut first = 0u64;
+                let mut n = 0usize;
+                let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
+                    if n == 0 {
+                        first = v;
+                    }
+                    n += 1;
+                    Ok(())
+                })?;
+                if code == cst_code::SETTYPE {
+                    if n == 0 {
+                        return Err(malformed("invalid SETTYPE record"));
+                    }
+                    current_type = Some(first);
+                    continue;
+                }
+                let value = scan.next_value;
+                scan.next_value += 1;
+                if matches!(code, cst_code::STRING | cst_code::CSTRING | cst_code::DATA) {
+                    let type_id =
+                        current_type.ok_or_else(|| malformed("constant before SETTYPE"))?;
+                    scan.constants.insert(
+                        value,
+                        DataConstant {
+                            code,
+                            type_id,
+                            body_bit,
+                            abbrev_id: abbrev,
+                            block,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn scan_metadata(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+    let mut pending_name: Option<Vec<u8>> = None;
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(()),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(abbrev) => {
+                let body_bit = cursor.bit_pos();
+                // Peek at the code first without keeping operands; most
+                // metadata records (debug info) are not needed.
+                let code = cursor.skip_record(abbrev)?;
+                let name = pending_name.take();
+                match code {
+                    md_code::NAME
+                    | md_code::STRING_OLD
+                    | md_code::VALUE
+                    | md_code::NODE
+                    | md_code::DISTINCT_NODE
+                    | md_code::NAMED_NODE
+                    | md_code::STRINGS => {
+                        cursor.seek(body_bit)?;
+                        let record = cursor.read_record(abbrev)?;
+                        match code {
+                            md_code::NAME => {
+                                pending_name = Some(record.ops.iter().map(|&c| c as u8).collect());
+                            }
+                            md_code::STRING_OLD => {
+                                scan.metadata.push(Md::String(
+                                    record.ops.iter().map(|&c| c as u8).collect(),
+                                ));
+                            }
+                            md_code::VALUE => {
+                                if record.ops.len() != 2 {
+                                    return Err(malformed("invalid metadata value record"));
+                                }
+                                scan.metadata.push(Md::Value(record.ops[1]));
+                            }
+                            md_code::NODE | md_code::DISTINCT_NODE => {
+                                let ops = &record.ops;
+                                scan.metadata.push(Md::Node {
+                                    len: ops.len() as u64,
+                                    op0: ops.first().copied().unwrap_or(0),
+                                    op1: ops.get(1).copied().unwrap_or(0),
+                                });
+                            }
+                            md_code::NAMED_NODE => {
+                                let Some(name) = name else {
+                                    return Err(malformed("named node without a name"));
+                                };
+                                if name == NAMED_METADATA {
+                                    scan.embedded.extend_from_slice(&record.ops);
+                                }
+                            }
+                            _ => read_strings(&record.ops, record.blob, &mut scan.metadata)?,
+                        }
+                    }
+                    md_code::KIND
+                    | md_code::ATTACHMENT
+                    | md_code::GLOBAL_DECL_ATTACHMENT
+                    | md_code::INDEX_OFFSET
+                    | md_code::INDEX => {}
+                    // Every other record defines one metadata ID.
+                    _ => scan.metadata.push(Md::Other),
+                }
+            }
+        }
+    }
+}
+
+/// Decodes a `METADATA_STRINGS` record: `[count, offset]` and a blob whose
+/// first `offset` bytes hold `count` VBR6 lengths, followed by the
+/// characters.
+fn read_strings(ops: &[u64], blob: Option<&[u8]>, out: &mut Vec<Md>) -> Result<(), BitcodeError> {
+    let (Some(&count), Some(&offset), Some(blob)) = (ops.first(), ops.get(1), blob) else {
+        return Err(malformed("invalid metadata strings record"));
+    };
+    let offset =
+        usize::try_from(offset).map_err(|_| malformed("invalid metadata strings offset"))?;
+    let (lengths, mut chars) = (
+        blob.get(..offset)
+            .ok_or_else(|| malformed("invalid metadata strings offset"))?,
+        blob.get(offset..)
+            .ok_or_else(|| malformed("invalid metadata strings offset"))?,
+    );
+    let mut lens = Cursor::new(lengths);
+    for _ in 0..count {
+        let len = lens.read_vbr(6)?;
+        let len = usize::try_from(len).map_err(|_| malformed("metadata string too long"))?;
+        let s = chars
+            .get(..len)
+            .ok_or_else(|| malformed("metadata string past the end"))?;
+        // Only the section name is ever compared; keep others cheap.
+        out.push(if s == SECTION {
+            Md::String(s.to_vec())
+        } else {
+            Md::Other
+        });
+        chars = &chars[len..];
+    }
+    Ok(())
+}
+
+fn decode_data(
+    cursor: &mut Cursor<'_>,
+    scan: &ModuleScan,
+    c: &DataConstant,
+) -> Result<Vec<u8>, BitcodeError> {
+    let block = scan
+        .constant_blocks
+        .get(c.block)
+        .ok_or_else(|| malformed("constant outside a constants block"))?;
+    let elt_size = match c.code {
+        cst_code::DATA => {
+            let Some(Ty::Sequence(elt)) = scan.types.get(c.type_id as usize) else {
+                return Err(malformed("data constant of a non-sequence type"));
+            };
+            match scan.types.get(*elt as usize) {
+                Some(Ty::Scalar(size @ (1 | 2 | 4 | 8))) => *size as usize,
+                _ => return Err(malformed("data constant of an unsupported element type")),
+            }
+        }
+        _ => 1,
+    };
+    let mut bytes = Vec::new();
+    cursor.reread_record(c.body_bit, c.abbrev_id, block, &mut |v| {
+        bytes.extend_from_slice(&v.to_le_bytes()[..elt_size]);
+        Ok(())
+    })?;
+    if c.code == cst_code::CSTRING {
+        bytes.push(0);
+    }
+    Ok(bytes)
+}

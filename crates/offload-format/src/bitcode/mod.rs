@@ -1,0 +1,296 @@
+//! LLVM bitcode reading: just enough to find what the offload tools need.
+//!
+//! * [`embedded_objects`]: the byte arrays clang embeds with
+//!   `-fembed-offload-object` (globals listed in the `!llvm.embedded.objects`
+//!   named metadata with section `.llvm.offloading`), which is how
+//!   `llvm-offload-binary` extracts offload images from bitcode.
+//! * [`archive_symbols`]: the names LLVM's archive writer puts in an
+//!   archive symbol table for a bitcode member, read from the IR symbol
+//!   table (`SYMTAB_BLOCK` + `STRTAB_BLOCK`) that LLVM writes into every
+//!   bitcode file, or from the module itself when that table is absent.
+//! * [`is_bitcode`] and [`BitcodeFile`]: magic detection, the wrapper header,
+//!   and the top-level block layout.
+//!
+//! The underlying bitstream reader ([`bitstream`]) is bounded and treats its
+//! input as hostile.
+
+pub mod bitstream;
+mod embedded;
+mod irsymtab;
+mod module;
+
+use std::fmt;
+
+pub use embedded::{embedded_objects, EMBEDDED_OBJECTS_FAILURE};
+pub use irsymtab::IrSymbol;
+
+use bitstream::{Cursor, Entry};
+
+/// Block IDs used at the top level of a bitcode file.
+pub mod block_id {
+    /// `MODULE_BLOCK`.
+    pub const MODULE: u64 = 8;
+    /// `PARAMATTR_BLOCK`.
+    pub const PARAMATTR: u64 = 9;
+    /// `PARAMATTR_GROUP_BLOCK`.
+    pub const PARAMATTR_GROUP: u64 = 10;
+    /// `CONSTANTS_BLOCK`.
+    pub const CONSTANTS: u64 = 11;
+    /// `FUNCTION_BLOCK`.
+    pub const FUNCTION: u64 = 12;
+    /// `IDENTIFICATION_BLOCK`.
+    pub const IDENTIFICATION: u64 = 13;
+    /// `VALUE_SYMTAB_BLOCK`.
+    pub const VALUE_SYMTAB: u64 = 14;
+    /// `METADATA_BLOCK`.
+    pub const METADATA: u64 = 15;
+    /// `TYPE_BLOCK_NEW`.
+    pub const TYPE: u64 = 17;
+    /// `STRTAB_BLOCK`.
+    pub const STRTAB: u64 = 23;
+    /// `SYMTAB_BLOCK`.
+    pub const SYMTAB: u64 = 25;
+}
+
+/// Errors from reading bitcode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BitcodeError {
+    /// The length is not a multiple of four, or the magic is wrong (LLVM:
+    /// "Invalid bitcode signature").
+    InvalidSignature,
+    /// The wrapper header is truncated or points outside the file.
+    InvalidWrapper,
+    /// Fewer than four bytes of bitcode.
+    TooSmall,
+    /// The wrapper points at bytes that are not bitcode.
+    NotBitcodeHeader,
+    /// The stream ended in the middle of something.
+    UnexpectedEnd,
+    /// The stream is structurally invalid.
+    Malformed(String),
+}
+
+impl fmt::Display for BitcodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BitcodeError::InvalidSignature => f.write_str("Invalid bitcode signature"),
+            BitcodeError::InvalidWrapper => f.write_str("Invalid bitcode wrapper header"),
+            BitcodeError::TooSmall => f.write_str("file too small to contain bitcode header"),
+            BitcodeError::NotBitcodeHeader => f.write_str("file doesn't start with bitcode header"),
+            BitcodeError::UnexpectedEnd => f.write_str("Malformed block"),
+            BitcodeError::Malformed(what) => write!(f, "Malformed bitcode: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for BitcodeError {}
+
+/// The raw bitcode magic `BC C0 DE`.
+pub const RAW_MAGIC: [u8; 4] = *b"BC\xC0\xDE";
+/// The bitcode wrapper magic (0x0B17C0DE little-endian).
+pub const WRAPPER_MAGIC: [u8; 4] = [0xDE, 0xC0, 0x17, 0x0B];
+
+/// Whether `data` starts like LLVM bitcode (raw or wrapped), the same test
+/// LLVM's file-type sniffing applies.
+pub fn is_bitcode(data: &[u8]) -> bool {
+    data.starts_with(&RAW_MAGIC) || data.starts_with(&WRAPPER_MAGIC)
+}
+
+/// Returns the bitstream inside `data` (the wrapper header removed) after
+/// the same checks LLVM makes before reading, signature included.
+pub fn bitstream_bytes(data: &[u8]) -> Result<&[u8], BitcodeError> {
+    if data.len() % 4 != 0 {
+        return Err(BitcodeError::InvalidSignature);
+    }
+    let mut body = data;
+    if data.starts_with(&WRAPPER_MAGIC) {
+        // magic, version, offset, size, cputype: offset and size are needed.
+        let word = |at: usize| -> Option<u32> {
+            let b = data.get(at..at + 4)?;
+            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let (Some(offset), Some(size)) = (word(8), word(12)) else {
+            return Err(BitcodeError::InvalidWrapper);
+        };
+        let end = u64::from(offset) + u64::from(size);
+        if end > data.len() as u64 {
+            return Err(BitcodeError::InvalidWrapper);
+        }
+        body = &data[offset as usize..end as usize];
+    }
+    if body.len() < 4 {
+        return Err(BitcodeError::TooSmall);
+    }
+    if body[..4] != RAW_MAGIC {
+        return Err(BitcodeError::NotBitcodeHeader);
+    }
+    Ok(body)
+}
+
+/// The top-level layout of a bitcode file.
+#[derive(Clone, Debug, Default)]
+pub struct BitcodeFile<'a> {
+    /// The bitstream (wrapper removed, magic included).
+    pub stream: &'a [u8],
+    /// Bit positions of each `MODULE_BLOCK` (pointing at the block's
+    /// abbreviation ID), in file order.
+    pub modules: Vec<ModuleRef<'a>>,
+    /// The last `SYMTAB_BLOCK` blob (the IR symbol table), if any.
+    pub symtab: Option<&'a [u8]>,
+}
+
+/// One module of a bitcode file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModuleRef<'a> {
+    /// Bit position of the `ENTER_SUBBLOCK` of the module block.
+    pub bit: u64,
+    /// The string table that applies to this module (the first
+    /// `STRTAB_BLOCK` after it), empty if none.
+    pub strtab: &'a [u8],
+}
+
+impl<'a> BitcodeFile<'a> {
+    /// Splits a bitcode file into its top-level blocks, as LLVM does before
+    /// reading any module.
+    pub fn parse(data: &'a [u8]) -> Result<Self, BitcodeError> {
+        let stream = bitstream_bytes(data)?;
+        let mut cursor = Cursor::new(stream);
+        cursor.read(32)?; // the magic, checked above
+        let mut file = BitcodeFile {
+            stream,
+            modules: Vec::new(),
+            symtab: None,
+        };
+        let mut with_strtab = 0usize;
+        loop {
+            // Trailing bytes too short to hold another module are ignored,
+            // as some archivers pad bitcode members.
+            let byte_pos = cursor.bit_pos() / 8;
+            if byte_pos + 8 >= stream.len() as u64 {
+                return Ok(file);
+            }
+            let entry_bit = cursor.bit_pos();
+            match cursor.advance()? {
+                Entry::EndOfStream => return Ok(file),
+                Entry::EndBlock => return Err(BitcodeError::UnexpectedEnd),
+                Entry::Record(id) => {
+                    cursor.skip_record(id)?;
+                }
+                Entry::SubBlock(id) => match id {
+                    block_id::MODULE => {
+                        file.modules.push(ModuleRef {
+                            bit: entry_bit,
+                            strtab: &[],
+                        });
+                        cursor.skip_block()?;
+                    }
+                    block_id::STRTAB | block_id::SYMTAB => {
+                        let blob = read_single_blob(&mut cursor, id)?;
+                        if id == block_id::STRTAB {
+                            if let Some(blob) = blob {
+                                for module in file.modules.iter_mut().skip(with_strtab) {
+                                    module.strtab = blob;
+                                }
+                                with_strtab = file.modules.len();
+                            }
+                        } else if blob.is_some() {
+                            file.symtab = blob;
+                        }
+                    }
+                    _ => cursor.skip_block()?,
+                },
+            }
+        }
+    }
+
+    /// The string table of the last module (the IR symbol table's strings
+    /// live there too).
+    pub fn last_strtab(&self) -> Option<&'a [u8]> {
+        self.modules
+            .last()
+            .map(|m| m.strtab)
+            .filter(|s| !s.is_empty())
+    }
+}
+
+/// Reads a block holding one blob record (STRTAB or SYMTAB) and returns the
+/// blob.
+fn read_single_blob<'a>(
+    cursor: &mut Cursor<'a>,
+    id: u64,
+) -> Result<Option<&'a [u8]>, BitcodeError> {
+    cursor.enter_block(id)?;
+    let mut found = None;
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(found),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(abbrev) => {
+                let (code, blob) = cursor.read_record_with(abbrev, &mut |_| Ok(()))?;
+                // Code 1 is STRTAB_BLOB / SYMTAB_BLOB.
+                if code == 1 {
+                    if let Some(blob) = blob {
+                        found = Some(blob);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The symbol names LLVM's archive writer lists for a bitcode member, in
+/// its order: for each module, functions, then global variables, then
+/// aliases and ifuncs, then symbols defined by module-level inline
+/// assembly; keeping only defined, non-local symbols that are not
+/// format-specific (`llvm.*` names, the `llvm.metadata` section, private
+/// linkage).
+///
+/// The IR symbol table written by LLVM is used when present (it stores
+/// exactly this list, mangled); otherwise the module records are read.
+pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    let file = BitcodeFile::parse(data)?;
+    if file.modules.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let (Some(symtab), Some(strtab)) = (file.symtab, file.last_strtab()) {
+        if let Ok(symbols) = irsymtab::read(symtab, strtab, file.modules.len()) {
+            return Ok(symbols
+                .into_iter()
+                .filter(IrSymbol::is_archive_symbol)
+                .map(|s| s.name.to_vec())
+                .collect());
+        }
+    }
+    module_archive_symbols_of(&file)
+}
+
+/// Like [`archive_symbols`], but always reads the module records and never
+/// the stored IR symbol table. Symbols defined only by module-level inline
+/// assembly are not found this way.
+pub fn module_archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    module_archive_symbols_of(&BitcodeFile::parse(data)?)
+}
+
+/// Whether any module of the file has module-level inline assembly
+/// (`module asm "..."`). Writing an archive with such a member makes
+/// LLVM 22's `llvm-offload-binary` and `clang-offload-bundler` crash (they
+/// do not initialise the assemblers the symbol reader then uses).
+pub fn has_module_asm(data: &[u8]) -> Result<bool, BitcodeError> {
+    let file = BitcodeFile::parse(data)?;
+    for module in &file.modules {
+        if module::has_module_asm(file.stream, module)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn module_archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    let mut names = Vec::new();
+    for module in &file.modules {
+        module::archive_symbols(file.stream, module, &mut names)?;
+    }
+    Ok(names)
+}

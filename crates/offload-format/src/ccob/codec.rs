@@ -1,0 +1,421 @@
+//! Compression and decompression of CCOB payloads.
+//!
+//! Memory: decompression writes straight into one buffer sized by the
+//! header's uncompressed size, and only after that size has been checked
+//! against what the payload could possibly expand to; compression appends
+//! the payload to a buffer that already holds the header, so no second copy
+//! of either side is made.
+
+use std::io::Cursor;
+use std::time::{Duration, Instant};
+
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use md5::{Digest, Md5};
+use zstd::zstd_safe;
+
+use super::error::CcobError;
+use super::header::{Header, Method, V2Field, Version};
+use super::report::DecompressReport;
+
+/// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
+/// block header + 1 byte) stands for at most one 128 KiB block.
+const ZSTD_MAX_RATIO: u64 = 128 * 1024 / 4;
+/// Largest expansion deflate can give (zlib's documented 1032:1 limit).
+const ZLIB_MAX_RATIO: u64 = 1032;
+
+/// The hash CCOB headers carry: the first 8 bytes of the MD5 digest of
+/// `data`, read as a little-endian integer.
+pub fn truncated_md5(data: &[u8]) -> u64 {
+    let digest = Md5::digest(data);
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(low)
+}
+
+/// How to compress: what the bundler's `-compress`, `--compression-level`
+/// and the `OFFLOAD_BUNDLER_*` / `COMPRESSED_BUNDLE_FORMAT_VERSION`
+/// environment variables decide. The front-end fills it in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompressOptions {
+    /// Compression method; LLVM 22 as packaged always uses zstd.
+    pub method: Method,
+    /// Level as given by the user; `None` means the method's default
+    /// ([`Method::default_level`]). zstd clamps out-of-range levels itself
+    /// (0 means its default, 3); zlib accepts -1..=9.
+    pub level: Option<i32>,
+    /// Header version to write: 2 or 3 (LLVM 22's default is 3).
+    pub version: Version,
+}
+
+impl Default for CompressOptions {
+    fn default() -> Self {
+        CompressOptions {
+            method: Method::Zstd,
+            level: None,
+            version: Version::V3,
+        }
+    }
+}
+
+impl CompressOptions {
+    /// The level that will be used (and that the verbose report prints).
+    pub fn effective_level(&self) -> i32 {
+        self.level.unwrap_or_else(|| self.method.default_level())
+    }
+}
+
+/// Figures of one compression, for the `-verbose` report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompressInfo {
+    /// Header version written.
+    pub version: Version,
+    /// Method used.
+    pub method: Method,
+    /// Level as given (not clamped by zstd).
+    pub level: i32,
+    /// Size of the input bundle.
+    pub uncompressed_len: u64,
+    /// Size of the compressed payload.
+    pub payload_len: u64,
+    /// Header plus payload.
+    pub total_len: u64,
+    /// Truncated MD5 stored in the header.
+    pub hash: u64,
+    /// Wall-clock time spent in the codec call alone.
+    pub codec_time: Duration,
+}
+
+/// A complete compressed bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compressed {
+    /// Header followed by the payload: the bytes to write out.
+    pub bytes: Vec<u8>,
+    /// Figures for the verbose report.
+    pub info: CompressInfo,
+}
+
+/// Compress a serialized bundle into a CCOB exactly as LLVM 22's bundler
+/// does: one zstd frame from a single `ZSTD_compress2` call with
+/// long-distance matching on (content size recorded, no checksum), or one
+/// zlib `compress2` stream; then the header of the requested version.
+///
+/// The bytes are identical to 22's when the same libzstd / zlib versions are
+/// linked (Cargo feature `system-compression` on a Debian 12 host); other
+/// builds produce valid CCOBs that decompress to the same data.
+pub fn compress(input: &[u8], options: &CompressOptions) -> Result<Compressed, CcobError> {
+    let version = options.version;
+    if version == Version::V1 {
+        return Err(CcobError::UnsupportedWriteVersion(version));
+    }
+    let level = options.effective_level();
+    let uncompressed_len = input.len() as u64;
+    // 22 compresses first and checks afterwards; checking the input size
+    // first gives the same outcome without the wasted work.
+    if version == Version::V2 && u32::try_from(uncompressed_len).is_err() {
+        return Err(CcobError::Version2Limit(V2Field::UncompressedSize));
+    }
+    let hash = truncated_md5(input);
+    let header_len = version.header_len();
+
+    let mut out = Vec::new();
+    let (codec_time, payload_len) = match options.method {
+        Method::Zstd => {
+            let bound = zstd_safe::compress_bound(input.len());
+            reserve(&mut out, header_len.saturating_add(bound))?;
+            out.resize(header_len, 0);
+            zstd_compress(input, level, &mut out)?
+        }
+        Method::Zlib => {
+            let level = zlib_level(level)?;
+            reserve(&mut out, header_len.saturating_add(zlib_bound(input.len())))?;
+            out.resize(header_len, 0);
+            zlib_compress(input, level, &mut out)?
+        }
+    };
+
+    let total_len = (header_len as u64).saturating_add(payload_len as u64);
+    let header = Header {
+        version,
+        method: options.method,
+        total_size: Some(total_len),
+        uncompressed_size: uncompressed_len,
+        hash,
+    };
+    let header_bytes = header.to_bytes()?;
+    out[..header_len].copy_from_slice(&header_bytes);
+    Ok(Compressed {
+        bytes: out,
+        info: CompressInfo {
+            version,
+            method: options.method,
+            level: options.level.unwrap_or(level),
+            uncompressed_len,
+            payload_len: payload_len as u64,
+            total_len,
+            hash,
+            codec_time,
+        },
+    })
+}
+
+fn reserve(buf: &mut Vec<u8>, size: usize) -> Result<(), CcobError> {
+    buf.try_reserve_exact(size)
+        .map_err(|_| CcobError::OutOfMemory { size: size as u64 })
+}
+
+/// zlib's `compressBound` for the default window and memory level.
+fn zlib_bound(len: usize) -> usize {
+    len.saturating_add(len >> 12)
+        .saturating_add(len >> 14)
+        .saturating_add(len >> 25)
+        .saturating_add(13)
+}
+
+fn zlib_level(level: i32) -> Result<u32, CcobError> {
+    match level {
+        // zlib's Z_DEFAULT_COMPRESSION stands for level 6.
+        -1 => Ok(6),
+        0..=9 => Ok(level as u32),
+        _ => Err(CcobError::InvalidLevel {
+            method: Method::Zlib,
+            level,
+        }),
+    }
+}
+
+fn zstd_error(code: usize) -> CcobError {
+    CcobError::Codec {
+        method: Method::Zstd,
+        message: zstd_safe::get_error_name(code).to_string(),
+    }
+}
+
+/// Append one zstd frame to `out` (which holds the header so far).
+fn zstd_compress(
+    input: &[u8],
+    level: i32,
+    out: &mut Vec<u8>,
+) -> Result<(Duration, usize), CcobError> {
+    let start_len = out.len();
+    let mut cctx = zstd_safe::CCtx::try_create().ok_or(CcobError::OutOfMemory {
+        size: input.len() as u64,
+    })?;
+    // Same parameters, in the same order, as LLVM's zstd::compress.
+    cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
+        .map_err(zstd_error)?;
+    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+        .map_err(zstd_error)?;
+    let started = Instant::now();
+    let mut cursor = Cursor::new(&mut *out);
+    cursor.set_position(start_len as u64);
+    let written = cctx.compress2(&mut cursor, input).map_err(zstd_error)?;
+    let elapsed = started.elapsed();
+    debug_assert_eq!(out.len(), start_len + written);
+    Ok((elapsed, written))
+}
+
+/// Append one zlib stream to `out`, as zlib's `compress2` writes it.
+fn zlib_compress(
+    input: &[u8],
+    level: u32,
+    out: &mut Vec<u8>,
+) -> Result<(Duration, usize), CcobError> {
+    let start_len = out.len();
+    let started = Instant::now();
+    let mut deflate = Compress::new(Compression::new(level), true);
+    loop {
+        let consumed = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX);
+        let rest = input.get(consumed..).unwrap_or(&[]);
+        if out.len() == out.capacity() {
+            // Only reached if the bound was too small; grow and go on.
+            reserve(out, out.capacity().max(64))?;
+        }
+        let status = deflate
+            .compress_vec(rest, out, FlushCompress::Finish)
+            .map_err(|e| CcobError::Codec {
+                method: Method::Zlib,
+                message: e.to_string(),
+            })?;
+        if status == Status::StreamEnd {
+            break;
+        }
+    }
+    Ok((started.elapsed(), out.len() - start_len))
+}
+
+/// A decompressed bundle with the figures the verbose report needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decompressed {
+    /// The header that was read.
+    pub header: Header,
+    /// The uncompressed bundle.
+    pub data: Vec<u8>,
+    /// Bytes of the input this CCOB occupies (header and payload).
+    pub ccob_len: usize,
+    /// Size of the compressed payload.
+    pub payload_len: usize,
+    /// Truncated MD5 of `data`.
+    pub computed_hash: u64,
+    /// Wall-clock time spent in the codec call alone.
+    pub codec_time: Duration,
+}
+
+impl Decompressed {
+    /// Whether the stored hash matches the decompressed data.
+    pub fn hash_matches(&self) -> bool {
+        self.header.hash == self.computed_hash
+    }
+
+    /// Fail with [`CcobError::HashMismatch`] unless the hashes match.
+    pub fn verify(&self) -> Result<(), CcobError> {
+        if self.hash_matches() {
+            Ok(())
+        } else {
+            Err(CcobError::HashMismatch {
+                stored: self.header.hash,
+                computed: self.computed_hash,
+            })
+        }
+    }
+
+    /// The figures for [`super::format_decompress_report`].
+    pub fn report(&self) -> DecompressReport {
+        DecompressReport {
+            version: self.header.version,
+            method: self.header.method,
+            total_size: self.header.total_size,
+            payload_len: self.payload_len as u64,
+            uncompressed_size: self.header.uncompressed_size,
+            stored_hash: self.header.hash,
+            computed_hash: self.computed_hash,
+            codec_time: self.codec_time,
+        }
+    }
+}
+
+/// Decompress the CCOB at the start of `input` and verify its hash.
+///
+/// For v2/v3 only the recorded total size is read; bytes after it are left
+/// to the caller (see [`super::segments`] for concatenations). A v1 CCOB runs
+/// to the end of `input`.
+pub fn decompress(input: &[u8]) -> Result<Decompressed, CcobError> {
+    let out = decompress_unverified(input)?;
+    out.verify()?;
+    Ok(out)
+}
+
+/// Like [`decompress`] but without the hash check, so that a caller can print
+/// the verbose report (which shows both hashes) before calling
+/// [`Decompressed::verify`].
+///
+/// The produced size must equal the header's uncompressed size: the output
+/// buffer is exactly that large, so a payload that expands further fails
+/// like it does in LLVM, and one that expands less is an error here.
+pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
+    let header = Header::parse(input)?;
+    let ccob_len = header.ccob_len(input.len())?;
+    let payload = input
+        .get(header.len()..ccob_len)
+        .ok_or(CcobError::TotalSizeTooSmall {
+            total: ccob_len as u64,
+            header_len: header.len(),
+        })?;
+    let claimed = header.uncompressed_size;
+    // The output buffer is the recorded size, but never more than the
+    // payload could expand to, so a lying header cannot make us reserve more
+    // than the data allows; only the bytes written are touched. One spare
+    // byte shows whether the payload holds more than the header says (zlib's
+    // `uncompress` uses the same trick when asked for zero bytes).
+    let ratio = match header.method {
+        Method::Zstd => ZSTD_MAX_RATIO,
+        Method::Zlib => ZLIB_MAX_RATIO,
+    };
+    let possible = (payload.len() as u64).saturating_mul(ratio);
+    let capacity = claimed.min(possible).saturating_add(1);
+    let capacity_usize =
+        usize::try_from(capacity).map_err(|_| CcobError::OutOfMemory { size: capacity })?;
+    let mut data = Vec::new();
+    data.try_reserve_exact(capacity_usize)
+        .map_err(|_| CcobError::OutOfMemory { size: capacity })?;
+
+    let started = Instant::now();
+    let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
+    match header.method {
+        Method::Zstd => zstd_decompress(payload, &mut data, limit)?,
+        Method::Zlib => zlib_decompress(payload, &mut data, limit)?,
+    }
+    let codec_time = started.elapsed();
+    if data.len() as u64 != claimed {
+        return Err(CcobError::SizeMismatch {
+            expected: claimed,
+            actual: data.len() as u64,
+        });
+    }
+    let computed_hash = truncated_md5(&data);
+    Ok(Decompressed {
+        header,
+        data,
+        ccob_len,
+        payload_len: payload.len(),
+        computed_hash,
+        codec_time,
+    })
+}
+
+/// One-shot zstd decoding of every frame in `payload` into the spare
+/// capacity of the empty `out`. More than `limit` bytes is reported the way
+/// zstd reports it when the buffer is exactly `limit` bytes.
+fn zstd_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), CcobError> {
+    let mut dctx = zstd_safe::DCtx::try_create().ok_or(CcobError::OutOfMemory {
+        size: out.capacity() as u64,
+    })?;
+    dctx.decompress(out, payload).map_err(zstd_error)?;
+    if out.len() > limit {
+        return Err(CcobError::Codec {
+            method: Method::Zstd,
+            message: "Destination buffer is too small".to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn zlib_error(code: &str) -> CcobError {
+    CcobError::Codec {
+        method: Method::Zlib,
+        message: format!("zlib error: {code}"),
+    }
+}
+
+/// Decode one zlib stream from `payload` into the spare capacity of the
+/// empty `out`, naming failures as zlib's `uncompress` does with a `limit`
+/// byte buffer: more output than fits is `Z_BUF_ERROR` (`Z_DATA_ERROR`
+/// when `limit` is 0), corrupt or
+/// truncated input `Z_DATA_ERROR`. Bytes after the end of the stream are
+/// ignored, as `uncompress` ignores them.
+fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), CcobError> {
+    let mut inflate = Decompress::new(true);
+    loop {
+        let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        let written = out.len();
+        let src = payload.get(read..).unwrap_or(&[]);
+        let status = inflate
+            .decompress_vec(src, out, FlushDecompress::Finish)
+            .map_err(|_| zlib_error("Z_DATA_ERROR"));
+        if out.len() > limit {
+            // `uncompress` asked for zero bytes calls any output a data
+            // error; otherwise it is a full buffer.
+            return Err(zlib_error(if limit == 0 {
+                "Z_DATA_ERROR"
+            } else {
+                "Z_BUF_ERROR"
+            }));
+        }
+        if status? == Status::StreamEnd {
+            return Ok(());
+        }
+        let now_read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        if now_read == read && out.len() == written {
+            return Err(zlib_error("Z_DATA_ERROR"));
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! CCOB header layouts and detection.
+
+use super::error::CcobError;
+
+/// The four bytes every compressed bundle starts with.
+pub const MAGIC: [u8; 4] = *b"CCOB";
+
+/// Bytes shared by every header version: magic, version and method.
+const COMMON_LEN: usize = 8;
+
+/// A CCOB header version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Version {
+    /// 20-byte header, 32-bit uncompressed size, no total size.
+    V1,
+    /// 24-byte header, 32-bit total and uncompressed sizes.
+    V2,
+    /// 32-byte header, 64-bit total and uncompressed sizes.
+    V3,
+}
+
+impl Version {
+    /// The version number as stored in the header.
+    pub fn number(self) -> u16 {
+        match self {
+            Version::V1 => 1,
+            Version::V2 => 2,
+            Version::V3 => 3,
+        }
+    }
+
+    /// The version for a stored number, if it is one we know.
+    pub fn from_number(number: u16) -> Option<Version> {
+        match number {
+            1 => Some(Version::V1),
+            2 => Some(Version::V2),
+            3 => Some(Version::V3),
+            _ => None,
+        }
+    }
+
+    /// Size of this version's header in bytes.
+    pub fn header_len(self) -> usize {
+        match self {
+            Version::V1 => 20,
+            Version::V2 => 24,
+            Version::V3 => 32,
+        }
+    }
+}
+
+/// A compression method as stored in the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// zlib stream (RFC 1950 wrapper around deflate), method 0.
+    Zlib,
+    /// zstd frame(s), method 1.
+    Zstd,
+}
+
+impl Method {
+    /// The stored method number.
+    pub fn code(self) -> u16 {
+        match self {
+            Method::Zlib => 0,
+            Method::Zstd => 1,
+        }
+    }
+
+    /// The method for a stored number, if it is one we know.
+    pub fn from_code(code: u16) -> Option<Method> {
+        match code {
+            0 => Some(Method::Zlib),
+            1 => Some(Method::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The name LLVM prints for this method (`zlib` or `zstd`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Zlib => "zlib",
+            Method::Zstd => "zstd",
+        }
+    }
+
+    /// The level LLVM 22's bundler uses when none is given: zstd 3 (with
+    /// long-distance matching), zlib 6.
+    pub fn default_level(self) -> i32 {
+        match self {
+            Method::Zlib => 6,
+            Method::Zstd => 3,
+        }
+    }
+}
+
+/// How an input looks to the bundler's "decompress if necessary" step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detection {
+    /// Shorter than 8 bytes: treated as uncompressed without comment, even if
+    /// it starts with `CCOB`.
+    TooShort,
+    /// 8 bytes or more, not starting with `CCOB` (the bundler's `-verbose`
+    /// says "Uncompressed bundle.").
+    Uncompressed,
+    /// Starts with `CCOB` and is at least 8 bytes long.
+    Compressed,
+}
+
+/// Classify an input the way LLVM 22's bundler does before unbundling.
+pub fn detect(input: &[u8]) -> Detection {
+    if input.len() < COMMON_LEN {
+        Detection::TooShort
+    } else if input.starts_with(&MAGIC) {
+        Detection::Compressed
+    } else {
+        Detection::Uncompressed
+    }
+}
+
+/// A decoded CCOB header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Header version.
+    pub version: Version,
+    /// Compression method of the payload.
+    pub method: Method,
+    /// Header plus payload size in bytes; `None` for v1, which has no field.
+    pub total_size: Option<u64>,
+    /// Size of the uncompressed bundle in bytes.
+    pub uncompressed_size: u64,
+    /// Truncated MD5 of the uncompressed bundle (see [`super::truncated_md5`]).
+    pub hash: u64,
+}
+
+fn u16_at(input: &[u8], offset: usize) -> Option<u16> {
+    let bytes = input.get(offset..offset.checked_add(2)?)?;
+    Some(u16::from_le_bytes([bytes[0], bytes[1]]))
+}
+
+fn u32_at(input: &[u8], offset: usize) -> Option<u32> {
+    let bytes: [u8; 4] = input.get(offset..offset.checked_add(4)?)?.try_into().ok()?;
+    Some(u32::from_le_bytes(bytes))
+}
+
+fn u64_at(input: &[u8], offset: usize) -> Option<u64> {
+    let bytes: [u8; 8] = input.get(offset..offset.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+impl Header {
+    /// Decode the header at the start of `input`.
+    ///
+    /// Checks, in LLVM's order: the magic, that the whole header of the
+    /// stored version fits, the version, then the method. Sizes are not
+    /// checked against the input here; see [`Header::ccob_len`].
+    pub fn parse(input: &[u8]) -> Result<Header, CcobError> {
+        if !input.starts_with(&MAGIC) {
+            return Err(CcobError::NotCompressed);
+        }
+        let (version_number, method_code) = match (u16_at(input, 4), u16_at(input, 6)) {
+            (Some(v), Some(m)) => (v, m),
+            _ => {
+                return Err(CcobError::HeaderTooSmall {
+                    version: None,
+                    needed: COMMON_LEN,
+                    available: input.len(),
+                })
+            }
+        };
+        let Some(version) = Version::from_number(version_number) else {
+            return Err(CcobError::UnknownVersion(version_number));
+        };
+        let needed = version.header_len();
+        if input.len() < needed {
+            return Err(CcobError::HeaderTooSmall {
+                version: Some(version),
+                needed,
+                available: input.len(),
+            });
+        }
+        let Some(method) = Method::from_code(method_code) else {
+            return Err(CcobError::UnknownMethod(method_code));
+        };
+        // The length check above guarantees every read below succeeds; the
+        // fallbacks only keep this free of panicking paths.
+        let truncated = CcobError::HeaderTooSmall {
+            version: Some(version),
+            needed,
+            available: input.len(),
+        };
+        let read = |r: Option<u64>| r.ok_or(truncated.clone());
+        let header = match version {
+            Version::V1 => Header {
+                version,
+                method,
+                total_size: None,
+                uncompressed_size: read(u32_at(input, 8).map(u64::from))?,
+                hash: read(u64_at(input, 12))?,
+            },
+            Version::V2 => Header {
+                version,
+                method,
+                total_size: Some(read(u32_at(input, 8).map(u64::from))?),
+                uncompressed_size: read(u32_at(input, 12).map(u64::from))?,
+                hash: read(u64_at(input, 16))?,
+            },
+            Version::V3 => Header {
+                version,
+                method,
+                total_size: Some(read(u64_at(input, 8))?),
+                uncompressed_size: read(u64_at(input, 16))?,
+                hash: read(u64_at(input, 24))?,
+            },
+        };
+        Ok(header)
+    }
+
+    /// Size of this header in bytes.
+    pub fn len(&self) -> usize {
+        self.version.header_len()
+    }
+
+    /// Always false: a header is never empty. Present for API symmetry with
+    /// [`Header::len`].
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// How many bytes of `input_len` this CCOB occupies, header included.
+    ///
+    /// v2/v3: the recorded total size, which must cover the header and fit
+    /// in the input. v1 has no total size: the CCOB runs to the end of the
+    /// input (callers splitting concatenations pass the span up to the next
+    /// magic, see [`super::segments`]).
+    pub fn ccob_len(&self, input_len: usize) -> Result<usize, CcobError> {
+        let Some(total) = self.total_size else {
+            return Ok(input_len);
+        };
+        let header_len = self.len();
+        if total < header_len as u64 {
+            return Err(CcobError::TotalSizeTooSmall { total, header_len });
+        }
+        match usize::try_from(total) {
+            Ok(total) if total <= input_len => Ok(total),
+            _ => Err(CcobError::TotalSizeBeyondInput {
+                total,
+                available: input_len,
+            }),
+        }
+    }
+
+    /// Serialize the header (little-endian, as every observed file is).
+    ///
+    /// Fields that do not fit the version's width are rejected rather than
+    /// truncated: v1/v2 hold 32-bit sizes, and v2/v3 need a total size.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CcobError> {
+        let mut out = Vec::with_capacity(self.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&self.version.number().to_le_bytes());
+        out.extend_from_slice(&self.method.code().to_le_bytes());
+        let narrow = |value: u64, what: V2Field| {
+            u32::try_from(value).map_err(|_| CcobError::Version2Limit(what))
+        };
+        match self.version {
+            Version::V1 => {
+                out.extend_from_slice(
+                    &narrow(self.uncompressed_size, V2Field::UncompressedSize)?.to_le_bytes(),
+                );
+            }
+            Version::V2 => {
+                let total = self.total_size.ok_or(CcobError::MissingTotalSize)?;
+                out.extend_from_slice(&narrow(total, V2Field::TotalSize)?.to_le_bytes());
+                out.extend_from_slice(
+                    &narrow(self.uncompressed_size, V2Field::UncompressedSize)?.to_le_bytes(),
+                );
+            }
+            Version::V3 => {
+                let total = self.total_size.ok_or(CcobError::MissingTotalSize)?;
+                out.extend_from_slice(&total.to_le_bytes());
+                out.extend_from_slice(&self.uncompressed_size.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&self.hash.to_le_bytes());
+        Ok(out)
+    }
+}
+
+/// Which 32-bit field of a narrow header could not hold its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum V2Field {
+    /// The uncompressed size.
+    UncompressedSize,
+    /// The total file size.
+    TotalSize,
+}
