@@ -17,7 +17,8 @@ use clap::Parser;
 use offload_cli::cl::{self, HelpKind, Spec};
 use offload_cli::diag::{os_error_text, Diag};
 use offload_cli::fsio::{self, Outputs};
-use offload_format::offload_binary::extract::{self, DefaultResolver, ExtractError, Found};
+use offload_format::archive::{write_archive, NewMember, WriteOptions};
+use offload_format::offload_binary::extract::{self, ExtractError, Found};
 use offload_format::offload_binary::path;
 use offload_format::offload_binary::spec::ImageArgs;
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
@@ -218,8 +219,7 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
     } else {
         input.as_bytes()
     };
-    let found = extract::extract(&data, source, &DefaultResolver)
-        .map_err(|e| extraction_error(&e, input))?;
+    let found = extract::extract(&data, source).map_err(|e| extraction_error(&e, input))?;
     for filter in filters {
         let args = ImageArgs::parse(filter.as_bytes());
         let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();
@@ -230,12 +230,38 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
             let file = args
                 .get(b"file")
                 .ok_or_else(|| Failure::text("Image must have a 'file' argument."))?;
-            let members: Vec<(&[u8], &[u8])> = chosen
+            let members: Vec<NewMember<'_>> = chosen
                 .iter()
-                .map(|f| (f.source.as_slice(), f.binary.image.as_ref()))
+                .map(|f| NewMember {
+                    name: &f.source,
+                    data: &f.binary.image,
+                })
                 .collect();
-            let bytes = write_archive(&members);
-            write_now(file, &bytes, false)?;
+            let options = WriteOptions::default()
+                .with_sym64_env(std::env::var("SYM64_THRESHOLD").ok().as_deref());
+            // LLVM creates the output before it reads member symbols, so a
+            // bad path fails before any symbol warning. A file named "-" is
+            // created rather than using stdout.
+            let mut outs = Outputs::new();
+            let index = outs
+                .create(OsStr::from_bytes(file), false)
+                .map_err(|e| Failure::io(&e))?;
+            let report = write_archive(&members, &options, outs.file(index))
+                .map_err(|e| Failure::text(e.to_string()))?;
+            for w in &report.warnings {
+                diag.bare_warning(w.to_string());
+            }
+            if let Some(name) = report.module_asm_members.first() {
+                // LLVM 22 crashes on these; refuse instead of guessing.
+                let mut msg = b"'".to_vec();
+                msg.extend_from_slice(name);
+                msg.extend_from_slice(
+                    b"': bitcode with module-level inline assembly cannot be archived \
+                      (LLVM 22 crashes here)",
+                );
+                return Err(Failure(msg));
+            }
+            outs.commit().map_err(|e| Failure::io(&e))?;
         } else if let Some(file) = args.get(b"file") {
             if chosen.len() > 1 {
                 let mut msg = b"Multiple inputs match to a single file, '".to_vec();
@@ -259,47 +285,4 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
         }
     }
     Ok(())
-}
-
-/// Placeholder until the archive writer lands: a deterministic GNU archive
-/// without a symbol table.
-fn write_archive(members: &[(&[u8], &[u8])]) -> Vec<u8> {
-    let mut names = Vec::new();
-    let mut headers: Vec<Vec<u8>> = Vec::new();
-    for (name, _) in members {
-        if name.len() >= 16 || name.contains(&b'/') {
-            headers.push(format!("/{}", names.len()).into_bytes());
-            names.extend_from_slice(name);
-            names.extend_from_slice(b"/\n");
-        } else {
-            let mut h = name.to_vec();
-            h.push(b'/');
-            headers.push(h);
-        }
-    }
-    let mut out = b"!<arch>\n".to_vec();
-    let header = |out: &mut Vec<u8>, name: &[u8], size: usize, mode: &str| {
-        let mut h = Vec::new();
-        h.extend_from_slice(name);
-        h.resize(16, b' ');
-        h.extend_from_slice(
-            format!("{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, mode, size).as_bytes(),
-        );
-        out.extend_from_slice(&h);
-    };
-    if !names.is_empty() {
-        header(&mut out, b"//", names.len(), "");
-        out.extend_from_slice(&names);
-        if names.len() % 2 == 1 {
-            out.push(b'\n');
-        }
-    }
-    for ((_, data), name) in members.iter().zip(&headers) {
-        header(&mut out, name, data.len(), "644");
-        out.extend_from_slice(data);
-        if data.len() % 2 == 1 {
-            out.push(b'\n');
-        }
-    }
-    out
 }

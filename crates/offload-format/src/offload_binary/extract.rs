@@ -186,32 +186,15 @@ impl fmt::Display for ExtractError {
 
 impl std::error::Error for ExtractError {}
 
-/// Archive members as (name, contents).
-pub type Members<'a> = Vec<(Vec<u8>, Cow<'a, [u8]>)>;
-
-/// Readers for containers this module does not parse itself (bitcode, and
-/// the members of thin archives, which live in other files).
-pub trait Resolver {
-    /// The contents of every `.llvm.offloading` global of the bitcode
-    /// module `data`, in metadata order, or a description of why the module
-    /// cannot be read.
-    fn embedded_objects<'a>(&self, data: &'a [u8]) -> Result<Vec<Cow<'a, [u8]>>, String>;
-
-    /// The members of the archive `data` as (name, contents), in order, or
-    /// LLVM's error text.
-    fn archive_members<'a>(&self, data: &'a [u8], source: &[u8]) -> Result<Members<'a>, String>;
-}
-
 /// Finds every offload binary in `data`, the contents of the input named
 /// `source`. Parsing is complete before anything is returned: one error
 /// anywhere fails the whole input, as in LLVM.
-pub fn extract<'a>(
-    data: &'a [u8],
-    source: &[u8],
-    resolver: &dyn Resolver,
-) -> Result<Vec<Found<'a>>, ExtractError> {
+///
+/// `source` is also the path thin-archive members are found relative to
+/// (LLVM uses the buffer's name the same way).
+pub fn extract<'a>(data: &'a [u8], source: &[u8]) -> Result<Vec<Found<'a>>, ExtractError> {
     let mut out = Vec::new();
-    extract_into(Cow::Borrowed(data), source, resolver, &mut out)?;
+    extract_into(Cow::Borrowed(data), source, &mut out)?;
     Ok(out)
 }
 
@@ -248,7 +231,6 @@ fn binaries_of<'a>(
 fn extract_into<'a>(
     data: Cow<'a, [u8]>,
     source: &[u8],
-    resolver: &dyn Resolver,
     out: &mut Vec<Found<'a>>,
 ) -> Result<(), ExtractError> {
     let container = |message: String| ExtractError::Container {
@@ -260,53 +242,67 @@ fn extract_into<'a>(
         FileKind::Elf => {
             let ranges = elf_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
-                let blob = slice_cow(&data, start, end);
-                binaries_of(blob, source, out)?;
+                binaries_of(slice_cow(&data, start, end), source, out)?;
             }
             Ok(())
         }
         FileKind::Coff => {
             let ranges = coff_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
-                let blob = slice_cow(&data, start, end);
-                binaries_of(blob, source, out)?;
+                binaries_of(slice_cow(&data, start, end), source, out)?;
             }
             Ok(())
         }
-        FileKind::Archive => {
-            let members = match &data {
-                Cow::Borrowed(b) => resolver.archive_members(b, source),
-                Cow::Owned(v) => resolver.archive_members(v, source).map(|m| {
-                    m.into_iter()
-                        .map(|(n, c)| (n, Cow::Owned(c.into_owned())))
-                        .collect()
-                }),
+        FileKind::Archive => match data {
+            Cow::Borrowed(b) => archive_members(b, source, out),
+            Cow::Owned(v) => {
+                // A nested archive read from disk: its images must own
+                // their bytes.
+                let mut found = Vec::new();
+                archive_members(&v, source, &mut found)?;
+                out.extend(found.into_iter().map(|f| Found {
+                    source: f.source,
+                    binary: f.binary.into_owned(),
+                }));
+                Ok(())
             }
-            .map_err(container)?;
-            for (name, contents) in members {
-                extract_into(contents, &name, resolver, out)?;
-            }
-            Ok(())
-        }
+        },
         FileKind::Bitcode => {
-            let bitcode_err = |detail| ExtractError::Bitcode {
-                source: source.to_vec(),
-                detail,
-            };
-            let objects = match &data {
-                Cow::Borrowed(b) => resolver.embedded_objects(b),
-                Cow::Owned(v) => resolver
-                    .embedded_objects(v)
-                    .map(|o| o.into_iter().map(|c| Cow::Owned(c.into_owned())).collect()),
-            }
-            .map_err(bitcode_err)?;
+            let objects =
+                crate::bitcode::embedded_objects(&data).map_err(|e| ExtractError::Bitcode {
+                    source: source.to_vec(),
+                    detail: e.to_string(),
+                })?;
             for blob in objects {
-                binaries_of(blob, source, out)?;
+                binaries_of(Cow::Owned(blob), source, out)?;
             }
             Ok(())
         }
         FileKind::Other => Ok(()),
     }
+}
+
+/// Each member of an archive, in order and recursively by its own content.
+/// A member is searched before the next header is looked at, so errors come
+/// in LLVM's order.
+fn archive_members<'a>(
+    data: &'a [u8],
+    source: &[u8],
+    out: &mut Vec<Found<'a>>,
+) -> Result<(), ExtractError> {
+    use std::os::unix::ffi::OsStrExt;
+    let container = |e: crate::archive::ArchiveError| ExtractError::Container {
+        source: source.to_vec(),
+        message: e.to_string(),
+    };
+    let archive = crate::archive::Archive::parse(data).map_err(container)?;
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(source));
+    for member in archive.members() {
+        let member = member.map_err(container)?;
+        let contents = archive.member_data(&member, path).map_err(container)?;
+        extract_into(contents, member.name, out)?;
+    }
+    Ok(())
 }
 
 /// `data[start..end]`, borrowed when `data` is.
@@ -483,43 +479,81 @@ fn decimal_offset(s: &[u8]) -> Option<u32> {
     u32::try_from(v).ok()
 }
 
-/// The byte ranges of the `.llvm.offloading*` sections of a COFF object,
-/// with LLVM's checks and messages for malformed headers.
-pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+/// Where the parts of a COFF object are, as LLVM's reader finds them.
+struct CoffLayout {
+    /// Offset of the section table.
+    table: u64,
+    nsections: u64,
+    symtab: u32,
+    nsyms: u32,
+    /// Size of one symbol (18, or 20 in bigobj files).
+    symsize: u64,
+}
+
+/// LLVM's checks when it opens a COFF object: the header must be there and
+/// the section table inside the file. `None` for an import-library header,
+/// which LLVM treats as having no sections.
+fn coff_layout(data: &[u8]) -> Result<Option<CoffLayout>, String> {
     const FILE_HEADER: usize = 20;
     const BIGOBJ_HEADER: usize = 56;
     const SECTION: u64 = 40;
-    let eof = || EOF_TEXT.to_string();
     if data.len() < FILE_HEADER {
-        return Err(eof());
+        return Err(EOF_TEXT.to_string());
     }
     let machine = le16(data, 0);
-    let mut nsections = u64::from(le16(data, 2));
+    let nsections = u64::from(le16(data, 2));
     let bigobj = machine == 0
         && nsections == 0xffff
         && data.len() >= BIGOBJ_HEADER
         && le16(data, 4) >= 2
         && data[12..28] == object::pe::ANON_OBJECT_HEADER_BIGOBJ_CLASS_ID.0;
-    let (table, symtab, nsyms, symsize) = if bigobj {
-        nsections = u64::from(le32(data, 44));
-        (BIGOBJ_HEADER as u64, le32(data, 48), le32(data, 52), 20u64)
+    let layout = if bigobj {
+        CoffLayout {
+            table: BIGOBJ_HEADER as u64,
+            nsections: u64::from(le32(data, 44)),
+            symtab: le32(data, 48),
+            nsyms: le32(data, 52),
+            symsize: 20,
+        }
     } else {
         if nsections == 0xffff {
-            // An import library header: LLVM sees no sections.
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        let optional = u64::from(le16(data, 16));
-        (
-            FILE_HEADER as u64 + optional,
-            le32(data, 8),
-            le32(data, 12),
-            18u64,
-        )
+        CoffLayout {
+            table: FILE_HEADER as u64 + u64::from(le16(data, 16)),
+            nsections,
+            symtab: le32(data, 8),
+            nsyms: le32(data, 12),
+            symsize: 18,
+        }
+    };
+    if layout.table + layout.nsections * SECTION > data.len() as u64 {
+        return Err(EOF_TEXT.to_string());
+    }
+    Ok(Some(layout))
+}
+
+/// The error LLVM gives when opening `data` as a COFF object, if any.
+pub fn coff_open_error(data: &[u8]) -> Option<String> {
+    coff_layout(data).err()
+}
+
+/// The byte ranges of the `.llvm.offloading*` sections of a COFF object,
+/// with LLVM's checks and messages for malformed headers.
+pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+    const SECTION: u64 = 40;
+    let eof = || EOF_TEXT.to_string();
+    let Some(CoffLayout {
+        table,
+        nsections,
+        symtab,
+        nsyms,
+        symsize,
+    }) = coff_layout(data)?
+    else {
+        return Ok(Vec::new());
     };
     let file_size = data.len() as u64;
-    if table + nsections * SECTION > file_size {
-        return Err(eof());
-    }
     // The string table sits after the symbol table; LLVM ignores a broken
     // symbol or string table until a name needs it.
     // LLVM checks only that the symbol table starts inside the file (it
@@ -587,46 +621,4 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
         out.push((pointer as usize, (pointer + size) as usize));
     }
     Ok(out)
-}
-
-/// The standard [`Resolver`]: archives are read in memory (thin archive
-/// members from disk, relative to the archive's directory).
-#[derive(Debug, Clone, Default)]
-pub struct DefaultResolver;
-
-impl Resolver for DefaultResolver {
-    fn embedded_objects<'a>(&self, _data: &'a [u8]) -> Result<Vec<Cow<'a, [u8]>>, String> {
-        Err("bitcode input is not supported yet".to_string())
-    }
-
-    fn archive_members<'a>(&self, data: &'a [u8], source: &[u8]) -> Result<Members<'a>, String> {
-        use std::os::unix::ffi::OsStrExt;
-        let archive = object::read::archive::ArchiveFile::parse(data)
-            .map_err(|e| format!("truncated or malformed archive ({e})"))?;
-        let mut out = Vec::new();
-        for member in archive.members() {
-            let member = member.map_err(|e| format!("truncated or malformed archive ({e})"))?;
-            let name = member.name().to_vec();
-            if member.is_thin() {
-                let rel = std::path::Path::new(std::ffi::OsStr::from_bytes(&name));
-                let full = if rel.is_absolute() {
-                    rel.to_path_buf()
-                } else {
-                    std::path::Path::new(std::ffi::OsStr::from_bytes(source))
-                        .parent()
-                        .unwrap_or(std::path::Path::new(""))
-                        .join(rel)
-                };
-                let bytes = std::fs::read(&full)
-                    .map_err(|e| format!("'{}': {}", full.display(), e.kind()))?;
-                out.push((name, Cow::Owned(bytes)));
-            } else {
-                let bytes = member
-                    .data(data)
-                    .map_err(|e| format!("truncated or malformed archive ({e})"))?;
-                out.push((name, Cow::Borrowed(bytes)));
-            }
-        }
-        Ok(out)
-    }
 }
