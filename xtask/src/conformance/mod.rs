@@ -4,7 +4,7 @@
 //! with LLVM's on the same command line: exit status, stdout, stderr and every
 //! file left in the working directory.
 
-mod packager;
+pub(crate) mod packager;
 
 use crate::harness::{self, Suite};
 

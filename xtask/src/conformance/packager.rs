@@ -82,20 +82,20 @@ const FILE_NAMES: &[&str] = &[
 
 /// Everything the generators share: LLVM tools, a scratch directory for
 /// building inputs, and real clang-made objects.
-struct Env {
+pub(crate) struct Env {
     dir: tempfile::TempDir,
     mc: PathBuf,
     ar: PathBuf,
     llvm_as: PathBuf,
     /// Real OpenMP host objects (name, bytes), ELF and COFF, several targets.
-    real: Vec<(String, Vec<u8>)>,
+    pub(crate) real: Vec<(String, Vec<u8>)>,
     /// Real bitcode with embedded offload objects.
-    real_bc: Vec<u8>,
+    pub(crate) real_bc: Vec<u8>,
     serial: usize,
 }
 
 impl Env {
-    fn new() -> Result<Env, String> {
+    pub(crate) fn new() -> Result<Env, String> {
         let need = |p: &str| llvm22(p).ok_or_else(|| format!("{p}-22 not found"));
         let clang = need("clang")?;
         let mut env = Env {
@@ -161,7 +161,7 @@ impl Env {
     /// Assembles `blobs` into sections of an object for `triple` with
     /// llvm-mc: ELF sections of type SHT_LLVM_OFFLOADING (plus decoys), or
     /// COFF sections named `.llvm.offloading*`.
-    fn object(
+    pub(crate) fn object(
         &mut self,
         rng: &mut Rng,
         triple: &str,
@@ -213,7 +213,7 @@ impl Env {
     }
 
     /// An archive of `members` made by llvm-ar (format gnu or bsd, or thin).
-    fn archive(
+    pub(crate) fn archive(
         &mut self,
         members: &[(String, Vec<u8>)],
         format: &str,
@@ -238,7 +238,7 @@ impl Env {
 
     /// Bitcode with the given blobs as `.llvm.offloading` embedded objects
     /// (and a decoy with another section name).
-    fn bitcode(&mut self, rng: &mut Rng, blobs: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+    pub(crate) fn bitcode(&mut self, rng: &mut Rng, blobs: &[Vec<u8>]) -> Result<Vec<u8>, String> {
         let mut ir = String::from("target triple = \"x86_64-pc-linux-gnu\"\n");
         let mut md = Vec::new();
         let mut used = Vec::new();
@@ -325,19 +325,7 @@ pub fn run_suite(s: &mut Suite) {
     let n = s.count(600);
     for i in 0..n {
         let mut rng = s.rng.clone();
-        let kind = i % 20;
-        let case = match kind {
-            0..=5 => Ok(pack_case(&mut rng)),
-            6 | 7 => Ok(syntax_case(&mut rng)),
-            8..=10 => extract_raw_case(&mut rng),
-            11 | 12 => extract_object_case(&mut rng, &mut env),
-            13 => extract_archive_case(&mut rng, &mut env),
-            14 => extract_bitcode_case(&mut rng, &mut env),
-            15 | 16 => archive_output_case(&mut rng, &mut env),
-            17 => bad_raw_case(&mut rng),
-            18 => bad_object_case(&mut rng, &mut env),
-            _ => bad_misc_case(&mut rng, &mut env),
-        };
+        let case = generate(i, &mut rng, &mut env);
         s.rng = rng;
         match case {
             Ok(case) => {
@@ -348,6 +336,23 @@ pub fn run_suite(s: &mut Suite) {
                 s.failed += 1;
             }
         }
+    }
+}
+
+/// The `i`-th case of a run: the kinds of case rotate so every run of 20
+/// covers all of them.
+pub(crate) fn generate(i: usize, rng: &mut Rng, env: &mut Env) -> Result<Case, String> {
+    match i % 20 {
+        0..=5 => Ok(pack_case(rng)),
+        6 | 7 => Ok(syntax_case(rng)),
+        8..=10 => extract_raw_case(rng),
+        11 | 12 => extract_object_case(rng, env),
+        13 => extract_archive_case(rng, env),
+        14 => extract_bitcode_case(rng, env),
+        15 | 16 => archive_output_case(rng, env),
+        17 => bad_raw_case(rng),
+        18 => bad_object_case(rng, env),
+        _ => bad_misc_case(rng, env),
     }
 }
 
