@@ -1,8 +1,10 @@
 //! End-to-end builds with real clang-22 pipelines that call our tools via `-B`.
 
+mod openmp;
+
 type Area = (&'static str, fn() -> Result<(), String>);
 
-const AREAS: &[Area] = &[];
+const AREAS: &[Area] = &[("openmp", openmp::openmp)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let wanted: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
