@@ -622,3 +622,104 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_sniffing_follows_llvm() {
+        let cases: &[(&[u8], FileKind)] = &[
+            (b"\x10\xff\x10\xad....", FileKind::OffloadBinary),
+            (b"\x10\xff\x10", FileKind::Other),
+            (b"BC\xc0\xde", FileKind::Bitcode),
+            (b"\xde\xc0\x17\x0b", FileKind::Bitcode),
+            (b"!<arch>\n", FileKind::Archive),
+            (b"!<thin>\n", FileKind::Archive),
+            (b"<bigaf>\n", FileKind::Archive),
+            (
+                b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x01\0",
+                FileKind::Elf,
+            ),
+            (
+                b"\x7fELF\x02\x02\x01\0\0\0\0\0\0\0\0\0\0\x03",
+                FileKind::Elf,
+            ),
+            // Core files and short ELF headers hold nothing.
+            (
+                b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x04\0",
+                FileKind::Other,
+            ),
+            (
+                b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x01",
+                FileKind::Other,
+            ),
+            (b"\x64\x86\0\0", FileKind::Coff),
+            (b"\x64\xaa\0\0", FileKind::Coff),
+            (b"\x4c\x01\0\0", FileKind::Coff),
+            (b"\x4c\x02\0\0", FileKind::Coff),
+            (b"\x90\x01\0\0", FileKind::Other),
+            (b"\x50\xed\x55\xba", FileKind::Other),
+            (b"\x41\xa6\0\0", FileKind::Coff),
+            (b"\0\0\0\0", FileKind::Coff),
+            (b"\0\0\xff\xff\0\0", FileKind::Other),
+            (b"\0asm\x01\0\0\0", FileKind::Other),
+            (b"MZ\0\0", FileKind::Other),
+            (b"text", FileKind::Other),
+        ];
+        for (data, kind) in cases {
+            assert_eq!(identify(data), *kind, "{data:?}");
+        }
+    }
+
+    #[test]
+    fn coff_header_checks() {
+        assert_eq!(
+            coff_open_error(&[0x64, 0x86, 0, 0]),
+            Some(EOF_TEXT.to_string())
+        );
+        // One section announced, none present.
+        let mut h = vec![0u8; 20];
+        h[0] = 0x64;
+        h[1] = 0x86;
+        h[2] = 1;
+        assert_eq!(coff_offloading_sections(&h), Err(EOF_TEXT.to_string()));
+        // A long section name without a string table.
+        let mut s = vec![0u8; 40];
+        s[..2].copy_from_slice(b"/4");
+        h.extend_from_slice(&s);
+        assert_eq!(
+            coff_offloading_sections(&h),
+            Err("string table empty".to_string())
+        );
+        h[20..22].copy_from_slice(b"/x");
+        assert_eq!(
+            coff_offloading_sections(&h),
+            Err("invalid section name".to_string())
+        );
+    }
+
+    #[test]
+    fn elf_header_messages() {
+        let mut e = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x01\0".to_vec();
+        assert_eq!(
+            elf_offloading_sections(&e),
+            Err("invalid buffer: the size (18) is smaller than an ELF header (64)".into())
+        );
+        e.resize(64, 0);
+        assert_eq!(elf_offloading_sections(&e), Ok(Vec::new()));
+        e[0x28] = 0x40; // e_shoff = 64, past the end
+        e[0x3a] = 64; // e_shentsize
+        assert_eq!(
+            elf_offloading_sections(&e),
+            Err("section header table goes past the end of the file: e_shoff = 0x40".into())
+        );
+        e[0x3a] = 63;
+        assert_eq!(
+            elf_offloading_sections(&e),
+            Err("invalid e_shentsize in ELF header: 63".into())
+        );
+        e[4] = 3;
+        assert_eq!(elf_offloading_sections(&e), Err("Invalid ELF class".into()));
+    }
+}
