@@ -582,6 +582,16 @@ fn syntax_case(rng: &mut Rng) -> Case {
         &["--imagex=1"],
         &["-ar"],
         &["-ha"],
+        &["-h", "--foo"],
+        &["-h", "in.bin"],
+        &["--version", "--foo"],
+        &["-o", "--image=file=dev.o"],
+        &["--image", "-o", "-o", "out"],
+        &["-o", "out", "--image=file=dev.o", "-h"],
+        &["-o", "out", "--", "--image=file=dev.o"],
+        &["--archive", "-o", "out", "--image=file=dev.o"],
+        &["-", "-"],
+        &["-o", "-", "--image=file=dev.o,file=dev.o"],
     ];
     let args = rng.pick(fixed);
     for a in args.iter() {
@@ -1027,14 +1037,24 @@ fn bad_raw_case(rng: &mut Rng) -> Result<Case, String> {
                 put(&mut blob, base + field, v);
             }
         }
+        // Versions 2 and 3 are read by us and rejected by 22 (a documented
+        // difference), so inputs that reach them are not comparable either.
+        let newer = |at: u64| {
+            blob.get(at as usize + 4..at as usize + 8)
+                .is_some_and(|v| v == [2, 0, 0, 0] || v == [3, 0, 0, 0])
+        };
         let deterministic = match parse_binaries(&blob) {
-            Ok(_) => true,
-            Err(e) => !matches!(
-                e.kind,
-                ReadErrorKind::StringEntriesPastEnd { .. }
-                    | ReadErrorKind::StringPastEnd { .. }
-                    | ReadErrorKind::ImagePastEnd { .. }
-            ),
+            Ok(bins) => bins.iter().all(|b| b.version == 1),
+            Err(e) => {
+                !newer(e.offset)
+                    && !matches!(
+                        e.kind,
+                        ReadErrorKind::StringEntriesPastEnd { .. }
+                            | ReadErrorKind::StringPastEnd { .. }
+                            | ReadErrorKind::ImagePastEnd { .. }
+                            | ReadErrorKind::Decompress(_)
+                    )
+            }
         };
         if deterministic {
             let mut case = extraction(rng, blob, &entries, "malformed raw input");
