@@ -1,7 +1,7 @@
 //! `llvm-offload-binary` (also installed as `clang-offload-packager`): packs
 //! device images into offload binaries, or extracts them again.
 //!
-//! Both binaries call [`main`]; they differ only in argv[0], which decides
+//! Both binaries call [`main`]; they differ only in `argv[0]`, which decides
 //! whether the deprecation warning of the old name is printed. Everything
 //! about the format lives in `offload_format::offload_binary`; this crate
 //! maps the command line onto it and prints LLVM 22's messages.
@@ -177,15 +177,18 @@ fn write_now(path: &[u8], bytes: &[u8], dash_is_stdout: bool) -> Result<(), Fail
         .map_err(|e| Failure::io(&e))
 }
 
-/// An input path and its contents, and the name LLVM gives the buffer.
-fn extraction_error(e: &ExtractError, input: &OsStr) -> Failure {
+/// The message for a failed extraction: LLVM's text where LLVM 22 reports
+/// the problem itself; otherwise ours, naming the input (and the archive
+/// member, when the problem is inside one). `source` is the name the input
+/// was read under (`<stdin>` for `-`).
+fn extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Failure {
     match e.llvm_message() {
         Some(m) => Failure::text(m),
         None => {
             let mut v = b"'".to_vec();
             v.extend_from_slice(input.as_bytes());
             v.extend_from_slice(b"': ");
-            if e.source() != input.as_bytes() {
+            if e.source() != source {
                 v.extend_from_slice(b"member '");
                 v.extend_from_slice(e.source());
                 v.extend_from_slice(b"': ");
@@ -219,7 +222,7 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
     } else {
         input.as_bytes()
     };
-    let found = extract::extract(&data, source).map_err(|e| extraction_error(&e, input))?;
+    let found = extract::extract(&data, source).map_err(|e| extraction_error(&e, input, source))?;
     for filter in filters {
         let args = ImageArgs::parse(filter.as_bytes());
         let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();

@@ -902,9 +902,17 @@ fn extract_archive_case(rng: &mut Rng, env: &mut Env) -> Result<Case, String> {
                     .unwrap_or_default()
             })
             .unwrap_or_default();
-        for (n, b) in &members {
-            let p = dir.join(n);
-            case = case.file(&p.to_string_lossy(), b.clone());
+        // Sometimes a member file is missing (an error naming it).
+        let missing = if rng.chance(1, 5) {
+            Some(rng.below(members.len()))
+        } else {
+            None
+        };
+        for (i, (n, b)) in members.iter().enumerate() {
+            if Some(i) != missing {
+                let p = dir.join(n);
+                case = case.file(&p.to_string_lossy(), b.clone());
+            }
         }
     }
     Ok(case)

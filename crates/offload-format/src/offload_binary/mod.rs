@@ -3,7 +3,7 @@
 //! `clang-offload-packager`) writes and what clang embeds in the
 //! `.llvm.offloading` section of host objects.
 //!
-//! * [`write`]: version 1, the only version LLVM 22 writes and reads; also
+//! * [`write`](mod@write): version 1, the only version LLVM 22 writes and reads; also
 //!   versions 2 and 3 of newer LLVM, for interoperability tests.
 //! * [`read`]: versions 1, 2 and 3 (3 possibly zlib/zstd compressed), with
 //!   LLVM 22's validation order and error classes, plus the bounds checks 22
