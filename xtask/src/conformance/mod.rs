@@ -8,10 +8,18 @@ pub(crate) mod packager;
 
 use crate::harness::{self, Suite};
 
+mod wrapper;
+
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
-const AREAS: &[Area] = &[("packager", packager::run_suite)];
+mod bundler;
+
+const AREAS: &[Area] = &[
+    ("bundler", bundler::run),
+    ("packager", packager::run_suite),
+    ("wrapper", wrapper::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;

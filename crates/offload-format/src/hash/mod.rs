@@ -8,6 +8,8 @@
 //!   derivative with a fixed seed in release builds).
 //! * [`dense_map`]: the bucket order of `DenseMap<StringRef, _>`, the order
 //!   `llvm-offload-binary` writes string entries in.
+//! * [`xxh3`]: xxh3 and the `StringMap` iteration order.
 
 pub mod city;
 pub mod dense_map;
+pub mod xxh3;
