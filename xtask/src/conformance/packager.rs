@@ -136,7 +136,7 @@ impl Env {
                 .arg(&src)
                 .arg("-o")
                 .arg(&out))?;
-            env.real.push((format!("omp-{host}.o"), read(&out)?));
+            env.real.push((format!("omp{i}-{host}.o"), read(&out)?));
         }
         let bc = env.dir.path().join("real.bc");
         run(Command::new(&clang)
@@ -150,6 +150,28 @@ impl Env {
             .arg("-o")
             .arg(&bc))?;
         env.real_bc = read(&bc)?;
+        Ok(env)
+    }
+
+    /// Like [`Env::new`], but the real clang objects come from `cache` when
+    /// it holds them, and are stored there otherwise. clang names target
+    /// regions after the source file's inode, so objects built afresh differ
+    /// from run to run; fixtures must not.
+    pub(crate) fn with_cache(cache: &Path) -> Result<Env, String> {
+        let mut env = Env::new()?;
+        let bc = cache.join("real.bc");
+        if bc.exists() {
+            env.real_bc = read(&bc)?;
+            for (name, bytes) in &mut env.real {
+                *bytes = read(&cache.join(name.as_str()))?;
+            }
+        } else {
+            std::fs::create_dir_all(cache).map_err(|e| e.to_string())?;
+            std::fs::write(&bc, &env.real_bc).map_err(|e| e.to_string())?;
+            for (name, bytes) in &env.real {
+                std::fs::write(cache.join(name.as_str()), bytes).map_err(|e| e.to_string())?;
+            }
+        }
         Ok(env)
     }
 
@@ -239,7 +261,10 @@ impl Env {
     /// Bitcode with the given blobs as `.llvm.offloading` embedded objects
     /// (and a decoy with another section name).
     pub(crate) fn bitcode(&mut self, rng: &mut Rng, blobs: &[Vec<u8>]) -> Result<Vec<u8>, String> {
-        let mut ir = String::from("target triple = \"x86_64-pc-linux-gnu\"\n");
+        // A fixed source name: llvm-as would record the temporary path.
+        let mut ir = String::from(
+            "source_filename = \"embedded.ll\"\ntarget triple = \"x86_64-pc-linux-gnu\"\n",
+        );
         let mut md = Vec::new();
         let mut used = Vec::new();
         for (i, blob) in blobs.iter().enumerate() {
