@@ -382,7 +382,8 @@ pub(crate) fn generate(i: usize, rng: &mut Rng, env: &mut Env) -> Result<Case, S
 }
 
 fn tool(rng: &mut Rng) -> Case {
-    Case::new(*rng.pick(NAMES))
+    let name: &str = rng.pick(NAMES);
+    Case::new(name)
 }
 
 fn os(bytes: &[u8]) -> OsString {
@@ -404,7 +405,7 @@ fn image_bytes(rng: &mut Rng) -> Vec<u8> {
             // readers stop at the signature check. Deeper in a junk stream
             // our bitcode reader's wording differs from LLVM's (a documented
             // difference of the archive writer's symbol warnings).
-            if v.len() % 4 == 0 {
+            if v.len().is_multiple_of(4) {
                 v.push(0);
             }
         }
@@ -633,16 +634,11 @@ fn syntax_case(rng: &mut Rng) -> Case {
     maybe_response_file(rng, case)
 }
 
+/// The key/value strings of one image.
+type Strings = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A random entry for raw inputs: strings from the pools, any kinds.
-fn random_entry(
-    rng: &mut Rng,
-) -> (
-    Vec<(Vec<u8>, Vec<u8>)>,
-    ImageKind,
-    OffloadKind,
-    u32,
-    Vec<u8>,
-) {
+fn random_entry(rng: &mut Rng) -> (Strings, ImageKind, OffloadKind, u32, Vec<u8>) {
     let mut strings = Vec::new();
     if rng.chance(5, 6) {
         strings.push((b"triple".to_vec(), rng.pick(TRIPLES).as_bytes().to_vec()));
@@ -674,7 +670,7 @@ fn random_entry(
     (strings, ik, ok, flags, image_bytes(rng))
 }
 
-fn raw_blob(rng: &mut Rng, count: usize) -> (Vec<u8>, Vec<Vec<(Vec<u8>, Vec<u8>)>>) {
+fn raw_blob(rng: &mut Rng, count: usize) -> (Vec<u8>, Vec<Strings>) {
     let mut blob = Vec::new();
     let mut all = Vec::new();
     for _ in 0..count {
@@ -868,7 +864,7 @@ fn parse_binaries_of(data: &[u8]) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
 fn archive_members(
     rng: &mut Rng,
     env: &mut Env,
-) -> Result<(Vec<(String, Vec<u8>)>, Vec<Vec<(Vec<u8>, Vec<u8>)>>), String> {
+) -> Result<(Vec<(String, Vec<u8>)>, Vec<Strings>), String> {
     let mut members = Vec::new();
     let mut entries = Vec::new();
     for i in 0..rng.range(1, 4) {
