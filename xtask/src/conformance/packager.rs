@@ -382,7 +382,7 @@ pub(crate) fn generate(i: usize, rng: &mut Rng, env: &mut Env) -> Result<Case, S
 }
 
 fn tool(rng: &mut Rng) -> Case {
-    let name: &str = rng.pick(NAMES);
+    let name: &&str = rng.pick(NAMES);
     Case::new(name)
 }
 
