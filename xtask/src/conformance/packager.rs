@@ -634,6 +634,9 @@ fn syntax_case(rng: &mut Rng) -> Case {
     maybe_response_file(rng, case)
 }
 
+/// An archive member: name and bytes.
+type Member = (String, Vec<u8>);
+
 /// The key/value strings of one image.
 type Strings = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -861,10 +864,7 @@ fn parse_binaries_of(data: &[u8]) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
         .unwrap_or_default()
 }
 
-fn archive_members(
-    rng: &mut Rng,
-    env: &mut Env,
-) -> Result<(Vec<(String, Vec<u8>)>, Vec<Strings>), String> {
+fn archive_members(rng: &mut Rng, env: &mut Env) -> Result<(Vec<Member>, Vec<Strings>), String> {
     let mut members = Vec::new();
     let mut entries = Vec::new();
     for i in 0..rng.range(1, 4) {
