@@ -4,6 +4,8 @@
 //! with LLVM's on the same command line: exit status, stdout, stderr and every
 //! file left in the working directory.
 
+pub(crate) mod packager;
+
 use crate::harness::{self, Suite};
 
 mod wrapper;
@@ -13,7 +15,11 @@ type Area = (&'static str, fn(&mut Suite));
 
 mod bundler;
 
-const AREAS: &[Area] = &[("bundler", bundler::run), ("wrapper", wrapper::run)];
+const AREAS: &[Area] = &[
+    ("bundler", bundler::run),
+    ("packager", packager::run_suite),
+    ("wrapper", wrapper::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;
