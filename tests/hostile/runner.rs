@@ -26,7 +26,10 @@
 //!   * `known-crash`: a crash found and not yet fixed; the case is run and
 //!     reported, but does not fail the test suite;
 //!   * `pending`: the tool does not handle this kind of input yet (the
-//!     feature is being written); run and reported like `known-crash`.
+//!     feature is being written); run and reported like `known-crash`;
+//!   * `disputed`: the tool keeps LLVM 22's behaviour on purpose where it
+//!     breaks a rule above (the case records the conflict for a decision);
+//!     run and reported like `known-crash`.
 //! * `arguments`: whitespace-separated; placeholders are replaced:
 //!   `{in}` the input, `{out}` `{out2}` `{out3}` existing files whose
 //!   contents must survive, `{new}` `{new2}` paths that must not be created,
@@ -82,6 +85,7 @@ pub struct Case {
     pub sparse: Option<u64>,
     pub known_crash: bool,
     pub pending: bool,
+    pub disputed: bool,
     pub args: Vec<String>,
     pub what: String,
 }
@@ -136,6 +140,7 @@ pub fn load_index() -> Result<Vec<Case>, String> {
             sparse: None,
             known_crash: false,
             pending: false,
+            disputed: false,
             args: cols[3].split_whitespace().map(str::to_string).collect(),
             what: cols[4].to_string(),
         };
@@ -147,6 +152,7 @@ pub fn load_index() -> Result<Vec<Case>, String> {
                     None if flag == "cl" => case.cl = true,
                     None if flag == "known-crash" => case.known_crash = true,
                     None if flag == "pending" => case.pending = true,
+                    None if flag == "disputed" => case.disputed = true,
                     Some(("name", v)) => case.name = Some(v.to_string()),
                     Some(("sparse", v)) => {
                         case.sparse =
@@ -473,6 +479,8 @@ pub fn check_tool(tool: &str, program: &Path) {
             Some("known crash")
         } else if case.pending {
             Some("pending feature")
+        } else if case.disputed {
+            Some("disputed")
         } else {
             None
         };

@@ -69,12 +69,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ran += 1;
         let verdict = if ours.problems.is_empty() {
             "ok".to_string()
-        } else if case.known_crash || case.pending {
+        } else if case.known_crash || case.pending || case.disputed {
             known += 1;
             let why = if case.known_crash {
                 "KNOWN CRASH"
-            } else {
+            } else if case.pending {
                 "PENDING"
+            } else {
+                "DISPUTED"
             };
             format!("{why}: {}", ours.problems.join("; "))
         } else {
@@ -106,7 +108,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             llvm
         );
     }
-    eprintln!("hostile: {ran} cases, {failed} failed, {known} known crashes or pending features");
+    eprintln!("hostile: {ran} cases, {failed} failed, {known} known crashes, pending features or disputed");
     if failed == 0 {
         Ok(())
     } else {

@@ -94,7 +94,15 @@ impl Write for OutputFile {
 /// A group of outputs committed together: all of them or none.
 #[derive(Default)]
 pub struct Outputs {
-    files: Vec<OutputFile>,
+    files: Vec<Slot>,
+}
+
+/// An output still being written, or one that is complete and closed
+/// (only its rename is left). Closing finished outputs keeps the number of
+/// open files flat when a command writes many outputs.
+enum Slot {
+    Open(OutputFile),
+    Finished(Target),
 }
 
 impl Outputs {
@@ -106,36 +114,49 @@ impl Outputs {
     /// returns its index; write to it with [`Outputs::file`].
     pub fn create(&mut self, path: &OsStr, dash_is_stdout: bool) -> io::Result<usize> {
         let f = open_output(path, dash_is_stdout)?;
-        self.files.push(f);
+        self.files.push(Slot::Open(f));
         Ok(self.files.len() - 1)
     }
 
     /// The writer of output `index`.
+    ///
+    /// # Panics
+    /// If the output was closed with [`Outputs::finish`].
     pub fn file(&mut self, index: usize) -> &mut OutputFile {
-        &mut self.files[index]
+        match &mut self.files[index] {
+            Slot::Open(f) => f,
+            Slot::Finished(_) => panic!("output {index} is already finished"),
+        }
     }
 
-    /// Convenience: creates an output and writes `bytes` to it.
+    /// Says output `index` is complete: flushes and closes it now. It still
+    /// becomes visible only at [`Outputs::commit`].
+    pub fn finish(&mut self, index: usize) -> io::Result<()> {
+        let slot = std::mem::replace(&mut self.files[index], Slot::Finished(Target::Direct));
+        let target = match slot {
+            Slot::Open(f) => close(f)?,
+            Slot::Finished(t) => t,
+        };
+        self.files[index] = Slot::Finished(target);
+        Ok(())
+    }
+
+    /// Convenience: creates an output, writes `bytes` to it and finishes it.
     pub fn write(&mut self, path: &OsStr, dash_is_stdout: bool, bytes: &[u8]) -> io::Result<()> {
         let i = self.create(path, dash_is_stdout)?;
-        self.files[i].write_all(bytes)
+        self.file(i).write_all(bytes)?;
+        self.finish(i)
     }
 
     /// Flushes every output, then moves each staged file into place. If
     /// anything fails before the first rename, no target is touched.
     pub fn commit(self) -> io::Result<()> {
         let mut ready = Vec::with_capacity(self.files.len());
-        for f in self.files {
-            let OutputFile { target, writer } = f;
-            let sink = writer.into_inner().map_err(|e| e.into_error())?;
-            if let Sink::File(file) = &sink {
-                if let Target::Staged(..) = target {
-                    // Data must be on disk before the rename makes it visible.
-                    file.sync_data().ok();
-                }
-            }
-            drop(sink);
-            ready.push(target);
+        for slot in self.files {
+            ready.push(match slot {
+                Slot::Open(f) => close(f)?,
+                Slot::Finished(t) => t,
+            });
         }
         for t in ready {
             if let Target::Staged(path, temp) = t {
@@ -144,6 +165,20 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Flushes and closes an output; what is left is its rename.
+fn close(f: OutputFile) -> io::Result<Target> {
+    let OutputFile { target, writer } = f;
+    let sink = writer.into_inner().map_err(|e| e.into_error())?;
+    if let Sink::File(file) = &sink {
+        if let Target::Staged(..) = target {
+            // Data must be on disk before the rename makes it visible.
+            file.sync_data().ok();
+        }
+    }
+    drop(sink);
+    Ok(target)
 }
 
 fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
@@ -304,6 +339,30 @@ mod tests {
         }
         let e = read_input(p.as_os_str()).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(12), "{e}");
+    }
+
+    /// Outputs written whole with [`Outputs::write`] are closed at once, so
+    /// a command with many outputs does not run out of file descriptors;
+    /// nothing is visible before the commit all the same.
+    #[test]
+    fn finished_outputs_hold_no_file_open() {
+        let open_fds = || {
+            fs::read_dir("/proc/self/fd")
+                .map(|d| d.count())
+                .unwrap_or(0)
+        };
+        let d = tempfile::tempdir().unwrap();
+        let before = open_fds();
+        let mut outs = Outputs::new();
+        for i in 0..64 {
+            let p = d.path().join(format!("o{i}"));
+            outs.write(p.as_os_str(), true, b"x").unwrap();
+        }
+        assert!(open_fds() < before + 4, "outputs left open");
+        assert!(!d.path().join("o0").exists());
+        outs.commit().unwrap();
+        assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
     }
 
     #[test]

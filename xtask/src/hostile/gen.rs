@@ -568,11 +568,18 @@ fn coff_with(name: &[u8], offset: u32, size: u32) -> Vec<u8> {
 fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let gfx906_section: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__hip-amdgcn-amd-amdhsa--gfx906";
     let host_section: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-";
-    v.push(("ok-host.o", elf_with(&[(b".text", 1, None, 4)], b"\xc3\x90\x90\x90")));
+    v.push((
+        "ok-host.o",
+        elf_with(&[(b".text", 1, None, 4)], b"\xc3\x90\x90\x90"),
+    ));
     v.push((
         "ok-fat.o",
         elf_with(
-            &[(b".text", 1, None, 4), (host_section, 1, None, 1), (gfx906_section, 1, None, 4)],
+            &[
+                (b".text", 1, None, 4),
+                (host_section, 1, None, 1),
+                (gfx906_section, 1, None, 4),
+            ],
             b"\xc3\x90\x90\x90\0DEV1",
         ),
     ));
@@ -580,7 +587,10 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     v.push((
         "elf-bundle-section-oob.o",
         elf_with(
-            &[(host_section, 1, None, 1), (gfx906_section, 1, Some(1 << 20), 4)],
+            &[
+                (host_section, 1, None, 1),
+                (gfx906_section, 1, Some(1 << 20), 4),
+            ],
             b"\0",
         ),
     ));
@@ -588,7 +598,10 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     v.push((
         "elf-bundle-section-wraps.o",
         elf_with(
-            &[(host_section, 1, None, 1), (gfx906_section, 1, Some(64), u64::MAX - 32)],
+            &[
+                (host_section, 1, None, 1),
+                (gfx906_section, 1, Some(64), u64::MAX - 32),
+            ],
             b"\0",
         ),
     ));
