@@ -321,7 +321,7 @@ fn fixture_files(area: &str, max: u64, keep: impl Fn(&str) -> bool) -> Vec<(Stri
             continue;
         }
         if let Ok(bytes) = fs::read(e.path()) {
-            out.push((format!("{area}-{name}"), bytes));
+            out.push((format!("{}-{name}", area.replace('/', "-")), bytes));
         }
     }
     out

@@ -26,3 +26,23 @@ fn long_name_offset_at_a_terminator_is_an_empty_name() {
     assert_eq!(members[0].name, b"");
     assert_eq!(members[0].content, MemberContent::Inline(b"hi"));
 }
+
+/// Hostile corpus `archive-thin-dev-zero.a`: a thin archive naming
+/// `/dev/zero` made the reader read without end (LLVM 22 runs out of memory
+/// and aborts). Only regular files are thin members.
+#[test]
+fn thin_member_that_is_a_device_is_refused() {
+    let table = b"/dev/zero/\n";
+    let mut data = b"!<thin>\n".to_vec();
+    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    data.extend_from_slice(table);
+    data.push(b'\n');
+    data.extend(header("/0", 100));
+    let archive = Archive::parse(&data).unwrap();
+    let member = archive.members().next().unwrap().unwrap();
+    assert_eq!(member.name, b"/dev/zero");
+    let e = archive
+        .member_data(&member, std::path::Path::new("x.a"))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
+}

@@ -84,6 +84,27 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
             (n, seed)
         })
         .collect(),
+        "offload_binary_read" => {
+            let mut s: Seeds = fixture_tree("packager", 4096)
+                .into_iter()
+                .filter(|(_, b)| {
+                    [
+                        &b"\x10\xff\x10\xad"[..],
+                        b"\x7fELF",
+                        b"!<arch>\n",
+                        b"BC\xc0\xde",
+                        b"\x64\x86",
+                    ]
+                    .iter()
+                    .any(|m| b.starts_with(m))
+                })
+                .collect();
+            // Many cases share inputs; keep a spread of at most 60.
+            let step = s.len().div_ceil(60).max(1);
+            s = s.into_iter().step_by(step).collect();
+            s.extend(fixture_files("packager/clang-objects", 8192, |_| true));
+            s
+        }
         "entry_id" => tsv_column("entry_id/standardise.tsv", 0, 40),
         "triple" => tsv_column("triple/normalize.tsv", 0, 60)
             .into_iter()

@@ -271,6 +271,14 @@ fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut a = b"!<thin>\n".to_vec();
     a.extend(ar_header("missing.o/", 100));
     v.push(("archive-thin-missing.a", a));
+    // A thin archive whose member is /dev/zero: an endless read.
+    let table = b"/dev/zero/\n";
+    let mut a = b"!<thin>\n".to_vec();
+    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    a.extend_from_slice(table);
+    a.push(b'\n');
+    a.extend(ar_header("/0", 100));
+    v.push(("archive-thin-dev-zero.a", a));
     // A member header cut short.
     let mut a = archive(&[("a.o/", b"abcd")]);
     a.extend_from_slice(&ar_header("b.o/", 4)[..30]);

@@ -264,10 +264,23 @@ impl<'a> Archive<'a> {
             MemberContent::Inline(bytes) => Ok(Cow::Borrowed(bytes)),
             MemberContent::Thin { .. } => {
                 let path = thin_member_path(archive_path, member.name);
-                let read = if path.is_dir() {
-                    Err(std::io::Error::from_raw_os_error(21))
-                } else {
-                    std::fs::read(&path)
+                let read = match std::fs::metadata(&path) {
+                    Ok(md) if md.is_dir() => Err(std::io::Error::from_raw_os_error(21)),
+                    // The name comes from the archive: a device or FIFO
+                    // (`/dev/zero`, `/dev/stdin`) would be read without end
+                    // or block. Members are regular files.
+                    Ok(md) if !md.is_file() => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file",
+                    )),
+                    Ok(_) => std::fs::read(&path).map_err(|e| {
+                        if e.kind() == std::io::ErrorKind::OutOfMemory {
+                            std::io::Error::from_raw_os_error(12)
+                        } else {
+                            e
+                        }
+                    }),
+                    Err(e) => Err(e),
                 };
                 read.map(Cow::Owned)
                     .map_err(|error| ArchiveError::ThinMember {
