@@ -1,0 +1,425 @@
+//! Offload bundles stored as sections of a host object file (`-type=o`).
+//!
+//! An object bundle is an ordinary relocatable object (the host code) with
+//! one extra section per bundle entry, named `__CLANG_OFFLOAD_BUNDLE__<id>`.
+//! The section holds the entry's bytes verbatim; the host entry's section
+//! holds a single zero byte, meaning "the host object is the file itself,
+//! minus the bundle sections". The sections are `SHT_PROGBITS`, flagged
+//! `SHF_EXCLUDE` only (not allocated, not writable), byte-aligned, and are
+//! appended after the existing sections in `-targets` order.
+//!
+//! LLVM 22's bundler does not write these files itself: it runs
+//! `llvm-objcopy`. This module does the same work in-process and produces the
+//! same bytes ([`add_bundle_sections`], [`strip_bundle_sections`]); it also
+//! reads bundles ([`ObjectFile`]) with the acceptance rules of LLVM's object
+//! library, and renders the `llvm-objcopy` command lines that `-###` prints
+//! ([`bundle_command_line`], [`unbundle_host_command_line`]).
+//!
+//! Host formats: ELF (32/64-bit, either byte order) and COFF objects
+//! (regular and bigobj) are read and rewritten. Mach-O objects are read (they
+//! never contain bundles: their section names are too short for the prefix)
+//! but not rewritten, because llvm-objcopy 22 cannot do it either. PE images,
+//! WebAssembly, XCOFF, GOFF and DXContainer are refused with
+//! [`Error::Unsupported`] (see `docs/compat/object-bundles.md`).
+
+mod coff;
+mod command;
+mod elf;
+mod error;
+mod objcopy;
+mod strtab;
+
+pub use command::{
+    bundle_command_line, bundle_objcopy_args, render_command_line, temp_file_path,
+    unbundle_host_command_line, unbundle_objcopy_args, TEMP_DIR_ENV_VARS, TEMP_FILE_PREFIX,
+    TEMP_FILE_SUFFIX,
+};
+pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
+
+use elf::ElfFile;
+
+/// Prefix of every bundle section name; the rest of the name is the entry ID.
+pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
+
+/// Contents of the host entry's section: one zero byte.
+pub const HOST_PLACEHOLDER: &[u8] = &[0];
+
+/// Recognises the object-file formats LLVM would try to open, from the magic
+/// bytes alone (LLVM's `identify_magic`, restricted to object files).
+pub fn sniff_format(data: &[u8]) -> Option<ObjectFormat> {
+    if data.len() < 4 {
+        return None;
+    }
+    if elf::has_elf_magic(data) {
+        return Some(ObjectFormat::Elf);
+    }
+    let (b0, b1) = (data[0], data[1]);
+    match b0 {
+        0x00 => {
+            if data.starts_with(b"\0\0\xff\xff") {
+                // Bigobj COFF; anything else with this start is an import
+                // library or a cl.exe LTO object, which are not objects.
+                return (data.get(12..28) == Some(&coff::BIGOBJ_MAGIC[..]))
+                    .then_some(ObjectFormat::Coff);
+            }
+            if data.starts_with(&WIN_RES_MAGIC) {
+                return None;
+            }
+            if b1 == 0 {
+                // COFF with an unknown machine type.
+                return Some(ObjectFormat::Coff);
+            }
+            data.starts_with(b"\0asm").then_some(ObjectFormat::Wasm)
+        }
+        0x01 if b1 == 0xdf || b1 == 0xf7 => Some(ObjectFormat::Xcoff),
+        0x03 if data.starts_with(b"\x03\xf0\x00") => Some(ObjectFormat::Goff),
+        0xfe | 0xce | 0xcf => macho_type(data).map(|_| ObjectFormat::MachO),
+        0x50 if data.starts_with(b"\x50\xed\x55\xba") => None,
+        0xf0 | 0x83 | 0x84 | 0x66 | 0x50 | 0x4c | 0xc4 if b1 == 0x01 || b1 == 0x02 => {
+            Some(ObjectFormat::Coff)
+        }
+        0x90 | 0x68 if b1 == 0x02 => Some(ObjectFormat::Coff),
+        0x64 if b1 == 0x86 || b1 == 0xaa => Some(ObjectFormat::Coff),
+        0x41 if b1 == 0xa6 => Some(ObjectFormat::Coff),
+        b'M' if is_pe(data) => Some(ObjectFormat::Coff),
+        b'D' if data.starts_with(b"DXBC") => Some(ObjectFormat::DxContainer),
+        _ => None,
+    }
+}
+
+/// The 32-byte header of a Windows `.res` file.
+const WIN_RES_MAGIC: [u8; 32] = [
+    0, 0, 0, 0, 0x20, 0, 0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0,
+];
+
+/// A PE image: `MZ`, and `PE\0\0` at the offset stored at 0x3c.
+fn is_pe(data: &[u8]) -> bool {
+    let Some(off) = data.get(0x3c..0x40) else {
+        return false;
+    };
+    let at = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
+    data.get(at..).is_some_and(|r| r.starts_with(b"PE\0\0"))
+}
+
+/// The Mach-O file type, when the header is complete and the type is one
+/// LLVM knows (1..=12).
+fn macho_type(data: &[u8]) -> Option<u32> {
+    let (big, is64) = match data.get(..4)? {
+        [0xfe, 0xed, 0xfa, 0xce] => (true, false),
+        [0xfe, 0xed, 0xfa, 0xcf] => (true, true),
+        [0xce, 0xfa, 0xed, 0xfe] => (false, false),
+        [0xcf, 0xfa, 0xed, 0xfe] => (false, true),
+        _ => return None,
+    };
+    let min = if is64 { 32 } else { 28 };
+    if data.len() < min {
+        return None;
+    }
+    let t: [u8; 4] = data[12..16].try_into().ok()?;
+    let t = if big {
+        u32::from_be_bytes(t)
+    } else {
+        u32::from_le_bytes(t)
+    };
+    (1..=12).contains(&t).then_some(t)
+}
+
+/// A host object opened for reading bundle sections.
+#[derive(Debug, Clone)]
+pub struct ObjectFile<'a> {
+    inner: Inner<'a>,
+}
+
+#[derive(Debug, Clone)]
+enum Inner<'a> {
+    Elf(ElfFile<'a>),
+    Coff(coff::CoffFile<'a>),
+    /// Mach-O section names hold at most 16 bytes, so they can never carry
+    /// the 24-byte bundle prefix: such objects have no bundles.
+    MachO,
+}
+
+/// One `__CLANG_OFFLOAD_BUNDLE__` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleSection<'a> {
+    /// Entry ID: the section name after the prefix, byte for byte.
+    pub id: &'a [u8],
+    /// Index of the section in the section header table (ELF: including
+    /// the null entry; COFF: 0-based position in the section table).
+    pub section_index: usize,
+    contents: Result<&'a [u8], Error>,
+}
+
+impl<'a> BundleSection<'a> {
+    /// The section's bytes. Reading them can fail (data past the end of the
+    /// file) even though the section was listed, exactly as in LLVM, where
+    /// listing never touches contents.
+    pub fn contents(&self) -> Result<&'a [u8], Error> {
+        self.contents.clone()
+    }
+
+    /// True when the section is the host placeholder (one zero byte): the
+    /// bundler then extracts the host object ([`strip_bundle_sections`])
+    /// instead of the section bytes. A device entry that happens to be a
+    /// single zero byte is indistinguishable, as in LLVM.
+    pub fn is_host_placeholder(&self) -> bool {
+        matches!(self.contents, Ok(c) if c == HOST_PLACEHOLDER)
+    }
+}
+
+impl<'a> ObjectFile<'a> {
+    /// Opens `data` as a host object.
+    ///
+    /// * [`Error::NotAnObject`]: LLVM would not open this as an object file;
+    ///   the bundler then uses its binary format (callers should fall back).
+    /// * [`Error::Unsupported`]: an object format this module cannot read
+    ///   (PE images, WebAssembly, XCOFF, GOFF, DXContainer).
+    pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
+        let inner = match sniff_format(data) {
+            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse(data)?),
+            Some(ObjectFormat::Coff) if is_pe(data) => return Err(unsupported_pe()),
+            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse(data)?),
+            Some(ObjectFormat::MachO) => Inner::MachO,
+            Some(format) => return Err(unsupported_read(format)),
+            None => return Err(Error::NotAnObject(NotObject::NotElf)),
+        };
+        Ok(ObjectFile { inner })
+    }
+
+    /// The object format.
+    pub fn format(&self) -> ObjectFormat {
+        match self.inner {
+            Inner::Elf(_) => ObjectFormat::Elf,
+            Inner::Coff(_) => ObjectFormat::Coff,
+            Inner::MachO => ObjectFormat::MachO,
+        }
+    }
+
+    /// Bundle sections in section-header order, duplicates included.
+    ///
+    /// The iterator yields an error and stops at the first section whose
+    /// name cannot be read (a broken ELF section name table fails at the very
+    /// first section), so a `-list` front-end prints the IDs it got before
+    /// reporting the error, like LLVM 22.
+    pub fn bundle_sections(&self) -> BundleSections<'_, 'a> {
+        BundleSections {
+            file: self,
+            next: 0,
+            done: false,
+        }
+    }
+
+    /// All bundle sections, or the first error.
+    pub fn collect_bundle_sections(&self) -> Result<Vec<BundleSection<'a>>, Error> {
+        self.bundle_sections().collect()
+    }
+
+    fn section_count(&self) -> usize {
+        match &self.inner {
+            Inner::Elf(e) => e.section_count(),
+            Inner::Coff(c) => c.section_count(),
+            Inner::MachO => 0,
+        }
+    }
+
+    /// Name of section `i`, and its contents (read lazily by LLVM, so their
+    /// error is only reported when an entry is extracted).
+    fn section(&self, i: usize) -> Result<NamedContents<'a>, Error> {
+        match &self.inner {
+            Inner::Elf(elf) => {
+                let name = elf
+                    .section_name_table()
+                    .and_then(|table| elf.section_name(i, table))?;
+                Ok((name, elf.object_section_contents(i).map_err(Error::Elf)))
+            }
+            Inner::Coff(c) => {
+                let name = c.section_name(i).map_err(Error::Coff)?;
+                Ok((name, c.section_contents(i).map_err(Error::Coff)))
+            }
+            Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
+        }
+    }
+}
+
+type NamedContents<'a> = (&'a [u8], Result<&'a [u8], Error>);
+
+/// Iterator over the bundle sections of an [`ObjectFile`].
+#[derive(Debug)]
+pub struct BundleSections<'f, 'a> {
+    file: &'f ObjectFile<'a>,
+    next: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for BundleSections<'_, 'a> {
+    type Item = Result<BundleSection<'a>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done && self.next < self.file.section_count() {
+            let i = self.next;
+            self.next += 1;
+            let (name, contents) = match self.file.section(i) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            if let Some(id) = name.strip_prefix(SECTION_PREFIX.as_bytes()) {
+                return Some(Ok(BundleSection {
+                    id,
+                    section_index: i,
+                    contents,
+                }));
+            }
+        }
+        None
+    }
+}
+
+/// Convenience: the bundle sections of `data`, or an error (including
+/// [`Error::NotAnObject`] for inputs LLVM would not open as objects).
+pub fn bundle_sections(data: &[u8]) -> Result<Vec<BundleSection<'_>>, Error> {
+    ObjectFile::parse(data)?.collect_bundle_sections()
+}
+
+fn unsupported_read(format: ObjectFormat) -> Error {
+    Error::Unsupported {
+        format,
+        reason: "only ELF, COFF and Mach-O host objects can be read natively",
+    }
+}
+
+fn unsupported_pe() -> Error {
+    Error::Unsupported {
+        format: ObjectFormat::Coff,
+        reason: "PE images (executables, DLLs) are not handled, only COFF objects",
+    }
+}
+
+fn section_name(id: &[u8]) -> Vec<u8> {
+    let mut n = SECTION_PREFIX.as_bytes().to_vec();
+    n.extend_from_slice(id);
+    n
+}
+
+/// Adds one bundle section per entry to a host object, as
+/// `llvm-objcopy --add-section=__CLANG_OFFLOAD_BUNDLE__<id>=<file>
+/// --set-section-flags=__CLANG_OFFLOAD_BUNDLE__<id>=readonly,exclude ...`
+/// does, and returns the new object.
+///
+/// `entries` are (ID, contents) in `-targets` order; for the host entry pass
+/// [`HOST_PLACEHOLDER`]. Existing sections with one of the new names get the
+/// same flags, as llvm-objcopy applies `--set-section-flags` by name. The same
+/// ID twice is [`Error::DuplicateEntry`] (llvm-objcopy refuses it too).
+pub fn add_bundle_sections<I: AsRef<[u8]>>(
+    host: &[u8],
+    entries: &[(I, &[u8])],
+) -> Result<Vec<u8>, Error> {
+    let mut add: Vec<(Vec<u8>, &[u8])> = Vec::with_capacity(entries.len());
+    for (id, contents) in entries {
+        let name = section_name(id.as_ref());
+        if add.iter().any(|(n, _)| *n == name) {
+            return Err(Error::DuplicateEntry(id.as_ref().to_vec()));
+        }
+        add.push((name, contents));
+    }
+    rewrite(
+        host,
+        &objcopy::Edit {
+            remove: None,
+            add: &add,
+        },
+    )
+}
+
+/// Removes every section whose name starts with `__CLANG_OFFLOAD_BUNDLE__`,
+/// as `llvm-objcopy --regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.*` does:
+/// this is the host object the bundler extracts for a placeholder entry.
+pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
+    let pred = |name: &[u8]| name.starts_with(SECTION_PREFIX.as_bytes());
+    rewrite(
+        fat,
+        &objcopy::Edit {
+            remove: Some(&pred),
+            add: &[],
+        },
+    )
+}
+
+fn rewrite<'a>(data: &'a [u8], edit: &objcopy::Edit<'a>) -> Result<Vec<u8>, Error> {
+    match sniff_format(data) {
+        Some(ObjectFormat::Elf) => objcopy::rewrite(data, edit),
+        Some(ObjectFormat::Coff) if is_pe(data) => Err(unsupported_pe()),
+        Some(ObjectFormat::Coff) => coff::rewrite(
+            data,
+            &coff::CoffEdit {
+                remove: edit.remove,
+                add: edit.add,
+            },
+        ),
+        Some(ObjectFormat::MachO) if edit.add.is_empty() => Err(Error::Unsupported {
+            format: ObjectFormat::MachO,
+            reason: "Mach-O objects cannot carry bundle sections",
+        }),
+        // llvm-objcopy 22's own refusals, word for word.
+        Some(ObjectFormat::MachO) => Err(Error::Unsupported {
+            format: ObjectFormat::MachO,
+            reason: "option is not supported for MachO",
+        }),
+        Some(ObjectFormat::Wasm) => Err(Error::Unsupported {
+            format: ObjectFormat::Wasm,
+            reason: "only flags for section dumping, removal, and addition are supported",
+        }),
+        Some(format) => Err(Error::Unsupported {
+            format,
+            reason: "only ELF and COFF host objects can be rewritten natively",
+        }),
+        None => Err(Error::NotAnObject(NotObject::NotElf)),
+    }
+}
+
+/// Optional strictness check for front-ends that want it (LLVM 22 does not
+/// do this): fails if the file image of any section overlaps the ELF header,
+/// the program or section header table, or another section.
+///
+/// Sections of type `SHT_NOBITS` and empty sections occupy no file space and
+/// are ignored. Sections inside segments are allowed to overlap the program
+/// header table (executables commonly map their headers).
+pub fn check_layout(data: &[u8]) -> Result<(), Error> {
+    let obj = ObjectFile::parse(data)?;
+    let Inner::Elf(elf) = &obj.inner else {
+        return Ok(());
+    };
+    let mut regions: Vec<(u64, u64, String)> = Vec::new();
+    regions.push((
+        0,
+        elf.class.ehdr_size() as u64,
+        "the ELF header".to_string(),
+    ));
+    if elf.ehdr.shoff != 0 {
+        let size = elf.section_count() as u64 * elf.class.shdr_size() as u64;
+        regions.push((elf.ehdr.shoff, size, "the section header table".to_string()));
+    }
+    for (i, sh) in elf.shdrs.iter().enumerate().skip(1) {
+        if sh.sh_type == elf::SHT_NOBITS || sh.sh_type == elf::SHT_NULL || sh.size == 0 {
+            continue;
+        }
+        regions.push((sh.offset, sh.size, format!("section [index {i}]")));
+    }
+    regions.sort_by_key(|r| (r.0, r.1));
+    for pair in regions.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.0.saturating_add(a.1) > b.0 {
+            return Err(Error::Overlap {
+                first: a.2.clone(),
+                second: b.2.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
