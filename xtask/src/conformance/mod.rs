@@ -12,8 +12,14 @@ mod wrapper;
 type Area = (&'static str, fn(&mut Suite));
 
 mod bundler;
+mod bundler_ext;
 
-const AREAS: &[Area] = &[("bundler", bundler::run), ("wrapper", wrapper::run)];
+const AREAS: &[Area] = &[
+    ("bundler", bundler::run),
+    ("ccob", bundler_ext::run_ccob),
+    ("objects", bundler_ext::run_objects),
+    ("wrapper", wrapper::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;
