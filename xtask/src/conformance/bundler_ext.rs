@@ -438,10 +438,9 @@ fn read_ccob_case(rng: &mut Rng) -> Case {
     let ty = *rng.pick(&["bc", "o", "hipi", "ll", "gch"]);
     let (who, targets, bytes) = random_bundle(rng, ty, None, true);
     let mut args = vec![format!("-type={ty}"), "-input=fat".into()];
-    let label;
-    if rng.chance(1, 3) {
+    let label = if rng.chance(1, 3) {
         args.push("-list".into());
-        label = format!("list compressed {ty} {who}");
+        format!("list compressed {ty} {who}")
     } else {
         let mut want: Vec<String> = targets.into_iter().filter(|_| rng.chance(2, 3)).collect();
         if want.is_empty() || rng.chance(1, 6) {
@@ -458,8 +457,8 @@ fn read_ccob_case(rng: &mut Rng) -> Case {
         if rng.chance(1, 3) {
             args.push("-allow-missing-bundles".into());
         }
-        label = format!("unbundle compressed {ty} {who}");
-    }
+        format!("unbundle compressed {ty} {who}")
+    };
     if rng.chance(2, 3) {
         flag(rng, &mut args, "verbose");
     }
