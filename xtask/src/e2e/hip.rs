@@ -204,23 +204,25 @@ pub fn run() -> Result<(), String> {
 
 /// HIP `-c` (two offload archs), `-fgpu-rdc -c`, both with
 /// `--offload-compress`, and `--hip-link -fgpu-rdc` of the fat objects into
-/// an executable; built once in `ours/` through the `-B` shim and once in
-/// `llvm/` with LLVM's bundler, then compared file by file. Returns the
-/// names of the compared products.
+/// an executable; built once in `ours/w` with `-B ../bin` holding the
+/// comparing shim, and once in `llvm/w` with `-B ../bin` holding a link to
+/// LLVM's bundler (clang hashes its command line, `-B` included, into the
+/// HIP compilation-unit ID, so both sides must spell it alike), then
+/// compared file by file. Returns the names of the compared products.
 fn objects_and_link(dir: &Path, bin: &Path) -> Result<Vec<String>, String> {
     let builds: &[(&str, &[&str])] = &[
-        ("k.o", &["-x", "hip", "../k.hip", "-c"]),
+        ("k.o", &["-x", "hip", "../../k.hip", "-c"]),
         (
             "kc.o",
-            &["-x", "hip", "../k.hip", "-c", "--offload-compress"],
+            &["-x", "hip", "../../k.hip", "-c", "--offload-compress"],
         ),
-        ("krdc.o", &["-x", "hip", "../k.hip", "-c", "-fgpu-rdc"]),
+        ("krdc.o", &["-x", "hip", "../../k.hip", "-c", "-fgpu-rdc"]),
         (
             "krdcc.o",
             &[
                 "-x",
                 "hip",
-                "../k.hip",
+                "../../k.hip",
                 "-c",
                 "-fgpu-rdc",
                 "--offload-compress",
@@ -228,10 +230,29 @@ fn objects_and_link(dir: &Path, bin: &Path) -> Result<Vec<String>, String> {
         ),
     ];
     let clang_path = llvm22("clang").ok_or("clang-22 not found")?;
+    let llvm_bundler = reference_tool("clang-offload-bundler").ok_or("no LLVM bundler")?;
     let mut products = Vec::new();
-    for (side, b) in [("ours", Some(bin)), ("llvm", None)] {
-        let d = dir.join(side);
+    for side in ["ours", "llvm"] {
+        let root = dir.join(side);
+        let d = root.join("w");
+        let sb = root.join("bin");
         fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+        fs::create_dir_all(&sb).map_err(|e| e.to_string())?;
+        let target = if side == "ours" {
+            bin.join("clang-offload-bundler")
+        } else {
+            llvm_bundler.clone()
+        };
+        std::os::unix::fs::symlink(&target, sb.join("clang-offload-bundler"))
+            .map_err(|e| e.to_string())?;
+        // LLVM's bundler runs the llvm-objcopy beside the path it was called
+        // by, else the first on PATH (which may be another LLVM's, writing
+        // different bytes); give it 22's, as in a normal clang-22 install.
+        if let Some(objcopy) = llvm22("llvm-objcopy") {
+            std::os::unix::fs::symlink(&objcopy, sb.join("llvm-objcopy"))
+                .map_err(|e| e.to_string())?;
+        }
+        let b = Some(Path::new("../bin"));
         for (out, args) in builds {
             clang(&d, b, &[*args, &["-o", out]].concat())?;
         }
@@ -264,12 +285,15 @@ fn objects_and_link(dir: &Path, bin: &Path) -> Result<Vec<String>, String> {
         }
     }
     for name in ["k.o", "kc.o", "krdc.o", "krdcc.o", "app", "appc"] {
-        same_file(&dir.join("ours").join(name), &dir.join("llvm").join(name))?;
+        same_file(
+            &dir.join("ours/w").join(name),
+            &dir.join("llvm/w").join(name),
+        )?;
         products.push(name.to_string());
     }
     // The compressed builds really hold CCOBs: the fat binary of kc.o and
     // nothing compressed in the -fgpu-rdc object (22 never compresses one).
-    let kc = fs::read(dir.join("ours/kc.o")).map_err(|e| e.to_string())?;
+    let kc = fs::read(dir.join("ours/w/kc.o")).map_err(|e| e.to_string())?;
     if !kc.windows(4).any(|w| w == b"CCOB") {
         return Err("kc.o holds no compressed bundle".into());
     }
