@@ -255,11 +255,14 @@ fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> R
     } else {
         Vec::new()
     };
+    // 22 writes the host placeholder to a temporary file for objcopy; we
+    // need none, but make (and remove) it all the same so that an unusable
+    // temporary directory fails as it does in 22.
+    let temp = make_temp_file()?;
     let mut outs = Outputs::new();
     if job.print_commands {
         // 22 prints the objcopy command instead of running it; the output
         // keeps what was written before objcopy would have run.
-        let temp = make_temp_file()?;
         let files: Vec<(&[u8], &[u8])> = job
             .targets
             .iter()
@@ -414,8 +417,10 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
 /// sections, as llvm-objcopy writes it for 22. Under `-###` 22 prints the
 /// objcopy command instead and the output stays empty.
 fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
+    // As when bundling: the temporary file objcopy would write to is made
+    // even though we do not need it, so an unusable TMPDIR fails alike.
+    let temp = make_temp_file()?;
     if job.print_commands {
-        let temp = make_temp_file()?;
         print_command(&object_bundle::unbundle_host_command_line(
             &objcopy_path(),
             job.inputs[0].as_bytes(),

@@ -717,7 +717,22 @@ fn object_bundle_case(rng: &mut Rng, hname: &str, host: &[u8]) -> Case {
     if rng.chance(1, 6) {
         args.push(format!("-bundle-align={}", rng.pick(&[1, 16, 4096])));
     }
-    case(format!("bundle -type=o host {hname}"), args, files)
+    let mut c = case(format!("bundle -type=o host {hname}"), args, files);
+    tmpdir_env(rng, &mut c);
+    c
+}
+
+/// Sometimes a temporary directory other than the default: relative,
+/// empty (the working directory), missing, or with a trailing slash.
+fn tmpdir_env(rng: &mut Rng, c: &mut Case) {
+    if rng.chance(1, 5) {
+        let v = *rng.pick(&["", ".", "sub", "missing", "/tmp/", "/nonexistent-dir"]);
+        if v == "sub" {
+            c.files.push(("sub/keep".into(), Vec::new()));
+        }
+        let var = *rng.pick(&["TMPDIR", "TMPDIR", "TMP", "TEMP"]);
+        c.env.push((var.into(), v.into()));
+    }
 }
 
 fn fat_object(rng: &mut Rng, host: &[u8]) -> (String, Vec<String>, Vec<u8>) {
