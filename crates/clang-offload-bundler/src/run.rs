@@ -52,26 +52,42 @@ pub fn run(job: &Job) -> Result<(), Fail> {
 /// report is printed, and plain inputs are reported as such.
 ///
 /// Unlike LLVM 22 the stored hash is verified (after the report, which shows
-/// both hashes), and the CCOB ends at its recorded total size: bytes after
-/// it (trailing data, further concatenated CCOBs) are ignored, where 22
-/// fails with a zstd error.
-pub(crate) fn decompress<'a>(verbose: bool, data: &'a [u8]) -> Result<Cow<'a, [u8]>, Fail> {
+/// both hashes), and a v2/v3 CCOB ends at its recorded total size: further
+/// CCOBs after it (device libraries concatenate one per translation unit,
+/// with zero padding between them) are expanded too, each giving one bundle,
+/// and other bytes between or after them are skipped. 22 fails on both
+/// with a zstd error. A v1 CCOB, which records no size, runs to the end of
+/// the input, as in 22.
+pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
+    let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
+    let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
+        let d = ccob::decompress_unverified(bytes).map_err(fail)?;
+        if verbose {
+            write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
+        }
+        d.verify().map_err(fail)?;
+        Ok(d.data)
+    };
     match ccob::detect(data) {
-        Detection::TooShort => Ok(Cow::Borrowed(data)),
+        Detection::TooShort => Ok(vec![Cow::Borrowed(data)]),
         Detection::Uncompressed => {
             if verbose {
                 write_stderr(b"Uncompressed bundle.\n");
             }
-            Ok(Cow::Borrowed(data))
+            Ok(vec![Cow::Borrowed(data)])
         }
         Detection::Compressed => {
-            let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
-            let d = ccob::decompress_unverified(data).map_err(fail)?;
-            if verbose {
-                write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
+            if ccob::Header::parse(data).map_err(fail)?.version == ccob::Version::V1 {
+                return Ok(vec![Cow::Owned(expand(data)?)]);
             }
-            d.verify().map_err(fail)?;
-            Ok(Cow::Owned(d.data))
+            let mut out = Vec::new();
+            for seg in ccob::segments(data) {
+                match seg.map_err(fail)? {
+                    ccob::Segment::Ccob { bytes, .. } => out.push(Cow::Owned(expand(bytes)?)),
+                    ccob::Segment::Gap { .. } | ccob::Segment::Uncompressed(_) => {}
+                }
+            }
+            Ok(out)
         }
     }
 }
@@ -312,18 +328,24 @@ fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> R
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
-    let data = decompress(job.verbose, &raw)?;
-    let data = &*data;
-    let handler = handler::select(&job.file_type, data)?;
-    let mut reader = Reader::new(handler, data, &lossy(name))?;
+    let bundles = decompress(job.verbose, &raw)?;
     let mut out = Vec::new();
-    while let Some(id) = reader.next_id() {
-        out.extend_from_slice(id);
-        out.push(b'\n');
-        reader.skip_listed(&lossy(name))?;
+    let mut end = Ok(());
+    for data in &bundles {
+        let handler = handler::select(&job.file_type, data)?;
+        let mut reader = Reader::new(handler, data, &lossy(name))?;
+        while let Some(id) = reader.next_id() {
+            out.extend_from_slice(id);
+            out.push(b'\n');
+            reader.skip_listed(&lossy(name))?;
+        }
+        // IDs seen before a broken section table are printed, then the
+        // error.
+        end = reader.finish();
+        if end.is_err() {
+            break;
+        }
     }
-    // IDs seen before a broken section table are printed, then the error.
-    let end = reader.finish();
     let mut stdout = io::stdout().lock();
     stdout
         .write_all(&out)
@@ -335,10 +357,7 @@ fn list(job: &Job) -> Result<(), Fail> {
 fn unbundle(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
-    let data = decompress(job.verbose, &raw)?;
-    let data = &*data;
-    let handler = handler::select(&job.file_type, data)?;
-    let mut reader = Reader::new(handler, data, &lossy(name))?;
+    let bundles = decompress(job.verbose, &raw)?;
 
     // The work list: standardised target -> output, in LLVM's map order.
     let mut worklist = StringMapOrder::new();
@@ -348,8 +367,31 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         // A standardised ID always has 5 or 6 pieces.
         requested.push(EntryId::parse(&t.id).map_err(|e| Fail::msg(e.to_string()))?);
     }
-    let output_of = |key: usize| &job.outputs[key];
     let mut outs = Outputs::new();
+    for data in &bundles {
+        if worklist.is_empty() {
+            break;
+        }
+        let data: &[u8] = data;
+        let handler = handler::select(&job.file_type, data)?;
+        let mut reader = Reader::new(handler, data, &lossy(name))?;
+        take_entries(job, data, &mut reader, &mut worklist, &requested, &mut outs)?;
+    }
+    finish_unbundle(job, bundles.first().map_or(&[][..], |b| b), worklist, outs)
+}
+
+/// Moves the entries `reader` yields that the work list asks for into their
+/// outputs, in the reader's order.
+fn take_entries(
+    job: &Job,
+    data: &[u8],
+    reader: &mut Reader<'_>,
+    worklist: &mut StringMapOrder,
+    requested: &[EntryId],
+    outs: &mut Outputs,
+) -> Result<(), Fail> {
+    let name = &job.inputs[0];
+    let output_of = |key: usize| &job.outputs[key];
     while !worklist.is_empty() {
         let Some(id) = reader.next_id() else { break };
         let Ok(entry) = EntryId::parse(&String::from_utf8_lossy(id)) else {
@@ -374,7 +416,18 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
     }
-    reader.finish()?;
+    reader.finish()
+}
+
+/// After every bundle was read: the missing-bundle error, or the remaining
+/// outputs (empty, or the input itself for the host when nothing matched).
+fn finish_unbundle(
+    job: &Job,
+    data: &[u8],
+    worklist: StringMapOrder,
+    mut outs: Outputs,
+) -> Result<(), Fail> {
+    let output_of = |key: usize| &job.outputs[key];
     if !job.allow_missing && !worklist.is_empty() {
         let mut missing: Vec<&str> = worklist
             .iter()
