@@ -82,8 +82,14 @@ impl<'a> Reader<'a> {
             }
             Handler::Text(c) => Ok(Reader::Text(text_bundle::Reader::new(data, c))),
             Handler::Object => {
-                let file = ObjectFile::parse(data).map_err(|e| object_fail(&e))?;
-                let sections: Vec<_> = file.bundle_sections().collect();
+                let sections: Vec<_> = match ObjectFile::parse(data) {
+                    Ok(file) => file.bundle_sections().collect(),
+                    // Formats we do not read (WebAssembly, XCOFF, GOFF, PE
+                    // images): 22 opens them and finds no bundle sections
+                    // in what clang writes, so they read as plain objects.
+                    Err(ObjError::Unsupported { .. }) => Vec::new(),
+                    Err(e) => return Err(object_fail(&e)),
+                };
                 Ok(Reader::Object {
                     sections: sections.into_iter(),
                     current: None,

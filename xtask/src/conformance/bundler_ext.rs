@@ -8,7 +8,8 @@
 //! trailing bytes).
 //!
 //! `objects`: `-type=o` with real host objects that clang-22 compiles for
-//! several targets (ELF x86-64, AArch64, ppc64le, i386; COFF; Mach-O),
+//! several targets (ELF x86-64, AArch64, ppc64le, i386; COFF; Mach-O;
+//! WebAssembly and XCOFF, which read as objects without bundles),
 //! bundling with several device entries, `-###`, `-list` and unbundling of
 //! fat objects made by LLVM's tool or ours, plain objects, non-object
 //! reference inputs and device-only bundles.
@@ -628,6 +629,8 @@ fn host_objects(dir: &Path) -> Vec<(String, Vec<u8>)> {
         ("i386-unknown-linux-gnu", &["-O2"]),
         ("x86_64-pc-windows-msvc", &[]),
         ("x86_64-apple-darwin", &[]),
+        ("wasm32-unknown-unknown", &[]),
+        ("powerpc64-ibm-aix", &[]),
     ];
     for (i, (triple, extra)) in variants.iter().enumerate() {
         let obj = dir.join(format!("host{i}.o"));
