@@ -238,6 +238,15 @@ fn case(label: String, args: Vec<String>, files: Vec<(String, Vec<u8>)>) -> Case
 
 fn initial_files(case: &Case) -> Vec<(String, Vec<u8>)> {
     let mut v = case.files.clone();
+    // The harness lists directories too, as `dir/`.
+    for (name, _) in &case.files {
+        if let Some((dir, _)) = name.rsplit_once('/') {
+            let d = format!("{dir}/");
+            if !v.iter().any(|(n, _)| *n == d) {
+                v.push((d, Vec::new()));
+            }
+        }
+    }
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
 }
