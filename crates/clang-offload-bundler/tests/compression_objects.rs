@@ -325,3 +325,33 @@ fn concatenated_ccobs_are_all_read() {
         assert_eq!(o.stdout, one.repeat(count), "{name}");
     }
 }
+
+#[test]
+fn object_host_from_stdin_is_bundled() {
+    // 22 drains stdin, then hands `-` to llvm-objcopy, which finds nothing.
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let host = fixture("object_bundle/host-x86_64-unknown-linux-gnu.o");
+    fs::write(p.join("host.o"), &host).unwrap();
+    fs::write(p.join("dev"), b"device").unwrap();
+    let t = format!("-targets={HOST},{GFX906}");
+    let o = run(
+        p,
+        &["-type=o", &t, "-input=host.o", "-input=dev", "-output=a.o"],
+        &[],
+    );
+    assert!(o.status.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
+        .args(["-type=o", &t, "-input=-", "-input=dev", "-output=b.o"])
+        .current_dir(p)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&host).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        fs::read(p.join("a.o")).unwrap(),
+        fs::read(p.join("b.o")).unwrap()
+    );
+}
