@@ -460,6 +460,17 @@ impl Suite {
         Ok(true)
     }
 
+    /// Like [`Suite::provide`], but makes both versions of `tool` runnable
+    /// under another name too (for behaviour that depends on argv[0]).
+    pub fn provide_as(&mut self, tool: &str, name: &str) -> Result<bool, String> {
+        if !self.provide(tool)? {
+            return Ok(false);
+        }
+        link(&self.llvm.join(tool), &self.llvm.join(name))?;
+        link(&self.ours.join(tool), &self.ours.join(name))?;
+        Ok(true)
+    }
+
     /// Runs `case` on both sides; records and reports a difference.
     pub fn check(&mut self, case: &Case) -> bool {
         self.ran += 1;

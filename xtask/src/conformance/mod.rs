@@ -4,6 +4,8 @@
 //! with LLVM's on the same command line: exit status, stdout, stderr and every
 //! file left in the working directory.
 
+pub(crate) mod packager;
+
 use crate::harness::{self, Suite};
 
 mod wrapper;
@@ -18,6 +20,7 @@ const AREAS: &[Area] = &[
     ("bundler", bundler::run),
     ("ccob", bundler_ext::run_ccob),
     ("objects", bundler_ext::run_objects),
+    ("packager", packager::run_suite),
     ("wrapper", wrapper::run),
 ];
 

@@ -1,11 +1,16 @@
 //! End-to-end builds with real clang-22 pipelines that call our tools via `-B`.
 
 mod hip;
+mod openmp;
 mod wrapper;
 
 type Area = (&'static str, fn() -> Result<(), String>);
 
-const AREAS: &[Area] = &[("hip", hip::run), ("wrapper", wrapper::run)];
+const AREAS: &[Area] = &[
+    ("hip", hip::run),
+    ("openmp", openmp::openmp),
+    ("wrapper", wrapper::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let wanted: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();

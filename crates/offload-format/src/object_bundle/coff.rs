@@ -14,7 +14,7 @@
 //! with LLVM's tail-merging order, section names first.
 
 use super::error::{CoffError, Error, NotObject};
-use super::strtab::StrTabBuilder;
+use crate::string_table::Builder as StrTabBuilder;
 
 const HEADER_SIZE: usize = 20;
 const BIGOBJ_HEADER_SIZE: usize = 56;

@@ -27,7 +27,7 @@
 
 use super::elf::*;
 use super::error::{ElfError, Error};
-use super::strtab::StrTabBuilder;
+use crate::string_table::Builder as StrTabBuilder;
 
 /// How much larger than its inputs a rewritten object may become. Real
 /// objects grow by a few hundred bytes (string table, headers, alignment
