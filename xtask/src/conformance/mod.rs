@@ -14,9 +14,12 @@ mod wrapper;
 type Area = (&'static str, fn(&mut Suite));
 
 mod bundler;
+mod bundler_ext;
 
 const AREAS: &[Area] = &[
     ("bundler", bundler::run),
+    ("ccob", bundler_ext::run_ccob),
+    ("objects", bundler_ext::run_objects),
     ("packager", packager::run_suite),
     ("wrapper", wrapper::run),
 ];
