@@ -111,13 +111,9 @@ impl Outputs {
         let mut ready = Vec::with_capacity(self.files.len());
         for f in self.files {
             let OutputFile { target, writer } = f;
+            // No fsync: like LLVM, rely on rename for atomicity against
+            // other readers; an fsync per output costs more than the work.
             let sink = writer.into_inner().map_err(|e| e.into_error())?;
-            if let Sink::File(file) = &sink {
-                if let Target::Staged(..) = target {
-                    // Data must be on disk before the rename makes it visible.
-                    file.sync_data().ok();
-                }
-            }
             drop(sink);
             ready.push(target);
         }
