@@ -450,7 +450,11 @@ impl Parser<'_> {
                 _ => Some(piece.clone()),
             };
             let Some(v) = checked else {
-                let kind = if ty == ValueType::Uint { "uint" } else { "int" };
+                let kind = if ty == ValueType::Uint {
+                    "uint"
+                } else {
+                    "integer"
+                };
                 let shown = String::from_utf8_lossy(&piece).into_owned();
                 self.option_error(
                     &name,

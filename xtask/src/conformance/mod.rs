@@ -9,7 +9,9 @@ use crate::harness::{self, Suite};
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
-const AREAS: &[Area] = &[];
+mod bundler;
+
+const AREAS: &[Area] = &[("bundler", bundler::run)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;

@@ -1,0 +1,333 @@
+//! Turning the parsed command line and environment into a job, with LLVM
+//! 22's checks in LLVM 22's order and wording.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+
+use offload_cli::diag::{write_stderr, Diag};
+
+use crate::args::Args;
+use crate::ids;
+
+/// A fatal error: the message printed after `<argv0>: error: `.
+#[derive(Debug)]
+pub struct Fail(pub Vec<u8>);
+
+impl Fail {
+    pub fn msg(s: impl Into<String>) -> Fail {
+        Fail(s.into().into_bytes())
+    }
+}
+
+/// What the program was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Bundle,
+    Unbundle,
+    List,
+}
+
+/// One `-targets` value.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As given on the command line.
+    pub raw: String,
+    /// The standardised entry ID (written to bundles, matched when
+    /// unbundling, shown in messages).
+    pub id: String,
+    /// Its offload kind.
+    pub kind: String,
+}
+
+/// Settings read from the `OFFLOAD_BUNDLER_*` environment variables.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub verbose: bool,
+    pub compress: bool,
+    pub compression_level: Option<i32>,
+    pub format_version: u16,
+}
+
+impl Env {
+    /// Reads the variables the way LLVM 22 does (including its warnings,
+    /// printed at once).
+    pub fn read() -> Env {
+        let mut env = Env {
+            format_version: 3,
+            ..Env::default()
+        };
+        let get = |k: &str| std::env::var_os(k).map(|v| v.into_encoded_bytes());
+        if get("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some(b"1") {
+            return env;
+        }
+        if let Some(v) = get("OFFLOAD_BUNDLER_VERBOSE") {
+            env.verbose = v == b"1";
+        }
+        if let Some(v) = get("OFFLOAD_BUNDLER_COMPRESS") {
+            env.compress = v == b"1";
+        }
+        if let Some(v) = get("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
+            match decimal_i64(&v).and_then(|n| i32::try_from(n).ok()) {
+                Some(n) => env.compression_level = Some(n),
+                None => {
+                    let mut m =
+                        b"Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: ".to_vec();
+                    m.extend_from_slice(&v);
+                    m.extend_from_slice(b". Ignoring it.\n");
+                    write_stderr(&m);
+                }
+            }
+        }
+        if let Some(v) = get("COMPRESSED_BUNDLE_FORMAT_VERSION") {
+            let mut m = b"Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: ".to_vec();
+            m.extend_from_slice(&v);
+            match decimal_u64(&v).and_then(|n| u16::try_from(n).ok()) {
+                Some(n @ 2..=3) => env.format_version = n,
+                Some(_) => {
+                    m.extend_from_slice(b". Valid values are 2 or 3. Using default version 3.\n");
+                    write_stderr(&m);
+                }
+                None => {
+                    m.extend_from_slice(b". Using default version 3.\n");
+                    write_stderr(&m);
+                }
+            }
+        }
+        env
+    }
+}
+
+/// LLVM `getAsInteger(10, unsigned)`: decimal digits only, whole string.
+fn decimal_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |n, &c| {
+        if c.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(c - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+/// LLVM `getAsInteger(10, signed)`: an optional leading `-`, then digits.
+fn decimal_i64(s: &[u8]) -> Option<i64> {
+    match s.strip_prefix(b"-") {
+        Some(rest) => {
+            let n = decimal_u64(rest)?;
+            if n > i64::MAX as u64 + 1 {
+                None
+            } else {
+                Some((n as i64).wrapping_neg())
+            }
+        }
+        None => decimal_u64(s).and_then(|n| i64::try_from(n).ok()),
+    }
+}
+
+/// Everything a mode needs, validated.
+#[derive(Debug)]
+pub struct Job {
+    pub mode: Mode,
+    pub file_type: String,
+    pub targets: Vec<Target>,
+    pub inputs: Vec<OsString>,
+    pub outputs: Vec<OsString>,
+    pub align: u32,
+    pub allow_missing: bool,
+    pub hip_openmp_compatible: bool,
+    // Read by the archive, object and compression paths once integrated.
+    #[allow(dead_code)]
+    pub check_input_archive: bool,
+    // Read by the archive, object and compression paths once integrated.
+    #[allow(dead_code)]
+    pub print_commands: bool,
+    pub verbose: bool,
+    pub compress: bool,
+    // Read by the compression path once integrated.
+    #[allow(dead_code)]
+    pub compression_level: Option<i32>,
+    // Read by the compression path once integrated.
+    #[allow(dead_code)]
+    pub format_version: u16,
+    /// Index of the host target/input (bundling with a host).
+    pub host_index: Option<usize>,
+    /// Every target is hip or hipv4 (bundling without a host is allowed).
+    pub hip_only: bool,
+}
+
+/// Applies LLVM 22's checks in order; the first failure is returned.
+/// Warnings (deprecated options) are printed as they are met.
+pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
+    // LLVM first looks for llvm-objcopy here and fails without it; we never
+    // run it (docs/compat/bundler.md), so there is nothing to check.
+    if !a.input.is_empty() && !a.inputs.is_empty() {
+        return Err(Fail::msg(
+            "-inputs and -input cannot be used together, use only -input instead",
+        ));
+    }
+    let mut inputs = a.input.clone();
+    if !a.inputs.is_empty() {
+        diag.warning("-inputs is deprecated, use -input instead");
+        inputs.extend(a.inputs.iter().cloned());
+    }
+    if !a.output.is_empty() && !a.outputs.is_empty() {
+        return Err(Fail::msg(
+            "-outputs and -output cannot be used together, use only -output instead",
+        ));
+    }
+    let mut outputs = a.output.clone();
+    if !a.outputs.is_empty() {
+        diag.warning("-outputs is deprecated, use -output instead");
+        outputs.extend(a.outputs.iter().cloned());
+    }
+    let mut job = Job {
+        mode: if a.list {
+            Mode::List
+        } else if a.unbundle {
+            Mode::Unbundle
+        } else {
+            Mode::Bundle
+        },
+        file_type: a.file_type.clone(),
+        targets: Vec::new(),
+        inputs,
+        outputs,
+        align: a.bundle_align,
+        allow_missing: a.allow_missing_bundles,
+        hip_openmp_compatible: a.hip_openmp_compatible,
+        check_input_archive: a.check_input_archive,
+        print_commands: a.print_commands,
+        verbose: a.verbose.unwrap_or(env.verbose),
+        compress: a.compress.unwrap_or(env.compress),
+        compression_level: a.compression_level.or(env.compression_level),
+        format_version: env.format_version,
+        host_index: None,
+        hip_only: true,
+    };
+    if a.list {
+        if a.unbundle {
+            return Err(Fail::msg("-unbundle and -list cannot be used together"));
+        }
+        if job.inputs.len() != 1 {
+            return Err(Fail::msg("only one input file supported for -list"));
+        }
+        if !job.outputs.is_empty() {
+            return Err(Fail::msg("-outputs option is invalid for -list"));
+        }
+        if !a.targets.is_empty() {
+            return Err(Fail::msg("-targets option is invalid for -list"));
+        }
+        return Ok(job);
+    }
+    if a.check_input_archive {
+        if !a.unbundle {
+            return Err(Fail::msg(
+                "-check-input-archive cannot be used while bundling",
+            ));
+        }
+        if a.file_type != "a" {
+            return Err(Fail::msg(
+                "-check-input-archive can only be used for unbundling archives (-type=a)",
+            ));
+        }
+    }
+    if job.outputs.is_empty() {
+        return Err(Fail::msg("no output file specified!"));
+    }
+    if a.targets.is_empty() {
+        return Err(Fail::msg(
+            "for the --targets option: must be specified at least once!",
+        ));
+    }
+    if a.unbundle {
+        if job.inputs.len() != 1 {
+            return Err(Fail::msg(
+                "only one input file supported in unbundling mode",
+            ));
+        }
+        if job.outputs.len() != a.targets.len() {
+            return Err(Fail::msg(
+                "number of output files and targets should match in unbundling mode",
+            ));
+        }
+    } else {
+        if a.file_type == "a" {
+            return Err(Fail::msg("Archive files are only supported for unbundling"));
+        }
+        if job.outputs.len() != 1 {
+            return Err(Fail::msg("only one output file supported in bundling mode"));
+        }
+        if job.inputs.len() != a.targets.len() {
+            return Err(Fail::msg(
+                "number of input files and targets should match in bundling mode",
+            ));
+        }
+    }
+
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut hosts = 0usize;
+    for (index, raw) in a.targets.iter().enumerate() {
+        if !seen.insert(raw) {
+            return Err(Fail::msg("Duplicate targets are not allowed"));
+        }
+        if !ids::has_valid_shape(raw) {
+            return Err(Fail::msg(
+                "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.",
+            ));
+        }
+        let info = ids::target_info(raw);
+        if !info.kind_valid || !info.triple_valid {
+            let mut m = format!("invalid target '{raw}'");
+            if !info.kind_valid {
+                m.push_str(&format!(", unknown offloading kind '{}'", info.kind));
+            }
+            if !info.triple_valid {
+                m.push_str(&format!(", unknown target triple '{}'", info.raw_triple));
+            }
+            return Err(Fail::msg(m));
+        }
+        groups
+            .entry(format!("{}-{}", info.kind, info.raw_triple))
+            .or_default()
+            .insert(info.target_id.clone());
+        if info.kind == "host" {
+            hosts += 1;
+            job.host_index = Some(index);
+        }
+        if info.kind != "hip" && info.kind != "hipv4" {
+            job.hip_only = false;
+        }
+        job.targets.push(Target {
+            raw: raw.clone(),
+            id: info.standardised,
+            kind: info.kind,
+        });
+    }
+    for (group, tids) in &groups {
+        if let Some((a, b)) = ids::conflict(tids) {
+            return Err(Fail::msg(format!(
+                "Cannot bundle inputs with conflicting targets: '{group}-{a}' and '{group}-{b}'"
+            )));
+        }
+    }
+    let unbundle = job.mode == Mode::Unbundle;
+    if (unbundle && hosts > 1) || (!unbundle && hosts != 1 && !job.hip_only) {
+        return Err(Fail::msg(format!(
+            "expecting exactly one host target but got {hosts}"
+        )));
+    }
+    // Our own check, after all of LLVM's: two targets that stand for the
+    // same entry make LLVM write a corrupt bundle or drop an output.
+    for (i, t) in job.targets.iter().enumerate() {
+        if let Some(first) = job.targets[..i].iter().find(|f| f.id == t.id) {
+            return Err(Fail::msg(format!(
+                "targets '{}' and '{}' both stand for the bundle entry '{}'",
+                first.raw, t.raw, t.id
+            )));
+        }
+    }
+    Ok(job)
+}

@@ -1,0 +1,2 @@
+//! LLVM's hash functions and hash-table iteration orders.
+pub mod xxh3;
