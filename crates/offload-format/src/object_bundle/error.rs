@@ -1,0 +1,699 @@
+//! Error types of the object-bundle module.
+//!
+//! Where LLVM 22 reports the same condition, the `Display` text is LLVM's
+//! wording, so a front-end can print it after its usual prefix and match the
+//! reference tool.
+
+use std::fmt;
+
+/// Why a buffer is not an object file in LLVM's eyes.
+///
+/// The bundler treats such inputs as binary bundles (or plain data), so this
+/// is usually not reported to the user: callers fall back instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotObject {
+    /// No object-file magic LLVM recognises (or a kind of file LLVM opens
+    /// but does not treat as an object, such as bitcode or an archive).
+    NotElf,
+    /// `EI_CLASS` is neither 32- nor 64-bit.
+    InvalidClass,
+    /// `EI_DATA` is neither little- nor big-endian.
+    InvalidData,
+    /// The buffer is shorter than the ELF header of its class.
+    TooSmall {
+        /// Buffer size.
+        size: u64,
+        /// Header size for the class.
+        header: u64,
+    },
+    /// `e_shentsize` does not match the class.
+    BadShentsize(u16),
+    /// The first section header lies past the end of the file.
+    SectionTableStartPastEnd {
+        /// `e_shoff`.
+        shoff: u64,
+    },
+    /// `e_shoff` is not aligned for section headers.
+    SectionTableMisaligned,
+    /// The section count (from `sh_size` of entry 0) is absurd.
+    BadSectionCount(u64),
+    /// `e_shoff` plus the table size overflows.
+    SectionTableOverflow {
+        /// `e_shoff`.
+        shoff: u64,
+        /// Number of sections.
+        count: u64,
+    },
+    /// The section header table runs past the end of the file.
+    SectionTablePastEnd,
+    /// A section LLVM validates while opening the file (an extended
+    /// section index table) is malformed.
+    Section(ElfError),
+}
+
+impl fmt::Display for NotObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotObject::NotElf => f.write_str("The file was not recognized as a valid object file"),
+            NotObject::InvalidClass => f.write_str("Invalid ELF class"),
+            NotObject::InvalidData => f.write_str("Invalid ELF data"),
+            NotObject::TooSmall { size, header } => write!(
+                f,
+                "invalid buffer: the size ({size}) is smaller than an ELF header ({header})"
+            ),
+            NotObject::BadShentsize(n) => write!(f, "invalid e_shentsize in ELF header: {n}"),
+            NotObject::SectionTableStartPastEnd { shoff } => write!(
+                f,
+                "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
+            ),
+            NotObject::SectionTableMisaligned => {
+                f.write_str("invalid alignment of section headers")
+            }
+            NotObject::BadSectionCount(n) => write!(
+                f,
+                "invalid number of sections specified in the NULL section's sh_size field ({n})"
+            ),
+            NotObject::SectionTableOverflow { shoff, count } => write!(
+                f,
+                "invalid section header table offset (e_shoff = 0x{shoff:x}) or invalid number \
+                 of sections specified in the first section header's sh_size field (0x{count:x})"
+            ),
+            NotObject::SectionTablePastEnd => {
+                f.write_str("section table goes past the end of file")
+            }
+            NotObject::Section(e) => e.fmt(f),
+        }
+    }
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A malformed ELF object, detected while reading bundle sections or while
+/// rewriting the object. Messages follow LLVM's (object library and
+/// llvm-objcopy) wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElfError {
+    /// `e_shstrndx` is `SHN_XINDEX` but there is no section 0 to hold the index.
+    XindexWithoutSections,
+    /// `e_shstrndx` names a section that does not exist.
+    ShstrndxOutOfRange {
+        /// The index.
+        index: u32,
+    },
+    /// A string table is not of type `SHT_STRTAB`.
+    NotAStringTable {
+        /// Section index.
+        index: usize,
+        /// LLVM's name of the actual type.
+        type_name: &'static str,
+    },
+    /// A string table has no bytes.
+    EmptyStringTable {
+        /// Section index.
+        index: usize,
+    },
+    /// A string table does not end with NUL.
+    UnterminatedStringTable {
+        /// Section index.
+        index: usize,
+    },
+    /// A section name offset is past the end of the name table.
+    NameOutOfRange {
+        /// Section index.
+        index: usize,
+        /// `sh_name`.
+        offset: u32,
+    },
+    /// A table section has the wrong `sh_entsize`.
+    BadEntsize {
+        /// Section index.
+        index: usize,
+        /// Expected entry size.
+        expected: u64,
+        /// Found entry size.
+        got: u64,
+    },
+    /// A table section's size is not a multiple of its entry size.
+    SizeNotMultiple {
+        /// Section index.
+        index: usize,
+        /// `sh_size`.
+        size: u64,
+        /// `sh_entsize`.
+        entsize: u64,
+    },
+    /// `sh_offset + sh_size` does not fit the address type.
+    OffsetPlusSizeOverflows {
+        /// Section index.
+        index: usize,
+        /// `sh_offset`.
+        offset: u64,
+        /// `sh_size`.
+        size: u64,
+    },
+    /// A section's data runs past the end of the file.
+    SectionPastEnd {
+        /// Section index.
+        index: usize,
+        /// `sh_offset`.
+        offset: u64,
+        /// `sh_size`.
+        size: u64,
+        /// File size.
+        file_size: u64,
+    },
+    /// A table section is not aligned for its entries.
+    Unaligned,
+    /// Section contents run past the end of the file (object-level read).
+    UnexpectedEof,
+    /// A section index in a link field does not exist.
+    InvalidSectionIndex {
+        /// The index.
+        index: u32,
+    },
+    /// An extended section index table is linked to a non-symbol-table.
+    ShndxLinkedToWrongType {
+        /// LLVM's name of the linked section's type.
+        type_name: &'static str,
+    },
+    /// An extended section index table and its symbol table disagree in size.
+    ShndxCountMismatch {
+        /// Entries in the index table.
+        entries: u64,
+        /// Symbols in the symbol table.
+        symbols: u64,
+    },
+    /// `e_phentsize` does not match the class.
+    BadPhentsize {
+        /// `e_phentsize`.
+        phentsize: u16,
+    },
+    /// The program header table runs past the end of the file.
+    ProgramHeadersPastEnd {
+        /// File size.
+        file_size: u64,
+        /// `e_phoff`.
+        phoff: u64,
+        /// `e_phnum`.
+        phnum: u16,
+        /// `e_phentsize`.
+        phentsize: u16,
+    },
+    /// A segment's file image runs past the end of the file.
+    SegmentPastEnd {
+        /// `p_offset`.
+        offset: u64,
+        /// `p_filesz`.
+        filesz: u64,
+    },
+    /// More than one `SHT_SYMTAB` section.
+    MultipleSymbolTables,
+    /// `e_shstrndx` is not a valid section index.
+    ShstrndxInvalid {
+        /// The index.
+        index: u32,
+    },
+    /// `e_shstrndx` does not name a (non-allocated) string table.
+    ShstrndxNotStringTable {
+        /// The index.
+        index: u32,
+    },
+    /// The symbol table's `sh_link` is not a valid section index.
+    SymtabLinkInvalid {
+        /// `sh_link`.
+        link: u32,
+    },
+    /// The symbol table's `sh_link` is not a string table.
+    SymtabLinkNotStringTable {
+        /// `sh_link`.
+        link: u32,
+    },
+    /// An `SHT_SYMTAB_SHNDX` section is not linked to the symbol table.
+    ShndxLinkInvalid {
+        /// `sh_link`.
+        link: u32,
+        /// Section name.
+        section: Vec<u8>,
+        /// Whether the index exists (but is not a symbol table).
+        exists: bool,
+    },
+    /// A section's `sh_link` is not a valid section index.
+    LinkInvalid {
+        /// `sh_link`.
+        link: u32,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A relocation section's `sh_link` is not the symbol table.
+    LinkNotSymbolTable {
+        /// `sh_link`.
+        link: u32,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A relocation section's `sh_info` is not a valid section index.
+    InfoInvalid {
+        /// `sh_info`.
+        info: u32,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A group section's alignment is not a multiple of 4.
+    GroupAlignment {
+        /// `sh_addralign`.
+        align: u64,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A group section's `sh_link` is not a valid index or not the symbol table.
+    GroupLink {
+        /// `sh_link`.
+        link: u32,
+        /// Section name.
+        section: Vec<u8>,
+        /// Whether the index exists (but is not a symbol table).
+        exists: bool,
+    },
+    /// A group section's `sh_info` is not a valid symbol index.
+    GroupInfo {
+        /// `sh_info`.
+        info: u32,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A group section is empty or not a whole number of words.
+    GroupMalformed {
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A group member index is not a valid section index.
+    GroupMember {
+        /// The member index.
+        index: u32,
+        /// Section name.
+        section: Vec<u8>,
+    },
+    /// A symbol's `st_name` is past the end of its string table.
+    SymbolNameOutOfRange {
+        /// `st_name`.
+        offset: u32,
+        /// String table size.
+        size: u64,
+    },
+    /// A symbol uses `SHN_XINDEX` without an extended index table.
+    SymbolXindexWithoutTable {
+        /// Symbol name.
+        name: Vec<u8>,
+    },
+    /// The extended index table and the symbol table have different sizes.
+    ShndxTableSizeMismatch,
+    /// A symbol's extended section index is invalid.
+    SymbolXindexInvalid {
+        /// Symbol name.
+        name: Vec<u8>,
+        /// The index.
+        index: u32,
+    },
+    /// A symbol's `st_shndx` is a reserved value LLVM does not accept.
+    SymbolReservedIndex {
+        /// Symbol name.
+        name: Vec<u8>,
+        /// `st_shndx`.
+        shndx: u16,
+    },
+    /// A symbol's `st_shndx` is not a valid section index.
+    SymbolSectionInvalid {
+        /// Symbol name.
+        name: Vec<u8>,
+        /// `st_shndx`.
+        index: u32,
+    },
+    /// A relocation names a symbol but the file has no symbol table.
+    RelocationWithoutSymbolTable {
+        /// Relocation section name.
+        section: Vec<u8>,
+        /// Symbol index.
+        symbol: u32,
+    },
+    /// A relocation or group names a symbol index past the symbol table.
+    InvalidSymbolIndex(u32),
+    /// Removing sections would remove the string table of the symbol table.
+    StringTableInUse {
+        /// String table name.
+        strtab: Vec<u8>,
+        /// Symbol table name.
+        symtab: Vec<u8>,
+    },
+    /// Removing sections would remove the symbol table used by relocations.
+    SymbolTableInUse {
+        /// Symbol table name.
+        symtab: Vec<u8>,
+        /// Relocation or group section name.
+        user: Vec<u8>,
+        /// Whether the user is a group section.
+        group: bool,
+    },
+    /// A kept relocation refers to a symbol defined in a removed section.
+    RelocationAgainstRemoved {
+        /// Removed section name.
+        removed: Vec<u8>,
+        /// Relocation target section name.
+        target: Vec<u8>,
+        /// `r_offset`.
+        offset: u64,
+        /// Symbol name.
+        symbol: Vec<u8>,
+    },
+    /// A kept section links to a removed one.
+    LinkedSectionRemoved {
+        /// Removed section name.
+        removed: Vec<u8>,
+        /// Referring section name.
+        user: Vec<u8>,
+    },
+    /// A kept group's signature symbol is defined in a removed section.
+    GroupSymbolRemoved {
+        /// Symbol name.
+        symbol: Vec<u8>,
+        /// Group section name.
+        group: Vec<u8>,
+    },
+    /// The section name string table would be removed.
+    SectionNamesRemoved,
+}
+
+impl fmt::Display for ElfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ElfError::*;
+        match self {
+            XindexWithoutSections => {
+                f.write_str("e_shstrndx == SHN_XINDEX, but the section header table is empty")
+            }
+            ShstrndxOutOfRange { index } => {
+                write!(f, "section header string table index {index} does not exist")
+            }
+            NotAStringTable { index, type_name } => write!(
+                f,
+                "invalid sh_type for string table section [index {index}]: expected SHT_STRTAB, but got {type_name}"
+            ),
+            EmptyStringTable { index } => {
+                write!(f, "SHT_STRTAB string table section [index {index}] is empty")
+            }
+            UnterminatedStringTable { index } => write!(
+                f,
+                "SHT_STRTAB string table section [index {index}] is non-null terminated"
+            ),
+            NameOutOfRange { index, offset } => write!(
+                f,
+                "a section [index {index}] has an invalid sh_name (0x{offset:x}) offset which goes past the end of the section name string table"
+            ),
+            BadEntsize { index, expected, got } => write!(
+                f,
+                "section [index {index}] has invalid sh_entsize: expected {expected}, but got {got}"
+            ),
+            SizeNotMultiple { index, size, entsize } => write!(
+                f,
+                "section [index {index}] has an invalid sh_size ({size}) which is not a multiple of its sh_entsize ({entsize})"
+            ),
+            OffsetPlusSizeOverflows { index, offset, size } => write!(
+                f,
+                "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that cannot be represented"
+            ),
+            SectionPastEnd { index, offset, size, file_size } => write!(
+                f,
+                "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that is greater than the file size (0x{file_size:x})"
+            ),
+            Unaligned => f.write_str("unaligned data"),
+            UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
+            InvalidSectionIndex { index } => write!(f, "invalid section index: {index}"),
+            ShndxLinkedToWrongType { type_name } => write!(
+                f,
+                "SHT_SYMTAB_SHNDX section is linked with {type_name} section (expected SHT_SYMTAB/SHT_DYNSYM)"
+            ),
+            ShndxCountMismatch { entries, symbols } => write!(
+                f,
+                "SHT_SYMTAB_SHNDX has {entries} entries, but the symbol table associated has {symbols}"
+            ),
+            BadPhentsize { phentsize } => write!(f, "invalid e_phentsize: {phentsize}"),
+            ProgramHeadersPastEnd { file_size, phoff, phnum, phentsize } => write!(
+                f,
+                "program headers are longer than binary of size {file_size}: e_phoff = 0x{phoff:x}, e_phnum = {phnum}, e_phentsize = {phentsize}"
+            ),
+            SegmentPastEnd { offset, filesz } => write!(
+                f,
+                "program header with offset 0x{offset:x} and file size 0x{filesz:x} goes past the end of the file"
+            ),
+            MultipleSymbolTables => f.write_str("found multiple SHT_SYMTAB sections"),
+            ShstrndxInvalid { index } => {
+                write!(f, "e_shstrndx field value {index} in elf header  is invalid")
+            }
+            ShstrndxNotStringTable { index } => write!(
+                f,
+                "e_shstrndx field value {index} in elf header  does not reference a string table"
+            ),
+            SymtabLinkInvalid { link } => write!(
+                f,
+                "Symbol table has link index of {link} which is not a valid index"
+            ),
+            SymtabLinkNotStringTable { link } => write!(
+                f,
+                "Symbol table has link index of {link} which is not a string table"
+            ),
+            ShndxLinkInvalid { link, section, exists } => write!(
+                f,
+                "Link field value {link} in section {} is {}",
+                lossy(section),
+                if *exists { "not a symbol table" } else { "invalid" }
+            ),
+            LinkInvalid { link, section } => write!(
+                f,
+                "Link field value {link} in section {} is invalid",
+                lossy(section)
+            ),
+            LinkNotSymbolTable { link, section } => write!(
+                f,
+                "Link field value {link} in section {} is not a symbol table",
+                lossy(section)
+            ),
+            InfoInvalid { info, section } => write!(
+                f,
+                "Info field value {info} in section {} is invalid",
+                lossy(section)
+            ),
+            GroupAlignment { align, section } => write!(
+                f,
+                "invalid alignment {align} of group section '{}'",
+                lossy(section)
+            ),
+            GroupLink { link, section, exists } => write!(
+                f,
+                "link field value '{link}' in section '{}' is {}",
+                lossy(section),
+                if *exists { "not a symbol table" } else { "invalid" }
+            ),
+            GroupInfo { info, section } => write!(
+                f,
+                "info field value '{info}' in section '{}' is not a valid symbol index",
+                lossy(section)
+            ),
+            GroupMalformed { section } => write!(
+                f,
+                "the content of the section {} is malformed",
+                lossy(section)
+            ),
+            GroupMember { index, section } => write!(
+                f,
+                "group member index {index} in section '{}' is invalid",
+                lossy(section)
+            ),
+            SymbolNameOutOfRange { offset, size } => write!(
+                f,
+                "st_name (0x{offset:x}) is past the end of the string table of size 0x{size:x}"
+            ),
+            SymbolXindexWithoutTable { name } => write!(
+                f,
+                "symbol '{}' has index SHN_XINDEX but no SHT_SYMTAB_SHNDX section exists",
+                lossy(name)
+            ),
+            ShndxTableSizeMismatch => f.write_str(
+                "symbol section index table does not have the same number of entries as the symbol table",
+            ),
+            SymbolXindexInvalid { name, index } => write!(
+                f,
+                "symbol '{}' has invalid section index {index}",
+                lossy(name)
+            ),
+            SymbolReservedIndex { name, shndx } => write!(
+                f,
+                "symbol '{}' has unsupported value greater than or equal to SHN_LORESERVE: {shndx}",
+                lossy(name)
+            ),
+            SymbolSectionInvalid { name, index } => write!(
+                f,
+                "symbol '{}' is defined has invalid section index {index}",
+                lossy(name)
+            ),
+            RelocationWithoutSymbolTable { section, symbol } => write!(
+                f,
+                "'{}': relocation references symbol with index {symbol}, but there is no symbol table",
+                lossy(section)
+            ),
+            InvalidSymbolIndex(i) => write!(f, "invalid symbol index: {i}"),
+            StringTableInUse { strtab, symtab } => write!(
+                f,
+                "string table '{}' cannot be removed because it is referenced by the symbol table '{}'",
+                lossy(strtab),
+                lossy(symtab)
+            ),
+            SymbolTableInUse { symtab, user, group } => {
+                if *group {
+                    write!(
+                        f,
+                        "section '.symtab' cannot be removed because it is referenced by the group section '{}'",
+                        lossy(user)
+                    )
+                } else {
+                    write!(
+                        f,
+                        "symbol table '{}' cannot be removed because it is referenced by the relocation section '{}'",
+                        lossy(symtab),
+                        lossy(user)
+                    )
+                }
+            }
+            RelocationAgainstRemoved { removed, target, offset, symbol } => write!(
+                f,
+                "section '{}' cannot be removed: ({}+0x{offset:x}) has relocation against symbol '{}'",
+                lossy(removed),
+                lossy(target),
+                lossy(symbol)
+            ),
+            LinkedSectionRemoved { removed, user } => write!(
+                f,
+                "section '{}' cannot be removed because it is referenced by the section '{}'",
+                lossy(removed),
+                lossy(user)
+            ),
+            GroupSymbolRemoved { symbol, group } => write!(
+                f,
+                "symbol '{}' cannot be removed because it is referenced by the section '{}'",
+                lossy(symbol),
+                lossy(group)
+            ),
+            SectionNamesRemoved => f.write_str(
+                "cannot write section header table because section header string table was removed",
+            ),
+        }
+    }
+}
+
+/// Object file formats LLVM recognises, as far as this module cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectFormat {
+    /// ELF, any class and byte order.
+    Elf,
+    /// COFF object or PE image.
+    Coff,
+    /// Mach-O (thin).
+    MachO,
+    /// WebAssembly object.
+    Wasm,
+    /// AIX XCOFF.
+    Xcoff,
+    /// z/OS GOFF.
+    Goff,
+}
+
+impl fmt::Display for ObjectFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ObjectFormat::Elf => "ELF",
+            ObjectFormat::Coff => "COFF",
+            ObjectFormat::MachO => "Mach-O",
+            ObjectFormat::Wasm => "WebAssembly",
+            ObjectFormat::Xcoff => "XCOFF",
+            ObjectFormat::Goff => "GOFF",
+        })
+    }
+}
+
+/// Errors of the object-bundle module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The input is not an object file LLVM would open; the bundler uses its
+    /// binary format for such inputs.
+    NotAnObject(NotObject),
+    /// The object is malformed (LLVM's wording).
+    Elf(ElfError),
+    /// The object format is recognised but this operation is not supported
+    /// for it. `reason` says why, in a full sentence fragment.
+    Unsupported {
+        /// The host object's format.
+        format: ObjectFormat,
+        /// What is unsupported.
+        reason: &'static str,
+    },
+    /// The same bundle ID was given twice; llvm-objcopy refuses this
+    /// (`--set-section-flags set multiple times`).
+    DuplicateEntry(Vec<u8>),
+    /// The rewritten object would be implausibly large (an alignment or an
+    /// offset in the input is absurd).
+    OutputTooLarge {
+        /// Size the layout asked for, or `u64::MAX` on overflow.
+        size: u64,
+    },
+    /// Two sections' file images overlap, or a section overlaps the ELF
+    /// header or a header table (only reported by [`check_layout`](super::check_layout)).
+    Overlap {
+        /// First region, e.g. `section [index 3]` or `the ELF header`.
+        first: String,
+        /// Second region.
+        second: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotAnObject(e) => e.fmt(f),
+            Error::Elf(e) => e.fmt(f),
+            Error::Unsupported { format, reason } => {
+                write!(f, "{format} host objects are not supported: {reason}")
+            }
+            Error::DuplicateEntry(id) => write!(
+                f,
+                "--set-section-flags set multiple times for section '__CLANG_OFFLOAD_BUNDLE__{}'",
+                lossy(id)
+            ),
+            Error::OutputTooLarge { size } => {
+                if *size == u64::MAX {
+                    f.write_str("the rewritten object's layout overflows 64 bits")
+                } else {
+                    write!(
+                        f,
+                        "the rewritten object would be {size} bytes: an alignment or offset in the input is implausible"
+                    )
+                }
+            }
+            Error::Overlap { first, second } => write!(f, "{first} overlaps {second}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+impl std::error::Error for ElfError {}
+impl std::error::Error for NotObject {}
+
+impl From<ElfError> for Error {
+    fn from(e: ElfError) -> Self {
+        Error::Elf(e)
+    }
+}
+
+impl From<NotObject> for Error {
+    fn from(e: NotObject) -> Self {
+        Error::NotAnObject(e)
+    }
+}
