@@ -38,9 +38,7 @@ pub fn run(job: &Job, diag: &Diag) -> Result<(), Fail> {
     match job.mode {
         Mode::Bundle => bundle_files(job),
         Mode::List => list(job),
-        Mode::Unbundle if job.file_type == "a" => Err(Fail::msg(
-            "unbundling archives (-type=a) is not supported yet",
-        )),
+        Mode::Unbundle if job.file_type == "a" => crate::archive::unbundle(job, diag),
         Mode::Unbundle => unbundle(job),
     }
 }

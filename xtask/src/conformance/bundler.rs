@@ -18,21 +18,38 @@ const TOOL: &str = "clang-offload-bundler";
 
 /// Spellings that standardise to the same entry ID, one family per ID.
 const FAMILIES: &[&[&str]] = &[
-    &["host-x86_64-unknown-linux-gnu", "host-x86_64--linux-gnu", "host-x86_64-unknown-linux-gnu-"],
+    &[
+        "host-x86_64-unknown-linux-gnu",
+        "host-x86_64--linux-gnu",
+        "host-x86_64-unknown-linux-gnu-",
+    ],
     &["host-x86_64-pc-linux-gnu"],
-    &["hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa-unknown-gfx906", "hip-amdgcn-amd-amdhsa-gnu-gfx906"],
+    &[
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+        "hip-amdgcn-amd-amdhsa-gnu-gfx906",
+    ],
     &["hipv4-amdgcn-amd-amdhsa--gfx906"],
-    &["hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa-unknown-gfx90a:xnack+"],
+    &[
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "hip-amdgcn-amd-amdhsa-unknown-gfx90a:xnack+",
+    ],
     &["hip-amdgcn-amd-amdhsa--gfx90a:xnack-"],
     &["hip-amdgcn-amd-amdhsa--gfx90a"],
     &["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"],
-    &["hip-amdgcn-amd-amdhsa--gfx1030", "hip-amdgcn-amd-amdhsa-elf-gfx1030"],
+    &[
+        "hip-amdgcn-amd-amdhsa--gfx1030",
+        "hip-amdgcn-amd-amdhsa-elf-gfx1030",
+    ],
     &["hip-amdgcn-amd-amdhsa--gfx1100"],
     &["hip-amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-"],
     &["hip-amdgcn-amd-amdhsa--gfx9-generic"],
     &["hip-amdgcn-amd-amdhsa--"],
     &["hip-spirv64-amd-amdhsa--amdgcnspirv"],
-    &["openmp-nvptx64-nvidia-cuda--sm_70", "openmp-nvptx64-nvidia-cuda-unknown-sm_70"],
+    &[
+        "openmp-nvptx64-nvidia-cuda--sm_70",
+        "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+    ],
     &["openmp-nvptx64-nvidia-cuda--sm_80"],
     &["openmp-nvptx64-nvidia-cuda-sm_80"],
     &["openmp-amdgcn-amd-amdhsa--gfx906"],
@@ -264,7 +281,12 @@ fn files_opt(rng: &mut Rng, args: &mut Vec<String>, name: &str, files: &[String]
     }
 }
 
-fn finish(rng: &mut Rng, label: String, mut args: Vec<String>, files: Vec<(String, Vec<u8>)>) -> Case {
+fn finish(
+    rng: &mut Rng,
+    label: String,
+    mut args: Vec<String>,
+    files: Vec<(String, Vec<u8>)>,
+) -> Case {
     // Random order of the whole command line does not matter to LLVM except
     // for list order of -input/-output/-targets, which we keep relative.
     if rng.chance(1, 4) {
@@ -294,13 +316,23 @@ fn finish(rng: &mut Rng, label: String, mut args: Vec<String>, files: Vec<(Strin
         case.args = args.into_iter().map(Into::into).collect();
     }
     if rng.chance(1, 20) {
-        case.env.push(("OFFLOAD_BUNDLER_VERBOSE".into(), rng.pick(&["1", "0", "true"]).to_string()));
+        case.env.push((
+            "OFFLOAD_BUNDLER_VERBOSE".into(),
+            rng.pick(&["1", "0", "true"]).to_string(),
+        ));
     }
     if rng.chance(1, 30) {
-        case.env.push(("OFFLOAD_BUNDLER_COMPRESSION_LEVEL".into(), rng.pick(&["5", "-3", "x", ""]).to_string()));
+        case.env.push((
+            "OFFLOAD_BUNDLER_COMPRESSION_LEVEL".into(),
+            rng.pick(&["5", "-3", "x", ""]).to_string(),
+        ));
     }
     if rng.chance(1, 30) {
-        case.env.push(("COMPRESSED_BUNDLE_FORMAT_VERSION".into(), rng.pick(&["2", "3", "02", "4", "x", "-1", "65538"]).to_string()));
+        case.env.push((
+            "COMPRESSED_BUNDLE_FORMAT_VERSION".into(),
+            rng.pick(&["2", "3", "02", "4", "x", "-1", "65538"])
+                .to_string(),
+        ));
     }
     case
 }
@@ -313,7 +345,11 @@ fn type_opt(rng: &mut Rng, args: &mut Vec<String>, ty: &str) {
 
 fn bundle_case(rng: &mut Rng) -> Case {
     let text = rng.chance(1, 2);
-    let ty = if text { *rng.pick(TEXT_TYPES) } else { *rng.pick(BINARY_TYPES) };
+    let ty = if text {
+        *rng.pick(TEXT_TYPES)
+    } else {
+        *rng.pick(BINARY_TYPES)
+    };
     let n = rng.range(1, 8);
     let hip_only = rng.chance(1, 4);
     let targets = if hip_only {
@@ -336,17 +372,38 @@ fn bundle_case(rng: &mut Rng) -> Case {
     type_opt(rng, &mut args, ty);
     targets_opt(rng, &mut args, &targets);
     files_opt(rng, &mut args, "input", &inputs);
-    let out = if rng.chance(1, 10) { "-".to_string() } else { format!("out.{ty}") };
+    let out = if rng.chance(1, 10) {
+        "-".to_string()
+    } else {
+        format!("out.{ty}")
+    };
     opt(rng, &mut args, "output", &out);
     if rng.chance(2, 3) {
-        let a = *rng.pick(&["1", "2", "3", "8", "16", "64", "4096", "0x10", "010", "0b100", "7", "1000"]);
+        let a = *rng.pick(&[
+            "1", "2", "3", "8", "16", "64", "4096", "0x10", "010", "0b100", "7", "1000",
+        ]);
         opt(rng, &mut args, "bundle-align", a);
     }
     if rng.chance(1, 10) {
-        args.push(rng.pick(&["-###", "--###", "-hip-openmp-compatible", "-allow-missing-bundles", "-list=false", "-unbundle=0"]).to_string());
+        args.push(
+            rng.pick(&[
+                "-###",
+                "--###",
+                "-hip-openmp-compatible",
+                "-allow-missing-bundles",
+                "-list=false",
+                "-unbundle=0",
+            ])
+            .to_string(),
+        );
     }
     rng.shuffle(&mut args[..0]);
-    finish(rng, format!("bundle -type={ty} {} targets", targets.len()), args, files)
+    finish(
+        rng,
+        format!("bundle -type={ty} {} targets", targets.len()),
+        args,
+        files,
+    )
 }
 
 /// Entries (ID, content) for a bundle, IDs from FILE_IDS without repeats
@@ -376,13 +433,23 @@ fn file_entries(rng: &mut Rng, text: bool) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn make_bundle(rng: &mut Rng, text_comment: Option<&str>, entries: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let e: Vec<(&[u8], &[u8])> = entries.iter().map(|(i, d)| (i.as_bytes(), d.as_slice())).collect();
+fn make_bundle(
+    rng: &mut Rng,
+    text_comment: Option<&str>,
+    entries: &[(String, Vec<u8>)],
+) -> Vec<u8> {
+    let e: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .map(|(i, d)| (i.as_bytes(), d.as_slice()))
+        .collect();
     let mut v = Vec::new();
     match text_comment {
         Some(c) => text_bundle::write(&mut v, c, &e).expect("in-memory write"),
         None => {
-            if e.iter().enumerate().any(|(i, (id, _))| e[..i].iter().any(|(p, _)| p == id)) {
+            if e.iter()
+                .enumerate()
+                .any(|(i, (id, _))| e[..i].iter().any(|(p, _)| p == id))
+            {
                 // Duplicate IDs: lay the header out by hand (our writer refuses).
                 write_binary_with_duplicates(&mut v, &e);
             } else {
@@ -412,7 +479,11 @@ fn write_binary_with_duplicates(v: &mut Vec<u8>, e: &[(&[u8], &[u8])]) {
 
 fn list_case(rng: &mut Rng) -> Case {
     let text = rng.chance(1, 3);
-    let ty = if text { *rng.pick(TEXT_TYPES) } else { *rng.pick(&["bc", "gch", "ast", "o", "a"]) };
+    let ty = if text {
+        *rng.pick(TEXT_TYPES)
+    } else {
+        *rng.pick(&["bc", "gch", "ast", "o", "a"])
+    };
     let comment = text_bundle::comment_for_type(ty);
     let entries = file_entries(rng, text);
     let mut b = make_bundle(rng, comment, &entries);
@@ -443,7 +514,11 @@ fn list_case(rng: &mut Rng) -> Case {
 
 fn unbundle_case(rng: &mut Rng) -> Case {
     let text = rng.chance(1, 3);
-    let ty = if text { *rng.pick(TEXT_TYPES) } else { *rng.pick(BINARY_TYPES) };
+    let ty = if text {
+        *rng.pick(TEXT_TYPES)
+    } else {
+        *rng.pick(BINARY_TYPES)
+    };
     let comment = text_bundle::comment_for_type(ty);
     let input = match rng.below(12) {
         0 => None,
@@ -497,7 +572,12 @@ fn unbundle_case(rng: &mut Rng) -> Case {
     if rng.chance(1, 8) {
         files.push(("o0".to_string(), b"existing".to_vec()));
     }
-    finish(rng, format!("unbundle -type={ty} {} targets", reqs.len()), args, files)
+    finish(
+        rng,
+        format!("unbundle -type={ty} {} targets", reqs.len()),
+        args,
+        files,
+    )
 }
 
 fn same_family(a: &str, b: &str) -> bool {
@@ -505,7 +585,9 @@ fn same_family(a: &str, b: &str) -> bool {
     let fb = FAMILIES.iter().position(|f| f.contains(&b));
     // The extra requests standardise like these families.
     let extra_family = |x: &str| match x {
-        "hip-amdgcn-amd-amdhsa-gfx906" => FAMILIES.iter().position(|f| f[0] == "hip-amdgcn-amd-amdhsa--"),
+        "hip-amdgcn-amd-amdhsa-gfx906" => FAMILIES
+            .iter()
+            .position(|f| f[0] == "hip-amdgcn-amd-amdhsa--"),
         _ => None,
     };
     let fa = fa.or(extra_family(a));
@@ -576,11 +658,18 @@ fn damaged_case(rng: &mut Rng) -> Case {
 /// A command line with one or more mistakes.
 fn error_case(rng: &mut Rng) -> Case {
     let text = rng.chance(1, 2);
-    let ty = if text { *rng.pick(TEXT_TYPES) } else { *rng.pick(BINARY_TYPES) };
+    let ty = if text {
+        *rng.pick(TEXT_TYPES)
+    } else {
+        *rng.pick(BINARY_TYPES)
+    };
     let n = rng.range(1, 5);
     let mut targets = pick_targets(rng, n, true);
     let mut inputs: Vec<String> = (0..targets.len()).map(|i| format!("in{i}")).collect();
-    let files: Vec<(String, Vec<u8>)> = inputs.iter().map(|n| (n.clone(), content(rng, text))).collect();
+    let files: Vec<(String, Vec<u8>)> = inputs
+        .iter()
+        .map(|n| (n.clone(), content(rng, text)))
+        .collect();
     let mut outputs = vec!["out".to_string()];
     let mut ty = ty.to_string();
     let mut extra: Vec<String> = Vec::new();
@@ -653,7 +742,24 @@ fn error_case(rng: &mut Rng) -> Case {
             }
             19 => ty = rng.pick(&["zz", "", "BC", "obj"]).to_string(),
             20 => outputs = vec![rng.pick(&["nodir/out", "."]).to_string()],
-            21 => extra.push(rng.pick(&["extra", "-typ=bc", "-t=x", "--unbundle=yes", "-bundle-align=abc", "-bundle-align=-1", "-bundle-align=4294967296", "--compression-level=x", "-list=2", "@missing.rsp", "-", "--", "-input"]).to_string()),
+            21 => extra.push(
+                rng.pick(&[
+                    "extra",
+                    "-typ=bc",
+                    "-t=x",
+                    "--unbundle=yes",
+                    "-bundle-align=abc",
+                    "-bundle-align=-1",
+                    "-bundle-align=4294967296",
+                    "--compression-level=x",
+                    "-list=2",
+                    "@missing.rsp",
+                    "-",
+                    "--",
+                    "-input",
+                ])
+                .to_string(),
+            ),
             22 => extra.push("-bundle-align=0".into()),
             _ => extra.push("-h".into()),
         }
