@@ -361,8 +361,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
-/// Rewrites tool output that is random by design before comparison.
+/// Rewrites output that is random by design before comparing.
 pub type Normaliser = fn(&[u8]) -> Vec<u8>;
+
+/// Recognises a documented difference (see [`Suite::accept`]).
+pub type Acceptor = fn(&Case, &Outcome, &Outcome) -> Option<&'static str>;
 
 /// A suite of differential cases for one area, with its tallies.
 pub struct Suite {
@@ -382,7 +385,7 @@ pub struct Suite {
     /// Decides whether a difference is a documented, deliberate one: given
     /// the case and both outcomes (LLVM's first), returns a short category
     /// name to count it under instead of failing.
-    pub accept: Option<fn(&Case, &Outcome, &Outcome) -> Option<&'static str>>,
+    pub accept: Option<Acceptor>,
     /// Deliberate differences seen, by category.
     pub accepted: std::collections::BTreeMap<&'static str, usize>,
     report: PathBuf,

@@ -1,21 +1,41 @@
 //! Turning the parsed command line and environment into a job, with LLVM
 //! 22's checks in LLVM 22's order and wording.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 
 use offload_cli::diag::{write_stderr, Diag};
 
 use crate::args::Args;
-use crate::ids;
+use offload_format::entry_id::{validate_targets, TargetMode, TargetsError};
 
-/// A fatal error: the message printed after `<argv0>: error: `.
+/// A fatal error: the message printed after `<argv0>: error: `, or, for
+/// LLVM's own fatal errors, after `LLVM ERROR: ` with no tool name.
 #[derive(Debug)]
-pub struct Fail(pub Vec<u8>);
+pub struct Fail {
+    pub message: Vec<u8>,
+    pub llvm_fatal: bool,
+}
 
 impl Fail {
+    /// A tool error.
     pub fn msg(s: impl Into<String>) -> Fail {
-        Fail(s.into().into_bytes())
+        Fail::bytes(s.into().into_bytes())
+    }
+
+    /// A tool error whose text may hold any bytes (file names).
+    pub fn bytes(message: Vec<u8>) -> Fail {
+        Fail {
+            message,
+            llvm_fatal: false,
+        }
+    }
+
+    /// An error LLVM reports as `LLVM ERROR: <text>`.
+    pub fn fatal(s: impl Into<String>) -> Fail {
+        Fail {
+            message: s.into().into_bytes(),
+            llvm_fatal: true,
+        }
     }
 }
 
@@ -30,8 +50,6 @@ pub enum Mode {
 /// One `-targets` value.
 #[derive(Debug, Clone)]
 pub struct Target {
-    /// As given on the command line.
-    pub raw: String,
     /// The standardised entry ID (written to bundles, matched when
     /// unbundling, shown in messages).
     pub id: String,
@@ -266,68 +284,32 @@ pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
         }
     }
 
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut hosts = 0usize;
-    for (index, raw) in a.targets.iter().enumerate() {
-        if !seen.insert(raw) {
-            return Err(Fail::msg("Duplicate targets are not allowed"));
-        }
-        if !ids::has_valid_shape(raw) {
-            return Err(Fail::msg(
-                "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.",
-            ));
-        }
-        let info = ids::target_info(raw);
-        if !info.kind_valid || !info.triple_valid {
-            let mut m = format!("invalid target '{raw}'");
-            if !info.kind_valid {
-                m.push_str(&format!(", unknown offloading kind '{}'", info.kind));
-            }
-            if !info.triple_valid {
-                m.push_str(&format!(", unknown target triple '{}'", info.raw_triple));
-            }
-            return Err(Fail::msg(m));
-        }
-        groups
-            .entry(format!("{}-{}", info.kind, info.raw_triple))
-            .or_default()
-            .insert(info.target_id.clone());
-        if info.kind == "host" {
-            hosts += 1;
-            job.host_index = Some(index);
-        }
-        if info.kind != "hip" && info.kind != "hipv4" {
-            job.hip_only = false;
-        }
-        job.targets.push(Target {
-            raw: raw.clone(),
-            id: info.standardised,
-            kind: info.kind,
-        });
-    }
-    for (group, tids) in &groups {
-        if let Some((a, b)) = ids::conflict(tids) {
-            return Err(Fail::msg(format!(
-                "Cannot bundle inputs with conflicting targets: '{group}-{a}' and '{group}-{b}'"
-            )));
-        }
-    }
-    let unbundle = job.mode == Mode::Unbundle;
-    if (unbundle && hosts > 1) || (!unbundle && hosts != 1 && !job.hip_only) {
-        return Err(Fail::msg(format!(
-            "expecting exactly one host target but got {hosts}"
-        )));
-    }
+    let mode = if a.unbundle {
+        TargetMode::Unbundle
+    } else {
+        TargetMode::Bundle
+    };
+    let targets = validate_targets(&a.targets, mode).map_err(|e| match e {
+        // LLVM stops with its fatal-error report, without the tool's name.
+        TargetsError::Fatal { .. } => Fail::fatal(e.to_string()),
+        _ => Fail::msg(e.to_string()),
+    })?;
     // Our own check, after all of LLVM's: two targets that stand for the
     // same entry make LLVM write a corrupt bundle or drop an output.
-    for (i, t) in job.targets.iter().enumerate() {
-        if let Some(first) = job.targets[..i].iter().find(|f| f.id == t.id) {
-            return Err(Fail::msg(format!(
-                "targets '{}' and '{}' both stand for the bundle entry '{}'",
-                first.raw, t.raw, t.id
-            )));
-        }
-    }
+    targets
+        .check_standardised_unique()
+        .map_err(|e| Fail::msg(e.to_string()))?;
+    job.host_index = targets.host_index;
+    job.hip_only = targets.hip_only;
+    job.targets = a
+        .targets
+        .iter()
+        .zip(targets.standardised)
+        .zip(&targets.entries)
+        .map(|((_, id), e)| Target {
+            id,
+            kind: e.kind().to_string(),
+        })
+        .collect();
     Ok(job)
 }

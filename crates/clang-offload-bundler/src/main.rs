@@ -9,7 +9,6 @@ mod archive;
 mod args;
 mod handler;
 mod help;
-mod ids;
 mod job;
 mod run;
 
@@ -71,8 +70,15 @@ fn main() -> ExitCode {
     let env = job::Env::read();
     match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j, &diag)) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.llvm_fatal => {
+            let mut line = b"LLVM ERROR: ".to_vec();
+            line.extend_from_slice(&e.message);
+            line.push(b'\n');
+            offload_cli::diag::write_stderr(&line);
+            ExitCode::FAILURE
+        }
         Err(e) => {
-            diag.error(e.0);
+            diag.error(e.message);
             ExitCode::FAILURE
         }
     }

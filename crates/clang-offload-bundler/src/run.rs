@@ -12,8 +12,8 @@ use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler, Reader};
-use crate::ids;
 use crate::job::{Fail, Job, Mode};
+use offload_format::entry_id::{EntryId, INVALID_ID_IN_BUNDLE};
 
 /// `'<path>': <OS error text>`, LLVM's file error form.
 fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
@@ -21,7 +21,7 @@ fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
     m.extend_from_slice(path.as_bytes());
     m.extend_from_slice(b"': ");
     m.extend_from_slice(os_error_text(e).as_bytes());
-    Fail(m)
+    Fail::bytes(m)
 }
 
 fn read(path: &OsStr) -> Result<Vec<u8>, Fail> {
@@ -141,20 +141,22 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
 
     // The work list: standardised target -> output, in LLVM's map order.
     let mut worklist = StringMapOrder::new();
+    let mut requested = Vec::with_capacity(job.targets.len());
     for t in &job.targets {
         worklist.insert(t.id.as_bytes());
+        // A standardised ID always has 5 or 6 pieces.
+        requested.push(EntryId::parse(&t.id).map_err(|e| Fail::msg(e.to_string()))?);
     }
     let output_of = |key: usize| &job.outputs[key];
     let mut outs = Outputs::new();
     while !worklist.is_empty() {
         let Some(id) = reader.next_id() else { break };
-        if !ids::has_valid_shape(&String::from_utf8_lossy(id)) {
-            return Err(Fail::msg("invalid bundle id read from the bundle"));
-        }
-        let id_text = String::from_utf8_lossy(id);
+        let Ok(entry) = EntryId::parse(&String::from_utf8_lossy(id)) else {
+            return Err(Fail::msg(INVALID_ID_IN_BUNDLE));
+        };
         let found = worklist
             .iter()
-            .find(|&k| ids::compatible(&id_text, &job.targets[k].id, job.hip_openmp_compatible));
+            .find(|&k| entry.is_compatible_code_object(&requested[k], job.hip_openmp_compatible));
         let Some(k) = found else { continue };
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;

@@ -63,6 +63,12 @@ pub enum BundleError {
         /// The size of the bundle.
         file_size: u64,
     },
+    /// A header entry's ID length or data range wraps around 64 bits (LLVM 22
+    /// reads out of bounds on such files).
+    Overflow {
+        /// Zero-based index of the entry.
+        index: u64,
+    },
     /// The bundle alignment is 0.
     ZeroAlignment,
     /// Two entries to be written have the same ID; a reader could only ever
@@ -96,6 +102,11 @@ impl fmt::Display for BundleError {
                     )
                 }
             }
+            BundleError::Overflow { index } => write!(
+                f,
+                "malformed offload bundle: entry {} has a size or ID length beyond 64 bits",
+                index + 1
+            ),
             BundleError::ZeroAlignment => write!(f, "bundle alignment must be at least 1"),
             BundleError::DuplicateId(id) => write!(
                 f,
@@ -155,17 +166,24 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
             return bad(truncated);
         };
         let id_start = pos + 24;
-        let id = match usize::try_from(id_len)
+        // LLVM adds these lengths without overflow checks: a sum that wraps
+        // makes it read out of bounds, so that is an error whatever the
+        // entry's position. A length that merely runs past the end is
+        // LLVM's "no bundle" / "stop here" case.
+        let id_end = (id_start as u64)
+            .checked_add(id_len)
+            .ok_or(BundleError::Overflow { index })?;
+        let Some(id) = usize::try_from(id_end)
             .ok()
-            .and_then(|n| id_start.checked_add(n))
             .and_then(|end| data.get(id_start..end))
-        {
-            Some(id) => id,
-            None => return bad(truncated),
+        else {
+            return bad(truncated);
         };
         pos = id_start + id.len();
-        let range = offset
+        let end = offset
             .checked_add(size)
+            .ok_or(BundleError::Overflow { index })?;
+        let range = Some(end)
             .filter(|&end| offset != 0 && end <= file_size)
             .and_then(|end| data.get(usize::try_from(offset).ok()?..usize::try_from(end).ok()?));
         let Some(entry_data) = range else {
@@ -383,9 +401,9 @@ mod tests {
         );
         // Truncate inside the first header entry.
         assert!(parse(&good[..40]).unwrap().is_empty());
-        // Second entry's size overflows offset + size.
+        // Second entry's data runs past the end of the file.
         let mut b = good.clone();
-        b[32 + 25 + 8..32 + 25 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+        b[32 + 25 + 8..32 + 25 + 16].copy_from_slice(&100u64.to_le_bytes());
         assert!(matches!(
             parse(&b),
             Err(BundleError::BadEntryRange { index: 1, .. })
@@ -394,13 +412,20 @@ mod tests {
         let mut b = good.clone();
         b[32..40].copy_from_slice(&0u64.to_le_bytes());
         assert!(parse(&b).unwrap().is_empty());
-        // Huge ID length.
-        let mut b = good;
-        b[32 + 25 + 16..32 + 25 + 24].copy_from_slice(&u64::MAX.to_le_bytes());
+        // An ID length that runs past the end of the file.
+        let mut b = good.clone();
+        b[32 + 25 + 16..32 + 25 + 24].copy_from_slice(&1000u64.to_le_bytes());
         assert_eq!(
             parse(&b),
             Err(BundleError::TruncatedHeader { index: 1, count: 2 })
         );
+        // Lengths whose sums wrap are errors even in the first entry.
+        let mut b = good.clone();
+        b[32 + 16..32 + 24].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+        assert_eq!(parse(&b), Err(BundleError::Overflow { index: 0 }));
+        let mut b = good;
+        b[32 + 8..32 + 16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+        assert_eq!(parse(&b), Err(BundleError::Overflow { index: 0 }));
     }
 
     #[test]

@@ -397,13 +397,22 @@ fn bundle_case(rng: &mut Rng) -> Case {
             .to_string(),
         );
     }
-    rng.shuffle(&mut args[..0]);
-    finish(
-        rng,
-        format!("bundle -type={ty} {} targets", targets.len()),
-        args,
-        files,
-    )
+    let stdin = if rng.chance(1, 12) {
+        // One input (or two: the second reads an empty, drained stdin) from stdin.
+        let data = content(rng, text);
+        for a in args.iter_mut() {
+            if a.ends_with("=in0") || a == "in0" {
+                *a = a.replace("in0", "-");
+            }
+        }
+        Some(data)
+    } else {
+        None
+    };
+    let label = format!("bundle -type={ty} {} targets", targets.len());
+    let mut c = finish(rng, label, args, files);
+    c.stdin = stdin;
+    c
 }
 
 /// Entries (ID, content) for a bundle, IDs from FILE_IDS without repeats
