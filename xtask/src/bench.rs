@@ -139,59 +139,59 @@ fn p(dir: &Path, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
 }
 
+const BUNDLE_TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+
+/// A tiny host file `h.bc` and a device file `g.bc` of `size` bytes.
+fn host_and_device(d: &Path, size: u64, seed: u64) -> Result<(), String> {
+    fs::write(d.join("h.bc"), b"host\n").map_err(|e| e.to_string())?;
+    semi_compressible(&d.join("g.bc"), size, seed)
+}
+
+/// Bundling `h.bc` and `g.bc` into `out.bc`, with extra options first.
+fn bundle_trio(t: &Tools, extra: &[&str], floor: Option<Cmd>) -> Trio {
+    let mut args: Vec<&str> = vec!["-type=bc"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
+        BUNDLE_TARGETS,
+        "-input=h.bc",
+        "-input=g.bc",
+        "-output=out.bc",
+    ]);
+    Trio {
+        ours: t.ours("clang-offload-bundler", &args),
+        llvm: t.llvm("clang-offload-bundler", &args),
+        floor,
+    }
+}
+
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "bundle-tiny",
         scales: false,
         setup: |d, _, t| {
-            fs::write(d.join("h.bc"), b"host\n").map_err(|e| e.to_string())?;
-            fs::write(d.join("g.bc"), b"device\n").map_err(|e| e.to_string())?;
-            let args = [
-                "-type=bc",
-                "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906",
-                "-input=h.bc",
-                "-input=g.bc",
-                "-output=out.bc",
-            ];
-            Ok(Trio {
-                ours: t.ours("clang-offload-bundler", &args),
-                llvm: t.llvm("clang-offload-bundler", &args),
-                floor: None,
-            })
+            host_and_device(d, 7, 0)?;
+            Ok(bundle_trio(t, &[], None))
         },
     },
     Scenario {
         name: "bundle-large",
         scales: true,
         setup: |d, size, t| {
-            fs::write(d.join("h.bc"), b"host\n").map_err(|e| e.to_string())?;
-            semi_compressible(&d.join("g.bc"), size, 1)?;
-            let args = [
-                "-type=bc",
-                "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906",
-                "-input=h.bc",
-                "-input=g.bc",
-                "-output=out.bc",
-            ];
-            Ok(Trio {
-                ours: t.ours("clang-offload-bundler", &args),
-                llvm: t.llvm("clang-offload-bundler", &args),
-                floor: Some(Cmd::new("cp", &[&p(d, "g.bc"), &p(d, "floor.out")])),
-            })
+            host_and_device(d, size, 1)?;
+            let floor = Cmd::new("cp", &[&p(d, "g.bc"), &p(d, "floor.out")]);
+            Ok(bundle_trio(t, &[], Some(floor)))
         },
     },
     Scenario {
         name: "unbundle-large",
         scales: true,
         setup: |d, size, t| {
-            fs::write(d.join("h.bc"), b"host\n").map_err(|e| e.to_string())?;
-            semi_compressible(&d.join("g.bc"), size, 2)?;
-            let targets = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+            host_and_device(d, size, 2)?;
             let made = Command::new(t.llvm.join("clang-offload-bundler"))
                 .current_dir(d)
                 .args([
                     "-type=bc",
-                    targets,
+                    BUNDLE_TARGETS,
                     "-input=h.bc",
                     "-input=g.bc",
                     "-output=b.bc",
@@ -203,7 +203,7 @@ const SCENARIOS: &[Scenario] = &[
             }
             let args = [
                 "-type=bc",
-                targets,
+                BUNDLE_TARGETS,
                 "-unbundle",
                 "-input=b.bc",
                 "-output=h.out",
@@ -220,32 +220,20 @@ const SCENARIOS: &[Scenario] = &[
         name: "compress",
         scales: true,
         setup: |d, size, t| {
-            fs::write(d.join("h.bc"), b"host\n").map_err(|e| e.to_string())?;
-            semi_compressible(&d.join("g.bc"), size, 3)?;
-            let args = [
-                "-type=bc",
-                "-compress",
-                "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906",
-                "-input=h.bc",
-                "-input=g.bc",
-                "-output=out.bc",
-            ];
-            Ok(Trio {
-                ours: t.ours("clang-offload-bundler", &args),
-                llvm: t.llvm("clang-offload-bundler", &args),
-                floor: Some(Cmd::new(
-                    "zstd",
-                    &[
-                        "-q",
-                        "-f",
-                        "-3",
-                        "--long",
-                        &p(d, "g.bc"),
-                        "-o",
-                        &p(d, "floor.zst"),
-                    ],
-                )),
-            })
+            host_and_device(d, size, 3)?;
+            let floor = Cmd::new(
+                "zstd",
+                &[
+                    "-q",
+                    "-f",
+                    "-3",
+                    "--long",
+                    &p(d, "g.bc"),
+                    "-o",
+                    &p(d, "floor.zst"),
+                ],
+            );
+            Ok(bundle_trio(t, &["-compress"], Some(floor)))
         },
     },
     Scenario {

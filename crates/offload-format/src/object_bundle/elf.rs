@@ -391,7 +391,7 @@ impl<'a> ElfFile<'a> {
     /// LLVM validates extended section index tables while opening the file.
     fn check_shndx_table(&self, index: usize) -> Result<(), ElfError> {
         let sec = self.shdrs[index];
-        let words = self.section_array(index, 4, 4)?;
+        let words = self.section_array(index, 4)?;
         let link = sec.link as usize;
         let target = self
             .shdrs
@@ -473,17 +473,12 @@ impl<'a> ElfFile<'a> {
     /// Raw section bytes as `ELFFile::getSectionContents` returns them (no
     /// special case for `SHT_NOBITS`).
     pub(crate) fn section_bytes(&self, index: usize) -> Result<&'a [u8], ElfError> {
-        self.section_array(index, 1, 1)
+        self.section_array(index, 1)
     }
 
-    /// `getSectionContentsAsArray<T>` with `size_of::<T>() == elem` and
-    /// `align_of::<T>() == align`.
-    pub(crate) fn section_array(
-        &self,
-        index: usize,
-        elem: u64,
-        align: u64,
-    ) -> Result<&'a [u8], ElfError> {
+    /// `getSectionContentsAsArray<T>` with `size_of::<T>() == elem`. LLVM's
+    /// ELF structures are byte-aligned, so no alignment is required.
+    pub(crate) fn section_array(&self, index: usize, elem: u64) -> Result<&'a [u8], ElfError> {
         let sec = self.shdrs[index];
         if elem != 1 && sec.entsize != elem {
             return Err(ElfError::BadEntsize {
@@ -514,9 +509,6 @@ impl<'a> ElfFile<'a> {
                 size: sec.size,
                 file_size: self.data.len() as u64,
             });
-        }
-        if sec.offset % align != 0 {
-            return Err(ElfError::Unaligned);
         }
         Ok(&self.data[sec.offset as usize..end as usize])
     }
@@ -586,9 +578,6 @@ fn section_table(data: &[u8], class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, No
     let first_end = shoff.wrapping_add(shsize) & word_max(class);
     if shoff.checked_add(shsize).map_or(true, |e| e > file_size) || first_end < shoff {
         return Err(NotObject::SectionTableStartPastEnd { shoff });
-    }
-    if shoff % class.addr_size() != 0 {
-        return Err(NotObject::SectionTableMisaligned);
     }
     let first = parse_shdr(data, class, shoff as usize).ok_or(NotObject::NotElf)?;
     let count = if ehdr.shnum == 0 {

@@ -33,8 +33,6 @@ pub enum NotObject {
         /// `e_shoff`.
         shoff: u64,
     },
-    /// `e_shoff` is not aligned for section headers.
-    SectionTableMisaligned,
     /// The section count (from `sh_size` of entry 0) is absurd.
     BadSectionCount(u64),
     /// `e_shoff` plus the table size overflows.
@@ -49,6 +47,8 @@ pub enum NotObject {
     /// A section LLVM validates while opening the file (an extended
     /// section index table) is malformed.
     Section(ElfError),
+    /// A COFF header or section table LLVM would not open.
+    Coff(CoffError),
 }
 
 impl fmt::Display for NotObject {
@@ -66,9 +66,6 @@ impl fmt::Display for NotObject {
                 f,
                 "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
             ),
-            NotObject::SectionTableMisaligned => {
-                f.write_str("invalid alignment of section headers")
-            }
             NotObject::BadSectionCount(n) => write!(
                 f,
                 "invalid number of sections specified in the NULL section's sh_size field ({n})"
@@ -82,6 +79,7 @@ impl fmt::Display for NotObject {
                 f.write_str("section table goes past the end of file")
             }
             NotObject::Section(e) => e.fmt(f),
+            NotObject::Coff(e) => e.fmt(f),
         }
     }
 }
@@ -164,8 +162,6 @@ pub enum ElfError {
         /// File size.
         file_size: u64,
     },
-    /// A table section is not aligned for its entries.
-    Unaligned,
     /// Section contents run past the end of the file (object-level read).
     UnexpectedEof,
     /// A section index in a link field does not exist.
@@ -425,7 +421,6 @@ impl fmt::Display for ElfError {
                 f,
                 "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that is greater than the file size (0x{file_size:x})"
             ),
-            Unaligned => f.write_str("unaligned data"),
             UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
             InvalidSectionIndex { index } => write!(f, "invalid section index: {index}"),
             ShndxLinkedToWrongType { type_name } => write!(
@@ -589,6 +584,121 @@ impl fmt::Display for ElfError {
     }
 }
 
+/// A malformed COFF object (messages follow LLVM's object library and
+/// llvm-objcopy where they report the same condition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoffError {
+    /// Something lies past the end of the file.
+    UnexpectedEof,
+    /// `NumberOfSymbols` is set but there is no symbol table pointer.
+    SymbolTableMissing,
+    /// A name refers to the string table, which is empty or missing.
+    StringTableEmpty,
+    /// A `/nnn` or `//XXXXXX` section name does not decode.
+    InvalidSectionName,
+    /// The symbol table could not be read.
+    ParseFailed,
+    /// A symbol's section number exceeds the section count.
+    SectionNumberOutOfRange,
+    /// A COMDAT-associative definition names a bad section.
+    BadAssociativeIndex,
+    /// A weak external's target index is past the symbol table.
+    WeakExternalOutOfRange,
+    /// A symbol index points at an auxiliary record.
+    InvalidSymbolTableIndex,
+    /// A relocation's symbol index is past the symbol table.
+    SymbolTableIndexOutOfRange,
+    /// A relocation's symbol was removed with its section.
+    RelocationTargetMissing {
+        /// Symbol name.
+        name: Vec<u8>,
+        /// llvm-objcopy's internal symbol id (its position among symbols).
+        id: usize,
+    },
+    /// A symbol is defined in a removed section.
+    SymbolInRemovedSection(Vec<u8>),
+    /// A COMDAT-associative definition follows a removed section.
+    AssociativeToRemoved(Vec<u8>),
+    /// A weak external's target was removed.
+    WeakTargetMissing(Vec<u8>),
+    /// The string table outgrew the section-name encoding.
+    StringTableTooLarge,
+    /// A section's relocation records run past the end of the file (LLVM
+    /// reads out of bounds here).
+    RelocationsPastEnd,
+    /// A Control Flow Guard table has no section definition symbol.
+    SymIdxWithoutSymbol(Vec<u8>),
+    /// A Control Flow Guard table names a symbol that no longer exists.
+    SymIdxStale {
+        /// Section name.
+        section: Vec<u8>,
+        /// The stale raw symbol index.
+        index: u32,
+    },
+    /// A Control Flow Guard table's size is not a multiple of 4 (LLVM reads
+    /// past its buffer here).
+    SymIdxPartialEntry(Vec<u8>),
+    /// The header has `NumberOfSections` 0xffff (an import-library-like
+    /// header LLVM opens as an object without sections).
+    ImportLibraryHeader,
+}
+
+impl fmt::Display for CoffError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use CoffError::*;
+        match self {
+            UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
+            SymbolTableMissing => f.write_str("symbol table missing"),
+            StringTableEmpty => f.write_str("string table empty"),
+            InvalidSectionName => f.write_str("invalid section name"),
+            ParseFailed => f.write_str("Invalid data was encountered while parsing the file"),
+            SectionNumberOutOfRange => f.write_str("section number out of range"),
+            BadAssociativeIndex => f.write_str("unexpected associative section index"),
+            WeakExternalOutOfRange => f.write_str("weak external reference out of range"),
+            InvalidSymbolTableIndex => f.write_str("invalid SymbolTableIndex"),
+            SymbolTableIndexOutOfRange => f.write_str("SymbolTableIndex out of range"),
+            RelocationTargetMissing { name, id } => write!(
+                f,
+                "relocation target '{}' ({id}) not found",
+                lossy(name)
+            ),
+            SymbolInRemovedSection(n) => {
+                write!(f, "symbol '{}' points to a removed section", lossy(n))
+            }
+            AssociativeToRemoved(n) => {
+                write!(f, "symbol '{}' is associative to a removed section", lossy(n))
+            }
+            WeakTargetMissing(n) => write!(f, "symbol '{}' is missing its weak target", lossy(n)),
+            StringTableTooLarge => f.write_str(
+                "COFF string table is greater than 64GB, unable to encode section name offset",
+            ),
+            RelocationsPastEnd => {
+                f.write_str("the relocations of a section run past the end of the file")
+            }
+            SymIdxWithoutSymbol(n) => write!(
+                f,
+                "section '{}' does not have the corresponding symbol or the symbol has unexpected format",
+                lossy(n)
+            ),
+            SymIdxStale { section, index } => write!(
+                f,
+                "section '{}' contains a .symidx ({index}) that is incorrect or was stripped",
+                lossy(section)
+            ),
+            SymIdxPartialEntry(n) => write!(
+                f,
+                "section '{}' holds symbol indexes but its size is not a multiple of 4",
+                lossy(n)
+            ),
+            ImportLibraryHeader => f.write_str(
+                "the COFF header claims 65535 sections (an import-library header), which llvm-objcopy cannot rewrite",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CoffError {}
+
 /// Object file formats LLVM recognises, as far as this module cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObjectFormat {
@@ -604,6 +714,8 @@ pub enum ObjectFormat {
     Xcoff,
     /// z/OS GOFF.
     Goff,
+    /// DirectX container.
+    DxContainer,
 }
 
 impl fmt::Display for ObjectFormat {
@@ -615,6 +727,7 @@ impl fmt::Display for ObjectFormat {
             ObjectFormat::Wasm => "WebAssembly",
             ObjectFormat::Xcoff => "XCOFF",
             ObjectFormat::Goff => "GOFF",
+            ObjectFormat::DxContainer => "DXContainer",
         })
     }
 }
@@ -627,6 +740,8 @@ pub enum Error {
     NotAnObject(NotObject),
     /// The object is malformed (LLVM's wording).
     Elf(ElfError),
+    /// The COFF object is malformed (LLVM's wording where it has one).
+    Coff(CoffError),
     /// The object format is recognised but this operation is not supported
     /// for it. `reason` says why, in a full sentence fragment.
     Unsupported {
@@ -659,6 +774,7 @@ impl fmt::Display for Error {
         match self {
             Error::NotAnObject(e) => e.fmt(f),
             Error::Elf(e) => e.fmt(f),
+            Error::Coff(e) => e.fmt(f),
             Error::Unsupported { format, reason } => {
                 write!(f, "{format} host objects are not supported: {reason}")
             }

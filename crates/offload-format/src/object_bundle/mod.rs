@@ -15,10 +15,14 @@
 //! library, and renders the `llvm-objcopy` command lines that `-###` prints
 //! ([`bundle_command_line`], [`unbundle_host_command_line`]).
 //!
-//! Host formats: ELF (32/64-bit, either byte order) is fully supported.
-//! COFF and Mach-O hosts are recognised and rejected with
+//! Host formats: ELF (32/64-bit, either byte order) and COFF objects
+//! (regular and bigobj) are read and rewritten. Mach-O objects are read (they
+//! never contain bundles: their section names are too short for the prefix)
+//! but not rewritten, because llvm-objcopy 22 cannot do it either. PE images,
+//! WebAssembly, XCOFF, GOFF and DXContainer are refused with
 //! [`Error::Unsupported`] (see `docs/compat/object-bundles.md`).
 
+mod coff;
 mod command;
 mod elf;
 mod error;
@@ -30,7 +34,7 @@ pub use command::{
     unbundle_host_command_line, unbundle_objcopy_args, TEMP_DIR_ENV_VARS, TEMP_FILE_PREFIX,
     TEMP_FILE_SUFFIX,
 };
-pub use error::{ElfError, Error, NotObject, ObjectFormat};
+pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
 
 use elf::ElfFile;
 
@@ -43,32 +47,97 @@ pub const HOST_PLACEHOLDER: &[u8] = &[0];
 /// Recognises the object-file formats LLVM would try to open, from the magic
 /// bytes alone (LLVM's `identify_magic`, restricted to object files).
 pub fn sniff_format(data: &[u8]) -> Option<ObjectFormat> {
+    if data.len() < 4 {
+        return None;
+    }
     if elf::has_elf_magic(data) {
         return Some(ObjectFormat::Elf);
     }
-    let b = |i: usize| data.get(i).copied();
-    match (b(0)?, b(1)?) {
-        (0xfe, 0xed) if b(2)? == 0xfa && matches!(b(3)?, 0xce | 0xcf) => Some(ObjectFormat::MachO),
-        (0xce | 0xcf, 0xfa) if b(2)? == 0xed && b(3)? == 0xfe => Some(ObjectFormat::MachO),
-        // COFF objects start with their machine type.
-        (0x64, 0x86) | (0x64, 0xaa) | (0x4c, 0x01) | (0xc4, 0x01) => Some(ObjectFormat::Coff),
-        (0x41, 0xa6) | (0x4e, 0xa6) => Some(ObjectFormat::Coff),
-        (b'M', b'Z') => {
-            // A PE image: "PE\0\0" at the offset stored at 0x3c.
-            let at = u32::from_le_bytes(data.get(0x3c..0x40)?.try_into().ok()?) as usize;
-            (data.get(at..at.checked_add(4)?)? == b"PE\0\0").then_some(ObjectFormat::Coff)
+    let (b0, b1) = (data[0], data[1]);
+    match b0 {
+        0x00 => {
+            if data.starts_with(b"\0\0\xff\xff") {
+                // Bigobj COFF; anything else with this start is an import
+                // library or a cl.exe LTO object, which are not objects.
+                return (data.get(12..28) == Some(&coff::BIGOBJ_MAGIC[..]))
+                    .then_some(ObjectFormat::Coff);
+            }
+            if data.starts_with(&WIN_RES_MAGIC) {
+                return None;
+            }
+            if b1 == 0 {
+                // COFF with an unknown machine type.
+                return Some(ObjectFormat::Coff);
+            }
+            data.starts_with(b"\0asm").then_some(ObjectFormat::Wasm)
         }
-        (0x00, b'a') if data.starts_with(b"\0asm") => Some(ObjectFormat::Wasm),
-        (0x01, 0xdf) | (0x01, 0xf7) => Some(ObjectFormat::Xcoff),
-        (0x03, 0xf0) if b(2)? == 0x00 => Some(ObjectFormat::Goff),
+        0x01 if b1 == 0xdf || b1 == 0xf7 => Some(ObjectFormat::Xcoff),
+        0x03 if data.starts_with(b"\x03\xf0\x00") => Some(ObjectFormat::Goff),
+        0xfe | 0xce | 0xcf => macho_type(data).map(|_| ObjectFormat::MachO),
+        0x50 if data.starts_with(b"\x50\xed\x55\xba") => None,
+        0xf0 | 0x83 | 0x84 | 0x66 | 0x50 | 0x4c | 0xc4 if b1 == 0x01 || b1 == 0x02 => {
+            Some(ObjectFormat::Coff)
+        }
+        0x90 | 0x68 if b1 == 0x02 => Some(ObjectFormat::Coff),
+        0x64 if b1 == 0x86 || b1 == 0xaa => Some(ObjectFormat::Coff),
+        0x41 if b1 == 0xa6 => Some(ObjectFormat::Coff),
+        b'M' if is_pe(data) => Some(ObjectFormat::Coff),
+        b'D' if data.starts_with(b"DXBC") => Some(ObjectFormat::DxContainer),
         _ => None,
     }
+}
+
+/// The 32-byte header of a Windows `.res` file.
+const WIN_RES_MAGIC: [u8; 32] = [
+    0, 0, 0, 0, 0x20, 0, 0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0,
+];
+
+/// A PE image: `MZ`, and `PE\0\0` at the offset stored at 0x3c.
+fn is_pe(data: &[u8]) -> bool {
+    let Some(off) = data.get(0x3c..0x40) else {
+        return false;
+    };
+    let at = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
+    data.get(at..).is_some_and(|r| r.starts_with(b"PE\0\0"))
+}
+
+/// The Mach-O file type, when the header is complete and the type is one
+/// LLVM knows (1..=12).
+fn macho_type(data: &[u8]) -> Option<u32> {
+    let (big, is64) = match data.get(..4)? {
+        [0xfe, 0xed, 0xfa, 0xce] => (true, false),
+        [0xfe, 0xed, 0xfa, 0xcf] => (true, true),
+        [0xce, 0xfa, 0xed, 0xfe] => (false, false),
+        [0xcf, 0xfa, 0xed, 0xfe] => (false, true),
+        _ => return None,
+    };
+    let min = if is64 { 32 } else { 28 };
+    if data.len() < min {
+        return None;
+    }
+    let t: [u8; 4] = data[12..16].try_into().ok()?;
+    let t = if big {
+        u32::from_be_bytes(t)
+    } else {
+        u32::from_le_bytes(t)
+    };
+    (1..=12).contains(&t).then_some(t)
 }
 
 /// A host object opened for reading bundle sections.
 #[derive(Debug, Clone)]
 pub struct ObjectFile<'a> {
-    elf: ElfFile<'a>,
+    inner: Inner<'a>,
+}
+
+#[derive(Debug, Clone)]
+enum Inner<'a> {
+    Elf(ElfFile<'a>),
+    Coff(coff::CoffFile<'a>),
+    /// Mach-O section names hold at most 16 bytes, so they can never carry
+    /// the 24-byte bundle prefix: such objects have no bundles.
+    MachO,
 }
 
 /// One `__CLANG_OFFLOAD_BUNDLE__` section.
@@ -76,9 +145,10 @@ pub struct ObjectFile<'a> {
 pub struct BundleSection<'a> {
     /// Entry ID: the section name after the prefix, byte for byte.
     pub id: &'a [u8],
-    /// Index of the section in the section header table.
+    /// Index of the section in the section header table (ELF: including
+    /// the null entry; COFF: 0-based position in the section table).
     pub section_index: usize,
-    contents: Result<&'a [u8], ElfError>,
+    contents: Result<&'a [u8], Error>,
 }
 
 impl<'a> BundleSection<'a> {
@@ -86,7 +156,7 @@ impl<'a> BundleSection<'a> {
     /// file) even though the section was listed, exactly as in LLVM, where
     /// listing never touches contents.
     pub fn contents(&self) -> Result<&'a [u8], Error> {
-        self.contents.clone().map_err(Error::Elf)
+        self.contents.clone()
     }
 
     /// True when the section is the host placeholder (one zero byte): the
@@ -103,26 +173,33 @@ impl<'a> ObjectFile<'a> {
     ///
     /// * [`Error::NotAnObject`]: LLVM would not open this as an object file;
     ///   the bundler then uses its binary format (callers should fall back).
-    /// * [`Error::Unsupported`]: an object format other than ELF.
+    /// * [`Error::Unsupported`]: an object format this module cannot read
+    ///   (PE images, WebAssembly, XCOFF, GOFF, DXContainer).
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
-        match sniff_format(data) {
-            Some(ObjectFormat::Elf) => Ok(ObjectFile {
-                elf: ElfFile::parse(data)?,
-            }),
-            Some(format) => Err(unsupported_read(format)),
-            None => Err(Error::NotAnObject(NotObject::NotElf)),
-        }
+        let inner = match sniff_format(data) {
+            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse(data)?),
+            Some(ObjectFormat::Coff) if is_pe(data) => return Err(unsupported_pe()),
+            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse(data)?),
+            Some(ObjectFormat::MachO) => Inner::MachO,
+            Some(format) => return Err(unsupported_read(format)),
+            None => return Err(Error::NotAnObject(NotObject::NotElf)),
+        };
+        Ok(ObjectFile { inner })
     }
 
-    /// The object format (always ELF for now).
+    /// The object format.
     pub fn format(&self) -> ObjectFormat {
-        ObjectFormat::Elf
+        match self.inner {
+            Inner::Elf(_) => ObjectFormat::Elf,
+            Inner::Coff(_) => ObjectFormat::Coff,
+            Inner::MachO => ObjectFormat::MachO,
+        }
     }
 
     /// Bundle sections in section-header order, duplicates included.
     ///
     /// The iterator yields an error and stops at the first section whose
-    /// name cannot be read (a broken section name table fails at the very
+    /// name cannot be read (a broken ELF section name table fails at the very
     /// first section), so a `-list` front-end prints the IDs it got before
     /// reporting the error, like LLVM 22.
     pub fn bundle_sections(&self) -> BundleSections<'_, 'a> {
@@ -137,7 +214,35 @@ impl<'a> ObjectFile<'a> {
     pub fn collect_bundle_sections(&self) -> Result<Vec<BundleSection<'a>>, Error> {
         self.bundle_sections().collect()
     }
+
+    fn section_count(&self) -> usize {
+        match &self.inner {
+            Inner::Elf(e) => e.section_count(),
+            Inner::Coff(c) => c.section_count(),
+            Inner::MachO => 0,
+        }
+    }
+
+    /// Name of section `i`, and its contents (read lazily by LLVM, so their
+    /// error is only reported when an entry is extracted).
+    fn section(&self, i: usize) -> Result<NamedContents<'a>, Error> {
+        match &self.inner {
+            Inner::Elf(elf) => {
+                let name = elf
+                    .section_name_table()
+                    .and_then(|table| elf.section_name(i, table))?;
+                Ok((name, elf.object_section_contents(i).map_err(Error::Elf)))
+            }
+            Inner::Coff(c) => {
+                let name = c.section_name(i).map_err(Error::Coff)?;
+                Ok((name, c.section_contents(i).map_err(Error::Coff)))
+            }
+            Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
+        }
+    }
 }
+
+type NamedContents<'a> = (&'a [u8], Result<&'a [u8], Error>);
 
 /// Iterator over the bundle sections of an [`ObjectFile`].
 #[derive(Debug)]
@@ -151,25 +256,21 @@ impl<'a> Iterator for BundleSections<'_, 'a> {
     type Item = Result<BundleSection<'a>, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let elf = &self.file.elf;
-        while !self.done && self.next < elf.section_count() {
+        while !self.done && self.next < self.file.section_count() {
             let i = self.next;
             self.next += 1;
-            let name = elf
-                .section_name_table()
-                .and_then(|table| elf.section_name(i, table));
-            let name = match name {
-                Ok(n) => n,
+            let (name, contents) = match self.file.section(i) {
+                Ok(x) => x,
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(Error::Elf(e)));
+                    return Some(Err(e));
                 }
             };
             if let Some(id) = name.strip_prefix(SECTION_PREFIX.as_bytes()) {
                 return Some(Ok(BundleSection {
                     id,
                     section_index: i,
-                    contents: elf.object_section_contents(i),
+                    contents,
                 }));
             }
         }
@@ -186,21 +287,14 @@ pub fn bundle_sections(data: &[u8]) -> Result<Vec<BundleSection<'_>>, Error> {
 fn unsupported_read(format: ObjectFormat) -> Error {
     Error::Unsupported {
         format,
-        reason: "only ELF host objects can be read natively",
+        reason: "only ELF, COFF and Mach-O host objects can be read natively",
     }
 }
 
-fn unsupported_write(format: ObjectFormat) -> Error {
-    match format {
-        ObjectFormat::MachO => Error::Unsupported {
-            format,
-            reason: "llvm-objcopy 22 cannot add sections to Mach-O objects \
-                     (\"option is not supported for MachO\"), so LLVM 22 fails too",
-        },
-        _ => Error::Unsupported {
-            format,
-            reason: "only ELF host objects can be rewritten natively",
-        },
+fn unsupported_pe() -> Error {
+    Error::Unsupported {
+        format: ObjectFormat::Coff,
+        reason: "PE images (executables, DLLs) are not handled, only COFF objects",
     }
 }
 
@@ -257,7 +351,31 @@ pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
 fn rewrite<'a>(data: &'a [u8], edit: &objcopy::Edit<'a>) -> Result<Vec<u8>, Error> {
     match sniff_format(data) {
         Some(ObjectFormat::Elf) => objcopy::rewrite(data, edit),
-        Some(format) => Err(unsupported_write(format)),
+        Some(ObjectFormat::Coff) if is_pe(data) => Err(unsupported_pe()),
+        Some(ObjectFormat::Coff) => coff::rewrite(
+            data,
+            &coff::CoffEdit {
+                remove: edit.remove,
+                add: edit.add,
+            },
+        ),
+        Some(ObjectFormat::MachO) if edit.add.is_empty() => Err(Error::Unsupported {
+            format: ObjectFormat::MachO,
+            reason: "Mach-O objects cannot carry bundle sections",
+        }),
+        // llvm-objcopy 22's own refusals, word for word.
+        Some(ObjectFormat::MachO) => Err(Error::Unsupported {
+            format: ObjectFormat::MachO,
+            reason: "option is not supported for MachO",
+        }),
+        Some(ObjectFormat::Wasm) => Err(Error::Unsupported {
+            format: ObjectFormat::Wasm,
+            reason: "only flags for section dumping, removal, and addition are supported",
+        }),
+        Some(format) => Err(Error::Unsupported {
+            format,
+            reason: "only ELF and COFF host objects can be rewritten natively",
+        }),
         None => Err(Error::NotAnObject(NotObject::NotElf)),
     }
 }
@@ -271,7 +389,9 @@ fn rewrite<'a>(data: &'a [u8], edit: &objcopy::Edit<'a>) -> Result<Vec<u8>, Erro
 /// header table (executables commonly map their headers).
 pub fn check_layout(data: &[u8]) -> Result<(), Error> {
     let obj = ObjectFile::parse(data)?;
-    let elf = &obj.elf;
+    let Inner::Elf(elf) = &obj.inner else {
+        return Ok(());
+    };
     let mut regions: Vec<(u64, u64, String)> = Vec::new();
     regions.push((
         0,

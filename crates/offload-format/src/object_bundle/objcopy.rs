@@ -32,7 +32,7 @@ use super::strtab::StrTabBuilder;
 /// How much larger than its inputs a rewritten object may become. Real
 /// objects grow by a few hundred bytes (string table, headers, alignment
 /// padding); only hostile alignments or sizes come near this.
-const MAX_GROWTH: u64 = 64 << 20;
+pub(crate) const MAX_GROWTH: u64 = 64 << 20;
 
 /// Selects sections by name.
 pub(crate) type NamePredicate<'a> = &'a dyn Fn(&[u8]) -> bool;
@@ -439,7 +439,7 @@ impl<'a> Object<'a> {
             return Err(ElfError::InvalidSectionIndex { index: link }.into());
         }
         let strtab = elf.string_table(link as usize)?;
-        let syms = elf.section_array(sh_index, class.sym_size() as u64, class.addr_size())?;
+        let syms = elf.section_array(sh_index, class.sym_size() as u64)?;
         let count = syms.len() / class.sym_size();
         let shndx_sec = match &self.secs[st].kind {
             Kind::SymTab { shndx, .. } => *shndx,
@@ -492,7 +492,7 @@ impl<'a> Object<'a> {
                 let words = match shndx_data {
                     Some(w) => w,
                     None => {
-                        let w = elf.section_array(self.secs[table].orig_index, 4, 4)?;
+                        let w = elf.section_array(self.secs[table].orig_index, 4)?;
                         if w.len() / 4 != count {
                             return Err(ElfError::ShndxTableSizeMismatch.into());
                         }
@@ -622,8 +622,7 @@ impl<'a> Object<'a> {
                 }
                 let rela = self.secs[id].sh_type == SHT_RELA;
                 let esize = class.rel_size(rela);
-                let raw =
-                    elf.section_array(self.secs[id].orig_index, esize as u64, class.addr_size())?;
+                let raw = elf.section_array(self.secs[id].orig_index, esize as u64)?;
                 let mut relocs = Vec::with_capacity(raw.len() / esize);
                 for k in 0..raw.len() / esize {
                     let off = k * esize;
@@ -846,13 +845,21 @@ impl<'a> Object<'a> {
         for &id in &self.order {
             let s = &self.secs[id];
             let mut remove = pred(s, id);
-            if !remove {
-                let target = match &s.kind {
-                    Kind::Reloc { target, .. } | Kind::DynReloc { target, .. } => *target,
-                    _ => None,
-                };
-                if let Some(t) = target {
-                    remove = pred(&self.secs[t], t);
+            if !remove && s.orig_flags & SHF_COMPRESSED == 0 {
+                match &s.kind {
+                    // Relocations for a removed section go with it.
+                    Kind::Reloc {
+                        target: Some(t), ..
+                    }
+                    | Kind::DynReloc {
+                        target: Some(t), ..
+                    } => remove = pred(&self.secs[*t], *t),
+                    // So does a group all of whose members are removed (or
+                    // that had none to begin with).
+                    Kind::Group { members, .. } if s.sh_type == SHT_GROUP => {
+                        remove = members.iter().all(|&m| pred(&self.secs[m], m));
+                    }
+                    _ => {}
                 }
             }
             if remove {
@@ -885,14 +892,15 @@ impl<'a> Object<'a> {
             }
         }
         self.order = keep;
+        let symtab_gone = self.symtab_removed();
         for id in self.order.clone() {
-            self.remove_references(id)?;
+            self.remove_references(id, symtab_gone)?;
         }
         Ok(())
     }
 
     /// `removeSectionReferences` of one kept section.
-    fn remove_references(&mut self, id: SecId) -> Result<(), Error> {
+    fn remove_references(&mut self, id: SecId, symtab_gone: bool) -> Result<(), Error> {
         let name = self.secs[id].name;
         let removed = |secs: &[Section<'a>], s: Option<SecId>| s.is_some_and(|s| secs[s].removed);
         match &self.secs[id].kind {
@@ -932,7 +940,7 @@ impl<'a> Object<'a> {
                 relocs,
                 target,
             } => {
-                if *symtab && self.symtab_removed() {
+                if *symtab && symtab_gone {
                     return Err(ElfError::SymbolTableInUse {
                         symtab: self.original_symtab_name(),
                         user: name.to_vec(),
@@ -974,7 +982,7 @@ impl<'a> Object<'a> {
                 members,
                 ..
             } => {
-                if *symtab && self.symtab_removed() {
+                if *symtab && symtab_gone {
                     return Err(ElfError::SymbolTableInUse {
                         symtab: self.original_symtab_name(),
                         user: name.to_vec(),
@@ -1496,9 +1504,26 @@ impl<'a> Object<'a> {
             if s.parent.is_some() {
                 continue;
             }
-            let bytes = self.section_image(s);
+            // Verbatim contents are copied straight from the input; the
+            // rebuilt tables are serialised first.
+            let verbatim: Option<&[u8]> = match &s.kind {
+                Kind::Plain { contents, .. } if s.sh_type != SHT_NOBITS => Some(contents),
+                Kind::Plain { .. } => Some(&[]),
+                Kind::Raw { contents }
+                | Kind::DynReloc { contents, .. }
+                | Kind::Added { contents } => Some(contents),
+                _ => None,
+            };
+            let built;
+            let bytes = match verbatim {
+                Some(b) => b,
+                None => {
+                    built = self.section_image(s);
+                    &built
+                }
+            };
             if !bytes.is_empty() {
-                place(&mut out, s.offset, &bytes).ok_or_else(too_large)?;
+                place(&mut out, s.offset, bytes).ok_or_else(too_large)?;
             }
         }
 
@@ -1583,19 +1608,13 @@ impl<'a> Object<'a> {
         }
     }
 
-    /// The bytes a section contributes to the file.
+    /// The bytes a rewritten table section contributes to the file
+    /// (verbatim sections are copied by the caller).
     fn section_image(&self, s: &Section<'a>) -> Vec<u8> {
         let c = self.class;
         match &s.kind {
-            Kind::Plain { contents, .. } => {
-                if s.sh_type == SHT_NOBITS {
-                    Vec::new()
-                } else {
-                    contents.to_vec()
-                }
-            }
-            Kind::Raw { contents } | Kind::DynReloc { contents, .. } | Kind::Added { contents } => {
-                contents.to_vec()
+            Kind::Plain { .. } | Kind::Raw { .. } | Kind::DynReloc { .. } | Kind::Added { .. } => {
+                Vec::new()
             }
             Kind::StrTab(b) => {
                 let mut v = vec![0u8; b.size() as usize];
@@ -1749,8 +1768,11 @@ fn encode_r_info(c: Class, mips64el: bool, sym: u32, r_type: u32) -> u64 {
 /// Runs the edit on an ELF object and serialises the result.
 pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &Edit<'a>) -> Result<Vec<u8>, Error> {
     let mut obj = Object::read(data)?;
-    if let Some(pred) = edit.remove {
-        obj.remove_sections(&|s, _| pred(s.name))?;
+    // llvm-objcopy always runs its section removal, even with nothing to
+    // remove: that pass also drops empty groups.
+    match edit.remove {
+        Some(pred) => obj.remove_sections(&|s, _| pred(s.name))?,
+        None => obj.remove_sections(&|_, _| false)?,
     }
     obj.partition_symbols();
     for (name, contents) in edit.add {

@@ -5,45 +5,72 @@
 //! names that still refer to it, so byte identity needs the same order and
 //! the same suffix sharing. The rules, observed on LLVM 22 output:
 //!
-//! * offset 0 holds the empty string;
-//! * the distinct strings are sorted by their bytes read back to front, in
-//!   descending order (a string that is a suffix of another sorts after it);
+//! * ELF tables start with one NUL byte (the empty string); COFF tables start
+//!   with their 4-byte size;
+//! * strings with a priority (COFF section names) come before the others;
+//!   within one priority the distinct strings are sorted by their bytes read
+//!   back to front, in descending order (a string that is a suffix of another
+//!   sorts after it);
 //! * walking that order, a string that is a suffix of the last string
 //!   actually written reuses that string's tail; anything else is appended,
 //!   followed by a NUL.
 
 use std::collections::BTreeMap;
 
-/// Builder for one tail-merged ELF string table.
+/// Builder for one tail-merged string table.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct StrTabBuilder {
-    /// Distinct strings; the value is the offset once finalised.
-    strings: BTreeMap<Vec<u8>, u32>,
+    /// Distinct strings; the value is (priority, offset once finalised).
+    strings: BTreeMap<Vec<u8>, (u8, u32)>,
+    /// Bytes before the first string: 1 (ELF) or 4 (COFF).
+    header: u64,
     size: u64,
     finalized: bool,
 }
 
 impl StrTabBuilder {
+    /// An ELF string table.
     pub(crate) fn new() -> Self {
-        Self::default()
+        StrTabBuilder {
+            header: 1,
+            ..Self::default()
+        }
+    }
+
+    /// A COFF string table (offsets count the 4-byte size field).
+    pub(crate) fn new_coff() -> Self {
+        StrTabBuilder {
+            header: 4,
+            ..Self::default()
+        }
+    }
+
+    /// Registers a string that is placed before all strings of lower
+    /// priority; the highest priority given for a string counts.
+    pub(crate) fn add_with_priority(&mut self, s: &[u8], priority: u8) {
+        debug_assert!(!self.finalized);
+        if !s.is_empty() {
+            let e = self.strings.entry(s.to_vec()).or_insert((0, 0));
+            e.0 = e.0.max(priority);
+        }
     }
 
     /// Registers a string (duplicates are ignored).
     pub(crate) fn add(&mut self, s: &[u8]) {
         debug_assert!(!self.finalized);
-        if !s.is_empty() {
-            self.strings.entry(s.to_vec()).or_insert(0);
-        }
+        self.add_with_priority(s, 0);
     }
 
     /// Assigns offsets; returns the table size in bytes.
     pub(crate) fn finalize(&mut self) -> u64 {
-        let mut order: Vec<&Vec<u8>> = self.strings.keys().collect();
-        order.sort_by(|a, b| b.iter().rev().cmp(a.iter().rev()));
+        let mut order: Vec<(&Vec<u8>, u8)> = self.strings.iter().map(|(k, v)| (k, v.0)).collect();
+        order.sort_by(|(a, pa), (b, pb)| {
+            pb.cmp(pa).then_with(|| b.iter().rev().cmp(a.iter().rev()))
+        });
         let mut offsets: Vec<(Vec<u8>, u64)> = Vec::with_capacity(order.len());
-        let mut size: u64 = 1;
+        let mut size: u64 = self.header;
         let mut previous: &[u8] = &[];
-        for s in order {
+        for (s, _) in order {
             if previous.ends_with(s) {
                 // Reuse the tail of the previous string: its NUL is at size - 1.
                 offsets.push((s.clone(), size - 1 - s.len() as u64));
@@ -54,8 +81,10 @@ impl StrTabBuilder {
             previous = s;
         }
         for (s, off) in offsets {
-            // Offsets of ELF string tables are 32-bit; callers check the size.
-            self.strings.insert(s, off as u32);
+            // Offsets are 32-bit in both formats; callers check the size.
+            if let Some(e) = self.strings.get_mut(&s) {
+                e.1 = off as u32;
+            }
         }
         self.size = size;
         self.finalized = true;
@@ -68,7 +97,7 @@ impl StrTabBuilder {
         if s.is_empty() {
             return 0;
         }
-        self.strings.get(s).copied().unwrap_or(0)
+        self.strings.get(s).map_or(0, |e| e.1)
     }
 
     /// Table size after [`finalize`](Self::finalize).
@@ -78,7 +107,7 @@ impl StrTabBuilder {
 
     /// Writes the finalised table into `out`, which must be `size()` zeroed bytes.
     pub(crate) fn write_into(&self, out: &mut [u8]) {
-        for (s, &off) in &self.strings {
+        for (s, &(_, off)) in &self.strings {
             let start = off as usize;
             if let Some(dst) = out.get_mut(start..start + s.len()) {
                 dst.copy_from_slice(s);
@@ -125,6 +154,25 @@ mod tests {
     fn empty_table_is_one_nul() {
         let (bytes, _) = build(&[]);
         assert_eq!(bytes, b"\0");
+    }
+
+    #[test]
+    fn coff_priority_strings_come_first() {
+        let mut b = StrTabBuilder::new_coff();
+        b.add(b"zzzzzzzzzz_symbol");
+        b.add_with_priority(b".llvm_addrsig", 255);
+        b.add_with_priority(b"__CLANG_OFFLOAD_BUNDLE__x", 255);
+        let size = b.finalize();
+        let mut out = vec![0u8; size as usize];
+        b.write_into(&mut out);
+        // Section names (priority) first, each group in reverse-string order
+        // ('x' > 'g'); the symbol name, though it would sort first, comes last.
+        assert_eq!(
+            &out[4..],
+            &b"__CLANG_OFFLOAD_BUNDLE__x\0.llvm_addrsig\0zzzzzzzzzz_symbol\0"[..]
+        );
+        assert_eq!(b.offset(b"__CLANG_OFFLOAD_BUNDLE__x"), 4);
+        assert_eq!(b.offset(b".llvm_addrsig"), 30);
     }
 
     #[test]

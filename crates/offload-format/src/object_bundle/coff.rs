@@ -1,0 +1,1035 @@
+//! COFF host objects: reading bundle sections with the acceptance rules of
+//! LLVM's `COFFObjectFile`, and the llvm-objcopy COFF writer's behaviour for
+//! the bundler's two commands (add sections with `readonly,exclude`, remove
+//! `__CLANG_OFFLOAD_BUNDLE__.*`).
+//!
+//! Regular and "bigobj" COFF objects are handled. PE images (`MZ` files) are
+//! not: see [`super::Error::Unsupported`].
+//!
+//! How llvm-objcopy lays out a COFF object (observed on LLVM 22 and matched
+//! here byte for byte): file header, section table, then for each section in
+//! order its raw data (`SizeOfRawData` bytes, zero-filled where the input had
+//! none, e.g. `.bss`) immediately followed by its relocations, then the symbol
+//! table and the string table. Nothing is padded. The string table is rebuilt
+//! with LLVM's tail-merging order, section names first.
+
+use super::error::{CoffError, Error, NotObject};
+use super::strtab::StrTabBuilder;
+
+const HEADER_SIZE: usize = 20;
+const BIGOBJ_HEADER_SIZE: usize = 56;
+const SECTION_HEADER_SIZE: usize = 40;
+const RELOC_SIZE: usize = 10;
+const NAME_SIZE: usize = 8;
+const MAX_SECTIONS_16: usize = 65279;
+pub(crate) const BIGOBJ_MAGIC: [u8; 16] = [
+    0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc, 0xb8,
+];
+
+const IMAGE_SCN_CNT_CODE: u32 = 0x20;
+const IMAGE_SCN_LNK_NRELOC_OVFL: u32 = 0x0100_0000;
+const IMAGE_SCN_LNK_REMOVE: u32 = 0x800;
+const IMAGE_SCN_MEM_READ: u32 = 0x4000_0000;
+const IMAGE_SCN_MEM_WRITE: u32 = 0x8000_0000;
+const IMAGE_SCN_MEM_EXECUTE: u32 = 0x2000_0000;
+const IMAGE_SCN_ALIGN_MASK: u32 = 0x00f0_0000;
+const IMAGE_SYM_CLASS_STATIC: u8 = 3;
+const IMAGE_SYM_CLASS_FILE: u8 = 103;
+const IMAGE_SYM_CLASS_WEAK_EXTERNAL: u8 = 105;
+const IMAGE_COMDAT_SELECT_ASSOCIATIVE: u8 = 5;
+
+fn u16_at(d: &[u8], off: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(
+        d.get(off..off.checked_add(2)?)?.try_into().ok()?,
+    ))
+}
+fn u32_at(d: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        d.get(off..off.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+/// A COFF object as LLVM's `COFFObjectFile` accepts it.
+#[derive(Debug, Clone)]
+pub(crate) struct CoffFile<'a> {
+    data: &'a [u8],
+    bigobj: bool,
+    machine: u16,
+    timestamp: u32,
+    characteristics: u16,
+    /// Sections LLVM iterates (0 for an import-library-like header).
+    nsections: usize,
+    section_table: usize,
+    nsyms: u32,
+    /// Offset of the symbol table when LLVM could set it up.
+    symtab: Option<usize>,
+    /// The whole string table, size field included, when present.
+    strtab: &'a [u8],
+}
+
+/// One section header.
+#[derive(Debug, Clone, Copy, Default)]
+struct SectionHeader {
+    name: [u8; 8],
+    virtual_size: u32,
+    virtual_address: u32,
+    size_of_raw_data: u32,
+    pointer_to_raw_data: u32,
+    pointer_to_relocations: u32,
+    pointer_to_linenumbers: u32,
+    number_of_relocations: u16,
+    number_of_linenumbers: u16,
+    characteristics: u32,
+}
+
+impl SectionHeader {
+    fn parse(d: &[u8], off: usize) -> Option<Self> {
+        Some(SectionHeader {
+            name: d.get(off..off + 8)?.try_into().ok()?,
+            virtual_size: u32_at(d, off + 8)?,
+            virtual_address: u32_at(d, off + 12)?,
+            size_of_raw_data: u32_at(d, off + 16)?,
+            pointer_to_raw_data: u32_at(d, off + 20)?,
+            pointer_to_relocations: u32_at(d, off + 24)?,
+            pointer_to_linenumbers: u32_at(d, off + 28)?,
+            number_of_relocations: u16_at(d, off + 32)?,
+            number_of_linenumbers: u16_at(d, off + 34)?,
+            characteristics: u32_at(d, off + 36)?,
+        })
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.name);
+        for v in [
+            self.virtual_size,
+            self.virtual_address,
+            self.size_of_raw_data,
+            self.pointer_to_raw_data,
+            self.pointer_to_relocations,
+            self.pointer_to_linenumbers,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.number_of_relocations.to_le_bytes());
+        out.extend_from_slice(&self.number_of_linenumbers.to_le_bytes());
+        out.extend_from_slice(&self.characteristics.to_le_bytes());
+    }
+
+    fn has_extended_relocations(&self) -> bool {
+        self.characteristics & IMAGE_SCN_LNK_NRELOC_OVFL != 0
+            && self.number_of_relocations == 0xffff
+    }
+}
+
+/// Decodes the base-64 offset of a `//XXXXXX` section name.
+fn decode_base64(s: &[u8]) -> Option<u32> {
+    if s.len() > 6 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        v = v * 64 + u64::from(d);
+    }
+    u32::try_from(v).ok()
+}
+
+/// `StringRef::getAsInteger(10, u32)`: digits only, no sign, no overflow.
+fn decode_decimal(s: &[u8]) -> Option<u32> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut v: u32 = 0;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
+impl<'a> CoffFile<'a> {
+    /// `COFFObjectFile::initialize` for objects (not PE images).
+    pub(crate) fn parse(data: &'a [u8]) -> Result<Self, NotObject> {
+        let eof = NotObject::Coff(CoffError::UnexpectedEof);
+        if data.len() < HEADER_SIZE {
+            return Err(eof);
+        }
+        let machine = u16_at(data, 0).ok_or(eof.clone())?;
+        let nsect16 = u16_at(data, 2).ok_or(eof.clone())?;
+        let mut file = CoffFile {
+            data,
+            bigobj: false,
+            machine,
+            timestamp: u32_at(data, 4).ok_or(eof.clone())?,
+            characteristics: u16_at(data, 18).ok_or(eof.clone())?,
+            nsections: usize::from(nsect16),
+            section_table: HEADER_SIZE + usize::from(u16_at(data, 16).ok_or(eof.clone())?),
+            nsyms: u32_at(data, 12).ok_or(eof.clone())?,
+            symtab: None,
+            strtab: &[],
+        };
+        let mut symtab_ptr = u32_at(data, 8).ok_or(eof.clone())?;
+        if machine == 0 && nsect16 == 0xffff && data.len() >= BIGOBJ_HEADER_SIZE {
+            let version = u16_at(data, 4).ok_or(eof.clone())?;
+            if version >= 2 && data[12..28] == BIGOBJ_MAGIC {
+                file.bigobj = true;
+                file.machine = u16_at(data, 6).ok_or(eof.clone())?;
+                file.timestamp = u32_at(data, 8).ok_or(eof.clone())?;
+                file.characteristics = 0;
+                file.nsections = u32_at(data, 44).ok_or(eof.clone())? as usize;
+                symtab_ptr = u32_at(data, 48).ok_or(eof.clone())?;
+                file.nsyms = u32_at(data, 52).ok_or(eof.clone())?;
+                file.section_table = BIGOBJ_HEADER_SIZE;
+            }
+        }
+        if !file.bigobj && nsect16 == 0xffff {
+            // LLVM stops here and sees an object without sections.
+            file.nsections = 0;
+            return Ok(file);
+        }
+        let table_len = (file.nsections as u64) * SECTION_HEADER_SIZE as u64;
+        if (file.section_table as u64).saturating_add(table_len) > data.len() as u64 {
+            return Err(eof);
+        }
+        if symtab_ptr != 0 {
+            // Errors here are recovered from: the file simply has no usable
+            // symbol or string table.
+            file.init_symbol_table(symtab_ptr);
+        } else if file.nsyms != 0 {
+            return Err(NotObject::Coff(CoffError::SymbolTableMissing));
+        }
+        Ok(file)
+    }
+
+    fn sym_size(&self) -> usize {
+        if self.bigobj {
+            20
+        } else {
+            18
+        }
+    }
+
+    fn init_symbol_table(&mut self, ptr: u32) {
+        let len = self.data.len() as u64;
+        let size = u64::from(self.nsyms) * self.sym_size() as u64;
+        if u64::from(ptr) + size > len {
+            return;
+        }
+        // LLVM computes the string table position in 32 bits.
+        let st = ptr.wrapping_add(self.nsyms.wrapping_mul(self.sym_size() as u32)) as usize;
+        let Some(raw_size) = u32_at(self.data, st) else {
+            return;
+        };
+        let Some(table) = self.data.get(st..st.saturating_add(raw_size as usize)) else {
+            return;
+        };
+        let size = raw_size.max(4) as usize;
+        if size > 4 && table.last() != Some(&0) {
+            return;
+        }
+        self.symtab = Some(ptr as usize);
+        // A declared size below 4 counts as an empty table.
+        self.strtab = if raw_size < 4 {
+            &[0, 0, 0, 0][..]
+        } else {
+            table
+        };
+    }
+
+    pub(crate) fn section_count(&self) -> usize {
+        self.nsections
+    }
+
+    fn header(&self, index: usize) -> SectionHeader {
+        // In bounds: checked in `parse`.
+        SectionHeader::parse(self.data, self.section_table + index * SECTION_HEADER_SIZE)
+            .unwrap_or_default()
+    }
+
+    /// `COFFObjectFile::getString`.
+    fn string(&self, offset: u32) -> Result<&'a [u8], CoffError> {
+        if self.strtab.len() <= 4 {
+            return Err(CoffError::StringTableEmpty);
+        }
+        let rest = self
+            .strtab
+            .get(offset as usize..)
+            .filter(|r| !r.is_empty())
+            .ok_or(CoffError::UnexpectedEof)?;
+        Ok(super::elf::cstr(rest))
+    }
+
+    /// `COFFObjectFile::getSectionName` for section `index` (0-based).
+    pub(crate) fn section_name(&self, index: usize) -> Result<&'a [u8], CoffError> {
+        let off = self.section_table + index * SECTION_HEADER_SIZE;
+        let raw = &self.data[off..off + NAME_SIZE];
+        let name = super::elf::cstr(raw);
+        if let Some(rest) = name.strip_prefix(b"/") {
+            let offset = match rest.strip_prefix(b"/") {
+                Some(b64) => decode_base64(b64),
+                None => decode_decimal(rest),
+            }
+            .ok_or(CoffError::InvalidSectionName)?;
+            return self.string(offset);
+        }
+        Ok(name)
+    }
+
+    /// `COFFObjectFile::getSectionContents`: empty when there is no raw data
+    /// pointer, else bounds-checked.
+    pub(crate) fn section_contents(&self, index: usize) -> Result<&'a [u8], CoffError> {
+        let h = self.header(index);
+        if h.pointer_to_raw_data == 0 {
+            return Ok(&[]);
+        }
+        let start = h.pointer_to_raw_data as usize;
+        start
+            .checked_add(h.size_of_raw_data as usize)
+            .and_then(|end| self.data.get(start..end))
+            .ok_or(CoffError::UnexpectedEof)
+    }
+
+    /// The relocation records of a section, as llvm-objcopy reads them.
+    fn relocations(&self, h: &SectionHeader) -> Result<&'a [u8], CoffError> {
+        let ptr = h.pointer_to_relocations as usize;
+        let count = if h.has_extended_relocations() {
+            match u32_at(self.data, ptr) {
+                Some(n) => n.wrapping_sub(1) as usize,
+                None => 0,
+            }
+        } else {
+            usize::from(h.number_of_relocations)
+        };
+        if count == 0 {
+            return Ok(&[]);
+        }
+        let start = if h.has_extended_relocations() {
+            ptr + RELOC_SIZE
+        } else {
+            ptr
+        };
+        // LLVM would read out of bounds here; refuse instead.
+        count
+            .checked_mul(RELOC_SIZE)
+            .and_then(|n| start.checked_add(n))
+            .and_then(|end| self.data.get(start..end))
+            .ok_or(CoffError::RelocationsPastEnd)
+    }
+}
+
+// ----- the objcopy model -----------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Reloc<'a> {
+    record: [u8; RELOC_SIZE],
+    /// Unique id of the target symbol, and its name for diagnostics.
+    target: usize,
+    target_name: &'a [u8],
+}
+
+#[derive(Debug, Clone)]
+struct Section<'a> {
+    header: SectionHeader,
+    name: &'a [u8],
+    contents: &'a [u8],
+    /// Replacement contents (rewritten symbol-index tables).
+    owned: Option<Vec<u8>>,
+    relocs: Vec<Reloc<'a>>,
+    unique_id: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Symbol<'a> {
+    name: &'a [u8],
+    value: u32,
+    section_number: i32,
+    sym_type: u16,
+    storage_class: u8,
+    number_of_aux: u8,
+    /// Aux records (18 payload bytes each), unless a file record.
+    aux: Vec<[u8; 18]>,
+    /// File-record payload (trailing NULs trimmed).
+    aux_file: Option<&'a [u8]>,
+    /// Unique id of the defining section (> 0), or the reserved section number.
+    target_section: i64,
+    /// Unique id of the section a COMDAT-associative definition follows (0: none).
+    associative_target: usize,
+    /// Weak-external target: raw index while reading, then unique id.
+    weak_target: Option<usize>,
+    unique_id: usize,
+    raw_index: usize,
+    /// Raw index in the input symbol table.
+    orig_raw_index: usize,
+}
+
+/// The COFF part of an edit: what llvm-objcopy's COFF backend does with the
+/// bundler's options.
+pub(crate) struct CoffEdit<'a> {
+    pub(crate) remove: Option<super::objcopy::NamePredicate<'a>>,
+    pub(crate) add: &'a [(Vec<u8>, &'a [u8])],
+}
+
+struct Object<'a> {
+    machine: u16,
+    timestamp: u32,
+    characteristics: u16,
+    sections: Vec<Section<'a>>,
+    /// Contents of added sections are owned by the caller; same lifetime.
+    symbols: Vec<Symbol<'a>>,
+    next_section_id: usize,
+}
+
+fn coff_err(e: CoffError) -> Error {
+    Error::Coff(e)
+}
+
+impl<'a> Object<'a> {
+    fn read(file: &CoffFile<'a>) -> Result<Self, Error> {
+        let mut obj = Object {
+            machine: file.machine,
+            timestamp: file.timestamp,
+            characteristics: if file.bigobj { 0 } else { file.characteristics },
+            sections: Vec::with_capacity(file.nsections),
+            symbols: Vec::new(),
+            next_section_id: 1,
+        };
+        let mut raw_relocs: Vec<&'a [u8]> = Vec::with_capacity(file.nsections);
+        for i in 0..file.nsections {
+            let mut header = file.header(i);
+            let contents = file.section_contents(i).map_err(coff_err)?;
+            raw_relocs.push(file.relocations(&header).map_err(coff_err)?);
+            let name = file.section_name(i).map_err(coff_err)?;
+            header.characteristics &= !IMAGE_SCN_LNK_NRELOC_OVFL;
+            obj.sections.push(Section {
+                header,
+                name,
+                contents,
+                owned: None,
+                relocs: Vec::new(),
+                unique_id: obj.next_section_id,
+            });
+            obj.next_section_id += 1;
+        }
+        obj.read_symbols(file)?;
+        // Raw symbol-table slots: the symbol's unique id, or None for aux slots.
+        let mut raw: Vec<Option<usize>> = Vec::new();
+        for s in &obj.symbols {
+            raw.push(Some(s.unique_id));
+            raw.extend(std::iter::repeat(None).take(usize::from(s.number_of_aux)));
+        }
+        for s in &mut obj.symbols {
+            if let Some(w) = s.weak_target {
+                let target = raw
+                    .get(w)
+                    .ok_or(CoffError::WeakExternalOutOfRange)
+                    .map_err(coff_err)?
+                    .ok_or(CoffError::InvalidSymbolTableIndex)
+                    .map_err(coff_err)?;
+                s.weak_target = Some(target);
+            }
+        }
+        for (sec, records) in obj.sections.iter_mut().zip(raw_relocs) {
+            for r in records.chunks_exact(RELOC_SIZE) {
+                let index = u32_at(r, 4).unwrap_or(0) as usize;
+                let target = raw
+                    .get(index)
+                    .ok_or(CoffError::SymbolTableIndexOutOfRange)
+                    .map_err(coff_err)?
+                    .ok_or(CoffError::InvalidSymbolTableIndex)
+                    .map_err(coff_err)?;
+                let mut record = [0u8; RELOC_SIZE];
+                record.copy_from_slice(r);
+                sec.relocs.push(Reloc {
+                    record,
+                    target,
+                    target_name: obj.symbols[target].name,
+                });
+            }
+        }
+        Ok(obj)
+    }
+
+    fn read_symbols(&mut self, file: &CoffFile<'a>) -> Result<(), Error> {
+        let ss = file.sym_size();
+        let mut i: u32 = 0;
+        while i < file.nsyms {
+            let base = file
+                .symtab
+                .ok_or(CoffError::ParseFailed)
+                .map_err(coff_err)?;
+            let at = base + i as usize * ss;
+            let rec = file
+                .data
+                .get(at..at + ss)
+                .ok_or(CoffError::UnexpectedEof)
+                .map_err(coff_err)?;
+            let (value, section_number, sym_type, storage_class, number_of_aux) = if file.bigobj {
+                (
+                    u32_at(rec, 8).unwrap_or(0),
+                    u32_at(rec, 12).unwrap_or(0) as i32,
+                    u16_at(rec, 16).unwrap_or(0),
+                    rec[18],
+                    rec[19],
+                )
+            } else {
+                let n16 = u16_at(rec, 12).unwrap_or(0);
+                // Reserved numbers come back negative.
+                let n = if usize::from(n16) <= MAX_SECTIONS_16 {
+                    i32::from(n16)
+                } else {
+                    i32::from(n16 as i16)
+                };
+                (
+                    u32_at(rec, 8).unwrap_or(0),
+                    n,
+                    u16_at(rec, 14).unwrap_or(0),
+                    rec[16],
+                    rec[17],
+                )
+            };
+            let name = if u32_at(rec, 0) == Some(0) {
+                file.string(u32_at(rec, 4).unwrap_or(0)).map_err(coff_err)?
+            } else if rec[7] == 0 {
+                super::elf::cstr(&rec[..8])
+            } else {
+                &rec[..8]
+            };
+            let aux_len = usize::from(number_of_aux) * ss;
+            // LLVM reads aux records without a bounds check; we insist they
+            // are inside the file.
+            let aux_bytes = file
+                .data
+                .get(at + ss..at + ss + aux_len)
+                .ok_or(CoffError::UnexpectedEof)
+                .map_err(coff_err)?;
+            let mut sym = Symbol {
+                name,
+                value,
+                section_number,
+                sym_type,
+                storage_class,
+                number_of_aux,
+                aux: Vec::new(),
+                aux_file: None,
+                target_section: 0,
+                associative_target: 0,
+                weak_target: None,
+                unique_id: self.symbols.len(),
+                raw_index: 0,
+                orig_raw_index: i as usize,
+            };
+            if storage_class == IMAGE_SYM_CLASS_FILE {
+                let mut end = aux_bytes.len();
+                while end > 0 && aux_bytes[end - 1] == 0 {
+                    end -= 1;
+                }
+                sym.aux_file = Some(&aux_bytes[..end]);
+            } else {
+                for k in 0..usize::from(number_of_aux) {
+                    let mut a = [0u8; 18];
+                    a.copy_from_slice(&aux_bytes[k * ss..k * ss + 18]);
+                    sym.aux.push(a);
+                }
+            }
+            if section_number <= 0 {
+                sym.target_section = i64::from(section_number);
+            } else if (section_number as usize) <= self.sections.len() {
+                sym.target_section = self.sections[section_number as usize - 1].unique_id as i64;
+            } else {
+                return Err(coff_err(CoffError::SectionNumberOutOfRange));
+            }
+            if number_of_aux > 0 && storage_class == IMAGE_SYM_CLASS_STATIC {
+                let sd = &aux_bytes[..18];
+                if sd[14] == IMAGE_COMDAT_SELECT_ASSOCIATIVE {
+                    let low = u32::from(u16_at(sd, 12).unwrap_or(0));
+                    let high = if file.bigobj {
+                        u32::from(u16_at(sd, 16).unwrap_or(0)) << 16
+                    } else {
+                        0
+                    };
+                    let index = (low | high) as i32;
+                    if index <= 0 || index as usize > self.sections.len() {
+                        return Err(coff_err(CoffError::BadAssociativeIndex));
+                    }
+                    sym.associative_target = self.sections[index as usize - 1].unique_id;
+                }
+            } else if number_of_aux > 0 && storage_class == IMAGE_SYM_CLASS_WEAK_EXTERNAL {
+                sym.weak_target = Some(u32_at(aux_bytes, 0).unwrap_or(0) as usize);
+            }
+            self.symbols.push(sym);
+            i = i.saturating_add(1 + u32::from(number_of_aux));
+        }
+        Ok(())
+    }
+
+    /// `Object::removeSections`, including sections associative to removed
+    /// ones, and the symbols defined in removed sections.
+    fn remove_sections(&mut self, pred: &dyn Fn(&Section<'a>) -> bool) {
+        let mut associated: Vec<usize> = Vec::new();
+        let mut first = true;
+        loop {
+            let mut removed: Vec<usize> = Vec::new();
+            self.sections.retain(|s| {
+                let gone = if first {
+                    pred(s)
+                } else {
+                    associated.contains(&s.unique_id)
+                };
+                if gone {
+                    removed.push(s.unique_id);
+                }
+                !gone
+            });
+            first = false;
+            associated.clear();
+            self.symbols.retain(|s| {
+                if s.associative_target != 0 && removed.contains(&s.associative_target) {
+                    associated.push(s.target_section as usize);
+                }
+                !(s.target_section > 0 && removed.contains(&(s.target_section as usize)))
+            });
+            if associated.is_empty() {
+                break;
+            }
+        }
+    }
+
+    /// `--set-section-flags=NAME=readonly,exclude` on an existing section.
+    fn readonly_exclude(old: u32) -> u32 {
+        (old & IMAGE_SCN_ALIGN_MASK) | IMAGE_SCN_MEM_READ | IMAGE_SCN_LNK_REMOVE
+    }
+
+    fn add_section(&mut self, name: &'a [u8], contents: &'a [u8]) -> Result<(), Error> {
+        let chars = Self::readonly_exclude(0);
+        let need_va =
+            chars & (IMAGE_SCN_MEM_EXECUTE | IMAGE_SCN_MEM_READ | IMAGE_SCN_MEM_WRITE) != 0;
+        let size = u32::try_from(contents.len()).map_err(|_| Error::OutputTooLarge {
+            size: contents.len() as u64,
+        })?;
+        let next_rva = self.sections.last().map_or(0, |l| {
+            l.header.virtual_address.wrapping_add(l.header.virtual_size)
+        });
+        let header = SectionHeader {
+            name: [0; 8],
+            virtual_size: if need_va { size } else { 0 },
+            virtual_address: if need_va { next_rva } else { 0 },
+            size_of_raw_data: size,
+            pointer_to_raw_data: 0,
+            pointer_to_relocations: 0,
+            pointer_to_linenumbers: 0,
+            number_of_relocations: 0,
+            number_of_linenumbers: 0,
+            characteristics: chars,
+        };
+        self.sections.push(Section {
+            header,
+            name,
+            contents,
+            owned: None,
+            relocs: Vec::new(),
+            unique_id: self.next_section_id,
+        });
+        self.next_section_id += 1;
+        Ok(())
+    }
+
+    /// Serialises the object; `limit` caps the output size (a `.bss`-like
+    /// section is written out as zeros, so a header word alone could ask for
+    /// gigabytes).
+    fn write(mut self, limit: u64) -> Result<Vec<u8>, Error> {
+        let bigobj = self.sections.len() > MAX_SECTIONS_16;
+        let ss = if bigobj { 20 } else { 18 };
+        // Raw symbol indexes; file records take as many slots as their name needs.
+        let mut raw = 0usize;
+        for s in &mut self.symbols {
+            if let Some(f) = s.aux_file {
+                if !f.is_empty() {
+                    s.number_of_aux = f.len().div_ceil(ss) as u8;
+                }
+            }
+            s.raw_index = raw;
+            raw += 1 + usize::from(s.number_of_aux);
+        }
+        let sym_table_size = raw * ss;
+        let sec_index: std::collections::HashMap<usize, usize> = self
+            .sections
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.unique_id, i + 1))
+            .collect();
+        let sym_raw: std::collections::HashMap<usize, usize> = self
+            .symbols
+            .iter()
+            .map(|s| (s.unique_id, s.raw_index))
+            .collect();
+
+        // Relocation targets.
+        for sec in &mut self.sections {
+            for r in &mut sec.relocs {
+                let raw_index = *sym_raw.get(&r.target).ok_or_else(|| {
+                    coff_err(CoffError::RelocationTargetMissing {
+                        name: r.target_name.to_vec(),
+                        id: r.target,
+                    })
+                })?;
+                r.record[4..8].copy_from_slice(&(raw_index as u32).to_le_bytes());
+            }
+        }
+        // Symbol section numbers and section-definition aux records.
+        for s in &mut self.symbols {
+            if s.target_section <= 0 {
+                s.section_number = s.target_section as i32;
+            } else {
+                let idx = *sec_index
+                    .get(&(s.target_section as usize))
+                    .ok_or_else(|| coff_err(CoffError::SymbolInRemovedSection(s.name.to_vec())))?;
+                s.section_number = idx as i32;
+                if s.number_of_aux == 1 && s.storage_class == IMAGE_SYM_CLASS_STATIC {
+                    let number = if s.associative_target == 0 {
+                        idx
+                    } else {
+                        *sec_index.get(&s.associative_target).ok_or_else(|| {
+                            coff_err(CoffError::AssociativeToRemoved(s.name.to_vec()))
+                        })?
+                    };
+                    if let Some(a) = s.aux.first_mut() {
+                        a[12..14].copy_from_slice(&(number as u16).to_le_bytes());
+                        a[16..18].copy_from_slice(&((number >> 16) as u16).to_le_bytes());
+                    }
+                }
+            }
+            if let (Some(w), 1) = (s.weak_target, s.number_of_aux) {
+                let raw_index = *sym_raw
+                    .get(&w)
+                    .ok_or_else(|| coff_err(CoffError::WeakTargetMissing(s.name.to_vec())))?;
+                if let Some(a) = s.aux.first_mut() {
+                    a[0..4].copy_from_slice(&(raw_index as u32).to_le_bytes());
+                }
+            }
+        }
+
+        self.rewrite_symidx_sections()?;
+
+        // Layout: headers, then each section's data and relocations.
+        let header_size = if bigobj {
+            BIGOBJ_HEADER_SIZE
+        } else {
+            HEADER_SIZE
+        };
+        let mut file_size = (header_size + SECTION_HEADER_SIZE * self.sections.len()) as u64;
+        for sec in &mut self.sections {
+            let h = &mut sec.header;
+            h.pointer_to_raw_data = if h.size_of_raw_data > 0 {
+                file_size as u32
+            } else {
+                0
+            };
+            file_size += u64::from(h.size_of_raw_data);
+            let n = sec.relocs.len();
+            if n >= 0xffff {
+                h.characteristics |= IMAGE_SCN_LNK_NRELOC_OVFL;
+                h.number_of_relocations = 0xffff;
+                h.pointer_to_relocations = file_size as u32;
+                file_size += RELOC_SIZE as u64;
+            } else {
+                h.number_of_relocations = n as u16;
+                h.pointer_to_relocations = if n > 0 { file_size as u32 } else { 0 };
+            }
+            file_size += (n * RELOC_SIZE) as u64;
+        }
+
+        // String table: long section names first, then long symbol names.
+        let mut strtab = StrTabBuilder::new_coff();
+        for sec in &self.sections {
+            if sec.name.len() > NAME_SIZE {
+                strtab.add_with_priority(sec.name, u8::MAX);
+            }
+        }
+        for s in &self.symbols {
+            if s.name.len() > NAME_SIZE {
+                strtab.add(s.name);
+            }
+        }
+        let strtab_size = strtab.finalize();
+        for sec in &mut self.sections {
+            let mut name = [0u8; 8];
+            if sec.name.len() <= NAME_SIZE {
+                name[..sec.name.len()].copy_from_slice(sec.name);
+            } else {
+                let off = strtab.offset(sec.name);
+                encode_section_name(&mut name, off)
+                    .ok_or(coff_err(CoffError::StringTableTooLarge))?;
+            }
+            sec.header.name = name;
+        }
+        let symtab_ptr = file_size;
+        file_size += sym_table_size as u64 + strtab_size;
+        if file_size > u64::from(u32::MAX) || file_size > limit {
+            return Err(Error::OutputTooLarge { size: file_size });
+        }
+
+        let mut out: Vec<u8> = Vec::with_capacity(file_size as usize);
+        let nsections = self.sections.len();
+        if bigobj {
+            out.extend_from_slice(&0u16.to_le_bytes());
+            out.extend_from_slice(&0xffffu16.to_le_bytes());
+            out.extend_from_slice(&2u16.to_le_bytes());
+            out.extend_from_slice(&self.machine.to_le_bytes());
+            out.extend_from_slice(&self.timestamp.to_le_bytes());
+            out.extend_from_slice(&BIGOBJ_MAGIC);
+            out.extend_from_slice(&[0; 16]);
+            out.extend_from_slice(&(nsections as u32).to_le_bytes());
+            out.extend_from_slice(&(symtab_ptr as u32).to_le_bytes());
+            out.extend_from_slice(&(raw as u32).to_le_bytes());
+        } else {
+            out.extend_from_slice(&self.machine.to_le_bytes());
+            out.extend_from_slice(&(nsections as u16).to_le_bytes());
+            out.extend_from_slice(&self.timestamp.to_le_bytes());
+            out.extend_from_slice(&(symtab_ptr as u32).to_le_bytes());
+            out.extend_from_slice(&(raw as u32).to_le_bytes());
+            out.extend_from_slice(&0u16.to_le_bytes());
+            out.extend_from_slice(&self.characteristics.to_le_bytes());
+        }
+        for sec in &self.sections {
+            sec.header.write(&mut out);
+        }
+        for sec in &self.sections {
+            let h = &sec.header;
+            let raw_len = h.size_of_raw_data as usize;
+            let contents = sec.owned.as_deref().unwrap_or(sec.contents);
+            let take = contents.len().min(raw_len);
+            out.extend_from_slice(&contents[..take]);
+            // Code is padded with int3, everything else with zeros.
+            let pad = if h.characteristics & IMAGE_SCN_CNT_CODE != 0 {
+                0xcc
+            } else {
+                0
+            };
+            out.resize(out.len() + (raw_len - take), pad);
+            if sec.relocs.len() >= 0xffff {
+                out.extend_from_slice(&((sec.relocs.len() + 1) as u32).to_le_bytes());
+                out.extend_from_slice(&[0; 6]);
+            }
+            for r in &sec.relocs {
+                out.extend_from_slice(&r.record);
+            }
+        }
+        for s in &self.symbols {
+            let start = out.len();
+            if s.name.len() > NAME_SIZE {
+                out.extend_from_slice(&0u32.to_le_bytes());
+                out.extend_from_slice(&strtab.offset(s.name).to_le_bytes());
+            } else {
+                let mut n = [0u8; 8];
+                n[..s.name.len()].copy_from_slice(s.name);
+                out.extend_from_slice(&n);
+            }
+            out.extend_from_slice(&s.value.to_le_bytes());
+            if bigobj {
+                out.extend_from_slice(&s.section_number.to_le_bytes());
+            } else {
+                out.extend_from_slice(&(s.section_number as u16).to_le_bytes());
+            }
+            out.extend_from_slice(&s.sym_type.to_le_bytes());
+            out.push(s.storage_class);
+            out.push(s.number_of_aux);
+            debug_assert_eq!(out.len() - start, ss);
+            match s.aux_file {
+                Some(f) => {
+                    // The name spans the slots; an empty one leaves them zero.
+                    let slots = usize::from(s.number_of_aux) * ss;
+                    let at = out.len();
+                    out.resize(at + slots, 0);
+                    let n = f.len().min(slots);
+                    out[at..at + n].copy_from_slice(&f[..n]);
+                }
+                None => {
+                    for a in &s.aux {
+                        out.extend_from_slice(a);
+                        out.resize(out.len() + (ss - 18), 0);
+                    }
+                }
+            }
+        }
+        let at = out.len();
+        out.resize(at + strtab_size as usize, 0);
+        strtab.write_into(&mut out[at..]);
+        out[at..at + 4].copy_from_slice(&(strtab_size as u32).to_le_bytes());
+        debug_assert_eq!(out.len() as u64, file_size);
+        Ok(out)
+    }
+}
+
+impl Object<'_> {
+    /// Control Flow Guard tables (`.gfids$y` and friends) hold raw symbol
+    /// indexes: llvm-objcopy maps them to the new indexes and recomputes the
+    /// checksum in the section's definition symbol (objects only).
+    fn rewrite_symidx_sections(&mut self) -> Result<(), Error> {
+        fn is_symidx(name: &[u8]) -> bool {
+            matches!(
+                name,
+                b".gljmp$y" | b".giats$y" | b".gfids$y" | b".gehcont$y"
+            )
+        }
+        let id_map: std::collections::HashMap<usize, usize> = self
+            .symbols
+            .iter()
+            .map(|s| (s.orig_raw_index, s.raw_index))
+            .collect();
+        // Section unique id -> position of its definition symbol (last wins).
+        let mut def_of: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for (i, s) in self.symbols.iter().enumerate() {
+            if s.storage_class == IMAGE_SYM_CLASS_STATIC
+                && s.number_of_aux == 1
+                && s.value == 0
+                && is_symidx(s.name)
+            {
+                def_of.insert(s.target_section, i);
+            }
+        }
+        for sec in &mut self.sections {
+            if !is_symidx(sec.name) || sec.contents.is_empty() {
+                continue;
+            }
+            let def = *def_of
+                .get(&(sec.unique_id as i64))
+                .ok_or_else(|| coff_err(CoffError::SymIdxWithoutSymbol(sec.name.to_vec())))?;
+            if sec.contents.len() % 4 != 0 {
+                // LLVM reads past its buffer for a trailing partial entry.
+                return Err(coff_err(CoffError::SymIdxPartialEntry(sec.name.to_vec())));
+            }
+            let mut new = Vec::with_capacity(sec.contents.len());
+            for w in sec.contents.chunks_exact(4) {
+                let id = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                let mapped = *id_map.get(&(id as usize)).ok_or_else(|| {
+                    coff_err(CoffError::SymIdxStale {
+                        section: sec.name.to_vec(),
+                        index: id,
+                    })
+                })?;
+                new.extend_from_slice(&(mapped as u32).to_le_bytes());
+            }
+            let crc = jam_crc(&new);
+            if let Some(a) = self.symbols[def].aux.first_mut() {
+                a[8..12].copy_from_slice(&crc.to_le_bytes());
+            }
+            sec.owned = Some(new);
+        }
+        Ok(())
+    }
+}
+
+/// LLVM's `JamCRC` started from 0: the reflected CRC-32 register without the
+/// usual initial and final inversion.
+fn jam_crc(data: &[u8]) -> u32 {
+    let mut crc: u32 = 0;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// `COFF::encodeSectionName`: `/decimal` up to 9999999, else `//base64`.
+fn encode_section_name(out: &mut [u8; 8], offset: u32) -> Option<()> {
+    if offset <= 9_999_999 {
+        let s = format!("/{offset}");
+        out[..s.len()].copy_from_slice(s.as_bytes());
+        return Some(());
+    }
+    if u64::from(offset) > 0xF_FFFF_FFFFu64 {
+        return None;
+    }
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out[0] = b'/';
+    out[1] = b'/';
+    let mut v = u64::from(offset);
+    for i in (2..8).rev() {
+        out[i] = ALPHABET[(v % 64) as usize];
+        v /= 64;
+    }
+    Some(())
+}
+
+/// Runs the bundler's llvm-objcopy edit on a COFF object.
+pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &CoffEdit<'a>) -> Result<Vec<u8>, Error> {
+    let file = CoffFile::parse(data)?;
+    if !file.bigobj && u16_at(data, 2) == Some(0xffff) {
+        return Err(coff_err(CoffError::ImportLibraryHeader));
+    }
+    let mut obj = Object::read(&file)?;
+    if let Some(pred) = edit.remove {
+        obj.remove_sections(&|s| pred(s.name));
+    }
+    for sec in &mut obj.sections {
+        if edit.add.iter().any(|(n, _)| n.as_slice() == sec.name) {
+            sec.header.characteristics = Object::readonly_exclude(sec.header.characteristics);
+        }
+    }
+    for (name, contents) in edit.add {
+        obj.add_section(name.as_slice(), contents)?;
+    }
+    let added: u64 = edit.add.iter().map(|(_, c)| c.len() as u64).sum();
+    let limit = (data.len() as u64)
+        .saturating_add(added)
+        .saturating_add(super::objcopy::MAX_GROWTH);
+    obj.write(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_name_offsets_round_trip() {
+        for off in [4u32, 9_999_999, 10_000_000, 123_456_789, u32::MAX] {
+            let mut name = [0u8; 8];
+            encode_section_name(&mut name, off).unwrap();
+            let text = crate::object_bundle::elf::cstr(&name);
+            let decoded = match text.strip_prefix(b"//") {
+                Some(b64) => decode_base64(b64),
+                None => decode_decimal(&text[1..]),
+            };
+            assert_eq!(decoded, Some(off), "{}", String::from_utf8_lossy(text));
+        }
+        // Seven decimal digits at most, then base 64.
+        let mut name = [0u8; 8];
+        encode_section_name(&mut name, 10_000_000).unwrap();
+        assert_eq!(&name, b"//AAmJaA");
+    }
+
+    #[test]
+    fn name_decoding_is_strict() {
+        assert_eq!(decode_decimal(b""), None);
+        assert_eq!(decode_decimal(b"+4"), None);
+        assert_eq!(decode_decimal(b"4294967296"), None);
+        assert_eq!(decode_base64(b"AAAAAAA"), None);
+        assert_eq!(decode_base64(b"*"), None);
+        assert_eq!(decode_base64(b""), Some(0));
+    }
+
+    #[test]
+    fn jam_crc_is_the_uninverted_register() {
+        // Started from 0 and never inverted, zero bytes leave it at 0.
+        assert_eq!(jam_crc(b""), 0);
+        assert_eq!(jam_crc(&[0, 0, 0, 0]), 0);
+        // The checksum llvm-objcopy 22 wrote for `.gfids$y` = [8, 9] (the
+        // edge-coff/symidx.s fixture after stripping).
+        assert_eq!(jam_crc(&[8, 0, 0, 0, 9, 0, 0, 0]), 0xAEED_543F);
+    }
+}
