@@ -15,7 +15,6 @@ use offload_cli::diag::{os_error_text, write_stderr, Diag};
 use offload_cli::fsio::{read_input, Outputs};
 use offload_format::archive::WriteOptions;
 use offload_format::device_archive::{Input, Note, Options, Target, Unbundled};
-use offload_format::entry_id::EntryId;
 use offload_format::object_bundle;
 
 use crate::job::{Fail, Job};
@@ -25,13 +24,7 @@ pub fn unbundle(job: &Job, diag: &Diag) -> Result<(), Fail> {
     let targets = job
         .targets
         .iter()
-        .map(|t| {
-            let standardised = EntryId::parse(&t.raw)
-                .map_err(|e| e.to_string())
-                .and_then(|id| id.standardised().map_err(|e| e.to_string()))
-                .map_err(Fail::msg)?;
-            Target::new(&standardised).map_err(|e| Fail::msg(e.to_string()))
-        })
+        .map(|t| Target::new(&t.id).map_err(|e| Fail::msg(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let options = Options {
         hip_openmp_compatible: job.hip_openmp_compatible,
@@ -87,7 +80,7 @@ fn open_input(name: &OsStr) -> Result<Input<'static>, Fail> {
         let data = read_input(name).map_err(|e| {
             let mut m = b"'-': ".to_vec();
             m.extend_from_slice(os_error_text(&e).as_bytes());
-            Fail(m)
+            Fail::bytes(m)
         })?;
         return Input::from_bytes(data, Path::new("-")).map_err(|e| Fail::msg(e.to_string()));
     }

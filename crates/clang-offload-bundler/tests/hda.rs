@@ -125,7 +125,10 @@ fn replay(case: &Path, bin_dir: &Path) -> Result<(), String> {
     }
     let mut problems = Vec::new();
     if out.status.code() != Some(status) {
-        problems.push(format!("status: want {status}, got {:?}", out.status.code()));
+        problems.push(format!(
+            "status: want {status}, got {:?}",
+            out.status.code()
+        ));
     }
     let want_stdout = fs::read(case.join("stdout")).unwrap();
     if out.stdout != want_stdout {

@@ -8,7 +8,7 @@
 //! plain host objects, garbage) have no entries.
 
 use crate::bundle;
-use crate::object_bundle::{self, ObjectFormat};
+use crate::object_bundle;
 
 /// Why a member's entries could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,12 +16,9 @@ pub enum EntriesError {
     /// A binary bundle whose header is damaged after its first entry
     /// (LLVM 22 crashes on these).
     Bundle(bundle::BundleError),
-    /// An object file whose section names cannot be read; LLVM's message.
+    /// An object file whose section names cannot be read (LLVM's message),
+    /// or whose format is not read here.
     Object(object_bundle::Error),
-    /// A COFF object the `object` crate could not read section names from.
-    Coff(String),
-    /// An object format whose sections are not read here.
-    Unsupported(ObjectFormat),
 }
 
 impl std::fmt::Display for EntriesError {
@@ -29,10 +26,6 @@ impl std::fmt::Display for EntriesError {
         match self {
             EntriesError::Bundle(e) => e.fmt(f),
             EntriesError::Object(e) => e.fmt(f),
-            EntriesError::Coff(e) => f.write_str(e),
-            EntriesError::Unsupported(format) => {
-                write!(f, "{format} objects in device archives are not supported")
-            }
         }
     }
 }
@@ -59,37 +52,6 @@ pub struct Entry<'a> {
     pub data: EntryData<'a>,
 }
 
-/// How LLVM opens the member: as an object file, or as a binary bundle.
-enum Kind<'a> {
-    Elf(object_bundle::ObjectFile<'a>),
-    Coff,
-    NoEntries,
-    Binary,
-}
-
-fn kind(data: &[u8]) -> Result<Kind<'_>, EntriesError> {
-    match object_bundle::sniff_format(data) {
-        None => Ok(Kind::Binary),
-        Some(ObjectFormat::Elf) => match object_bundle::ObjectFile::parse(data) {
-            Ok(file) => Ok(Kind::Elf(file)),
-            // LLVM does not open it as an object: binary handler.
-            Err(object_bundle::Error::NotAnObject(_)) => Ok(Kind::Binary),
-            Err(e) => Err(EntriesError::Object(e)),
-        },
-        Some(ObjectFormat::Coff) => Ok(if object::File::parse(data).is_ok() {
-            Kind::Coff
-        } else {
-            Kind::Binary
-        }),
-        // Mach-O and XCOFF section names are at most 16 and 8 bytes, too
-        // short for the 25-byte minimum of a bundle section name.
-        Some(ObjectFormat::MachO | ObjectFormat::Xcoff) => Ok(Kind::NoEntries),
-        Some(format @ (ObjectFormat::Wasm | ObjectFormat::Goff)) => {
-            Err(EntriesError::Unsupported(format))
-        }
-    }
-}
-
 /// The entries of `data` (a whole, decompressed member) in LLVM 22's
 /// visiting order. The list ends early, with an error, where LLVM would
 /// fail while walking it; entries before that point are listed.
@@ -100,83 +62,54 @@ fn kind(data: &[u8]) -> Result<Kind<'_>, EntriesError> {
 /// there) such entries are listed.
 pub fn entries(data: &[u8], keep_empty_ids: bool) -> Vec<Result<Entry<'_>, EntriesError>> {
     let mut out = Vec::new();
-    let kind = match kind(data) {
-        Ok(k) => k,
+    let file = match object_bundle::ObjectFile::parse(data) {
+        Ok(file) => file,
+        // LLVM does not open it as an object: the binary handler reads it.
+        Err(object_bundle::Error::NotAnObject(_)) => {
+            match bundle::parse(data) {
+                Ok(list) => {
+                    for e in list {
+                        if e.id.is_empty() && !keep_empty_ids {
+                            break;
+                        }
+                        out.push(Ok(Entry {
+                            id: e.id,
+                            data: EntryData::Bytes(e.data),
+                        }));
+                    }
+                }
+                Err(e) => out.push(Err(EntriesError::Bundle(e))),
+            }
+            return out;
+        }
         Err(e) => {
-            out.push(Err(e));
+            out.push(Err(EntriesError::Object(e)));
             return out;
         }
     };
-    match kind {
-        Kind::NoEntries => {}
-        Kind::Binary => match bundle::parse(data) {
-            Ok(list) => {
-                for e in list {
-                    if e.id.is_empty() && !keep_empty_ids {
-                        break;
+    for section in file.bundle_sections() {
+        match section {
+            // LLVM's magic test needs at least one byte after the prefix,
+            // so a section named just the prefix is not a bundle section.
+            Ok(s) if s.id.is_empty() => {}
+            Ok(s) => {
+                let data = if s.is_host_placeholder() {
+                    EntryData::HostObject
+                } else {
+                    match s.contents() {
+                        Ok(bytes) => EntryData::Bytes(bytes),
+                        Err(e) => EntryData::Unreadable(e.to_string()),
                     }
-                    out.push(Ok(Entry {
-                        id: e.id,
-                        data: EntryData::Bytes(e.data),
-                    }));
-                }
+                };
+                out.push(Ok(Entry { id: s.id, data }));
             }
-            Err(e) => out.push(Err(EntriesError::Bundle(e))),
-        },
-        Kind::Elf(file) => {
-            for section in file.bundle_sections() {
-                match section {
-                    // LLVM's magic test needs at least one byte after the
-                    // prefix, so a section named just the prefix is not a
-                    // bundle section.
-                    Ok(s) if s.id.is_empty() => {}
-                    Ok(s) => {
-                        let data = if s.is_host_placeholder() {
-                            EntryData::HostObject
-                        } else {
-                            match s.contents() {
-                                Ok(bytes) => EntryData::Bytes(bytes),
-                                Err(e) => EntryData::Unreadable(e.to_string()),
-                            }
-                        };
-                        out.push(Ok(Entry { id: s.id, data }));
-                    }
-                    Err(e) => {
-                        out.push(Err(EntriesError::Object(e)));
-                        break;
-                    }
-                }
+            Err(e) => {
+                out.push(Err(EntriesError::Object(e)));
+                break;
             }
         }
-        Kind::Coff => coff_entries(data, &mut out),
     }
     out
-}
-
-fn coff_entries<'a>(data: &'a [u8], out: &mut Vec<Result<Entry<'a>, EntriesError>>) {
-    use object::{Object, ObjectSection};
-    let Ok(file) = object::File::parse(data) else {
-        return;
-    };
-    let prefix = object_bundle::SECTION_PREFIX.as_bytes();
-    for section in file.sections() {
-        let name = match section.name_bytes() {
-            Ok(n) => n,
-            Err(e) => {
-                out.push(Err(EntriesError::Coff(e.to_string())));
-                return;
-            }
-        };
-        let Some(id) = name.strip_prefix(prefix).filter(|id| !id.is_empty()) else {
-            continue;
-        };
-        let data = match section.data() {
-            Ok(d) if d == object_bundle::HOST_PLACEHOLDER => EntryData::HostObject,
-            Ok(d) => EntryData::Bytes(d),
-            Err(e) => EntryData::Unreadable(e.to_string()),
-        };
-        out.push(Ok(Entry { id, data }));
-    }
 }
 
 /// The entry IDs of a raw member as `-check-input-archive` collects them

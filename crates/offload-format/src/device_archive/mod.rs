@@ -247,7 +247,10 @@ impl fmt::Display for Error {
                 archive,
                 error,
             } => match error.as_ref() {
-                EntriesError::Object(e) => e.fmt(f),
+                // LLVM's own wording, which names no file.
+                EntriesError::Object(e @ (object_bundle::Error::Elf(_) | object_bundle::Error::Coff(_))) => {
+                    e.fmt(f)
+                }
                 other => write!(f, "'{archive}({})': {other}", lossy(member)),
             },
             Error::InvalidBundleId => f.write_str(entry_id::INVALID_ID_IN_CODE_OBJECT),
