@@ -9,9 +9,10 @@ use crate::harness::{self, Suite};
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
+mod archive;
 mod bundler;
 
-const AREAS: &[Area] = &[("bundler", bundler::run)];
+const AREAS: &[Area] = &[("bundler", bundler::run), ("archive", archive::run)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;

@@ -309,12 +309,15 @@ impl<'a> Cursor<'a> {
         }
         self.align32()?;
         let words = self.read(32)?;
-        let end = self
-            .pos
-            .checked_add(words.saturating_mul(32))
-            .filter(|&e| e <= self.len_bits)
-            .ok_or(BitcodeError::UnexpectedEnd)?;
-        self.pos = end;
+        // LLVM's checks and messages, in its order.
+        if self.at_end() {
+            return Err(BitcodeError::SkipAtEnd);
+        }
+        let to = self.pos.saturating_add(words.saturating_mul(32));
+        if to > self.len_bits {
+            return Err(BitcodeError::SkipPastEnd { to, from: self.pos });
+        }
+        self.pos = to;
         Ok(())
     }
 
