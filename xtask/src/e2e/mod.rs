@@ -1,10 +1,11 @@
 //! End-to-end builds with real clang-22 pipelines that call our tools via `-B`.
 
+mod hda;
 mod hip;
 
 type Area = (&'static str, fn() -> Result<(), String>);
 
-const AREAS: &[Area] = &[("hip", hip::run)];
+const AREAS: &[Area] = &[("hip", hip::run), ("hda", hda::run)];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let wanted: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
