@@ -48,7 +48,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -427,6 +427,7 @@ impl Unbundled {
         }
         let mut sources = Vec::new();
         let mut planned: Vec<Planned> = Vec::new();
+        let mut selections: HashMap<Vec<u8>, (Vec<usize>, String)> = HashMap::new();
         for index in 0..input.members().len() {
             let name = input.members()[index].name.clone();
             let data = input.load(index)?;
@@ -440,19 +441,30 @@ impl Unbundled {
                     archive: archive_name.to_string(),
                     error: Box::new(error),
                 })?;
-                let id_text = lossy(entry.id);
-                if !entry_id::has_valid_piece_count(&id_text) {
-                    return Err(Error::InvalidBundleId);
-                }
-                let id = EntryId::parse(&id_text).map_err(|_| Error::InvalidBundleId)?;
-                let wanted: Vec<usize> = targets
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, t)| {
-                        id.is_compatible_code_object(&t.id, options.hip_openmp_compatible)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                // Libraries repeat the same few IDs in every member: decide
+                // each distinct ID once.
+                let selection = match selections.get(entry.id) {
+                    Some(s) => s,
+                    None => {
+                        let id_text = lossy(entry.id);
+                        if !entry_id::has_valid_piece_count(&id_text) {
+                            return Err(Error::InvalidBundleId);
+                        }
+                        let id = EntryId::parse(&id_text).map_err(|_| Error::InvalidBundleId)?;
+                        let wanted: Vec<usize> = targets
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, t)| {
+                                id.is_compatible_code_object(&t.id, options.hip_openmp_compatible)
+                            })
+                            .map(|(i, _)| i)
+                            .collect();
+                        selections
+                            .entry(entry.id.to_vec())
+                            .or_insert((wanted, id.target_id().to_string()))
+                    }
+                };
+                let (wanted, target_id) = (selection.0.clone(), selection.1.as_str());
                 if wanted.is_empty() {
                     continue;
                 }
@@ -483,7 +495,7 @@ impl Unbundled {
                 planned.push(Planned {
                     content,
                     size,
-                    name: naming::output_member_name(&name, entry.id, id.target_id()),
+                    name: naming::output_member_name(&name, entry.id, target_id),
                     symbols,
                     module_asm,
                     targets: wanted,

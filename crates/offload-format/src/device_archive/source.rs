@@ -180,21 +180,22 @@ impl<'a> Input<'a> {
             Store::File(file) => {
                 let n = usize::try_from(len).map_err(|_| Error::Changed)?;
                 self.buf.clear();
-                self.buf.try_reserve_exact(n).map_err(|_| Error::Changed)?;
-                self.buf.resize(n, 0);
-                file.seek(SeekFrom::Start(offset))
-                    .and_then(|_| file.read_exact(&mut self.buf))
-                    .map_err(|error| {
-                        if error.kind() == io::ErrorKind::UnexpectedEof {
-                            Error::Changed
-                        } else {
-                            Error::Input {
-                                path: self.archive_path.clone(),
-                                error,
-                            }
-                        }
-                    })?;
-                Ok(&self.buf)
+                if self.buf.capacity() < n {
+                    // A fresh buffer: growing the old one would copy it.
+                    self.buf = Vec::new();
+                    self.buf.try_reserve_exact(n).map_err(|_| Error::Changed)?;
+                }
+                let read = file
+                    .seek(SeekFrom::Start(offset))
+                    .and_then(|_| file.take(len).read_to_end(&mut self.buf));
+                match read {
+                    Ok(got) if got == n => Ok(&self.buf),
+                    Ok(_) => Err(Error::Changed),
+                    Err(error) => Err(Error::Input {
+                        path: self.archive_path.clone(),
+                        error,
+                    }),
+                }
             }
         }
     }
