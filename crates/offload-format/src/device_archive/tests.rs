@@ -852,3 +852,28 @@ fn streamed_output_equals_write_archive() {
         assert_eq!(got, &want);
     }
 }
+
+/// Where LLVM 22 is undefined (a damaged binary-bundle header) or reads
+/// sections through object formats not handled here, the member is named.
+#[test]
+fn members_that_cannot_be_listed_are_named() {
+    let t = targets(&["hip-amdgcn-amd-amdhsa--gfx906"]);
+    let mut bundle = raw_bundle(&[
+        ("hip-amdgcn-amd-amdhsa--gfx906", b"first"),
+        ("hip-amdgcn-amd-amdhsa--gfx908", b"second"),
+    ]);
+    // The second entry's size now runs past the end.
+    let at = bundle.len() - 11 - 29 - 24 + 8;
+    bundle[at..at + 8].copy_from_slice(&1000u64.to_le_bytes());
+    let (out, _) = run(&archive_of(&[("m.o", bundle)]), &t, &ALLOW);
+    let text = out.unwrap_err().to_string();
+    assert!(
+        text.starts_with("'lib.a(m.o)': malformed offload bundle: entry 2"),
+        "{text}"
+    );
+
+    let wasm = b"\0asm\x01\0\0\0".to_vec();
+    let (out, _) = run(&archive_of(&[("w.o", wasm)]), &t, &ALLOW);
+    let text = out.unwrap_err().to_string();
+    assert!(text.starts_with("'lib.a(w.o)': WebAssembly"), "{text}");
+}
