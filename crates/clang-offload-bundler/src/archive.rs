@@ -56,13 +56,28 @@ pub fn unbundle(job: &Job, diag: &Diag) -> Result<(), Fail> {
     let mut plan =
         Unbundled::read(&mut input, &targets, &options, &shown, &mut notes).map_err(fail)?;
 
-    // Target by target, as LLVM 22 writes them: its checks, then its file.
+    // Target by target, in LLVM 22's order: an archive that will be
+    // written gets its file first (LLVM creates its temporary file before
+    // reading the members' symbols; a directory in the way is only found
+    // when that file is renamed), then the target's checks.
     let mut outs = Outputs::new();
-    for path in &job.outputs {
+    for (t, path) in job.outputs.iter().enumerate() {
+        let mut late = None;
+        if plan.target_has_members(t) || options.allow_missing_bundles {
+            // `-` names a file here: LLVM's archive writer does not use
+            // stdout.
+            if let Err(e) = outs.create(path, false) {
+                if e.raw_os_error() == Some(21) {
+                    late = Some(e);
+                } else {
+                    return Err(Fail::msg(os_error_text(&e)));
+                }
+            }
+        }
         plan.finish_target(&mut notes).map_err(fail)?;
-        // `-` names a file here: LLVM's archive writer does not use stdout.
-        outs.create(path, false)
-            .map_err(|e| Fail::msg(os_error_text(&e)))?;
+        if let Some(e) = late {
+            return Err(Fail::msg(os_error_text(&e)));
+        }
     }
     {
         let mut writers: Vec<&mut dyn Write> = outs

@@ -39,6 +39,7 @@ const POOL_MEMBERS: &[&str] = &[
     "dev908.bc",
     "conf.o",
     "asm.bundle",
+    "badbc.bundle",
 ];
 
 /// Device payloads for made bundles.

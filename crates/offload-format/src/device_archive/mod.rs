@@ -604,6 +604,11 @@ impl Unbundled {
         self.targets.is_empty()
     }
 
+    /// Whether any code object goes to target `index`.
+    pub fn target_has_members(&self, index: usize) -> bool {
+        self.planned.iter().any(|p| p.targets.contains(&index))
+    }
+
     /// The layout of output archive `index` (its size, its symbol-table
     /// flavour), once that target is finished.
     pub fn archive(&self, index: usize) -> &ArchivePlan {
@@ -654,7 +659,8 @@ impl Unbundled {
         let mut ignore = |_: Note| {};
         for source in &self.sources {
             let entries = &self.planned[source.entries.clone()];
-            if source.whole || source.compressed {
+            let thin = input.members()[source.member].is_thin();
+            if source.whole || source.compressed || thin {
                 let data = input.load(source.member)?;
                 let member = decompress(data, false, &mut ignore)?;
                 let bytes = member.bytes();
