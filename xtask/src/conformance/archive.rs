@@ -616,11 +616,13 @@ impl Gen {
                     .iter()
                     .rposition(|a| a.to_string_lossy().starts_with("-output="))
                     .unwrap();
-                c.args[last] = if rng.chance(1, 2) {
-                    "-output=-".into()
-                } else {
-                    "-output=out0.a".into()
-                };
+                let odd = [
+                    "-output=-",
+                    "-output=out0.a",
+                    "-output=no/such/dir.a",
+                    "-output=.",
+                ];
+                c.args[last] = (*rng.pick(&odd)).into();
                 Ok(c)
             }
             _ => {

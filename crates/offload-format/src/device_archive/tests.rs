@@ -416,7 +416,70 @@ fn code_objects_go_to_every_compatible_target() {
             false,
         ),
     ];
-    for &(code_object, target, hip_openmp, selected) in rows {
+    // More rows, measured on LLVM 22 for this suite.
+    let more: &[Row] = &[
+        (
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            false,
+            true,
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx908:sramecc+",
+            "hip-amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-",
+            false,
+            true,
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx908:sramecc+",
+            "hip-amdgcn-amd-amdhsa--gfx908:sramecc-",
+            false,
+            false,
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx1030",
+            "hip-amdgcn-amd-amdhsa--gfx1031",
+            false,
+            false,
+        ),
+        (
+            "openmp-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "openmp-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            false,
+            true,
+        ),
+        (
+            "HIP-amdgcn-amd-amdhsa--gfx906",
+            "openmp-amdgcn-amd-amdhsa--gfx906",
+            true,
+            true,
+        ),
+        (
+            "HIP-amdgcn-amd-amdhsa--gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+            false,
+            false,
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+            "hip-amdgcn-amd-amdhsa--gfx942:xnack-:sramecc+",
+            false,
+            true,
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx1100",
+            "hip-amdgcn-amd-amdhsa--gfx1100:xnack-",
+            false,
+            false,
+        ),
+        (
+            "openmp-nvptx64-nvidia-cuda--sm_70",
+            "openmp-nvptx64-nvidia-cuda--sm_70:xnack+",
+            false,
+            false,
+        ),
+    ];
+    for &(code_object, target, hip_openmp, selected) in rows.iter().chain(more) {
         let bundle = raw_bundle(&[(code_object, b"code")]);
         let archive = archive_of(&[("m.o", bundle)]);
         let options = Options {
