@@ -382,6 +382,10 @@ pub struct Suite {
     /// Applied to stdout and stderr of both sides before comparing, for
     /// output that is random by design (e.g. temporary file names).
     pub normalise: Option<Normaliser>,
+    /// Applied to the contents of every file left in the working directory
+    /// (inputs included) before comparing, for outputs that are compared by
+    /// meaning rather than bytes (e.g. bitcode through `llvm-dis`).
+    pub normalise_files: Option<Normaliser>,
     /// Decides whether a difference is a documented, deliberate one: given
     /// the case and both outcomes (LLVM's first), returns a short category
     /// name to count it under instead of failing.
@@ -419,6 +423,7 @@ impl Suite {
             ran: 0,
             failed: 0,
             normalise: None,
+            normalise_files: None,
             accept: None,
             accepted: Default::default(),
             report,
@@ -446,6 +451,17 @@ impl Suite {
         }
         link(&reference, &self.llvm.join(tool))?;
         link(&ours, &self.ours.join(tool))?;
+        Ok(true)
+    }
+
+    /// Like [`Suite::provide`], but makes both versions of `tool` runnable
+    /// under another name too (for behaviour that depends on argv[0]).
+    pub fn provide_as(&mut self, tool: &str, name: &str) -> Result<bool, String> {
+        if !self.provide(tool)? {
+            return Ok(false);
+        }
+        link(&self.llvm.join(tool), &self.llvm.join(name))?;
+        link(&self.ours.join(tool), &self.ours.join(name))?;
         Ok(true)
     }
 
@@ -481,6 +497,11 @@ impl Suite {
         if let Some(f) = self.normalise {
             o.stdout = f(&o.stdout);
             o.stderr = f(&o.stderr);
+        }
+        if let Some(f) = self.normalise_files {
+            for file in &mut o.files {
+                file.1 = f(&file.1);
+            }
         }
         o
     }

@@ -20,7 +20,9 @@ use offload_format::object_bundle;
 use crate::job::{Fail, Job};
 
 /// Unbundles the archive `job.inputs[0]` into one archive per target.
-pub fn unbundle(job: &Job, diag: &Diag) -> Result<(), Fail> {
+pub fn unbundle(job: &Job) -> Result<(), Fail> {
+    // Warnings carry no program name, but are coloured like LLVM's.
+    let diag = Diag::new(&std::env::args_os().next().unwrap_or_default());
     let targets = job
         .targets
         .iter()

@@ -109,7 +109,11 @@ impl<'a> Reader<'a> {
     /// (reading it moves past it).
     pub fn content(&mut self, name: &str) -> Result<Cow<'a, [u8]>, Fail> {
         match self {
-            Reader::Binary { entries, next } => Ok(Cow::Borrowed(entries[*next - 1].data)),
+            Reader::Binary { entries, next } => Ok(Cow::Borrowed(
+                next.checked_sub(1)
+                    .and_then(|i| entries.get(i))
+                    .map_or(&[][..], |e| e.data),
+            )),
             Reader::Text(r) => r
                 .take()
                 .map(Cow::Borrowed)

@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     }
     let diag = Diag::new(&parsed.argv0);
     let env = job::Env::read();
-    match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j, &diag)) {
+    match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.llvm_fatal => {
             let mut line = b"LLVM ERROR: ".to_vec();

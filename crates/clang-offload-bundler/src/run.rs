@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
-use offload_cli::diag::{os_error_text, write_stderr, Diag};
+use offload_cli::diag::{os_error_text, write_stderr};
 use offload_cli::fsio::{read_input, Outputs};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::{bundle, text_bundle};
@@ -33,12 +33,11 @@ fn lossy(p: &OsStr) -> String {
 }
 
 /// Runs a validated job.
-pub fn run(job: &Job, diag: &Diag) -> Result<(), Fail> {
-    let _ = diag;
+pub fn run(job: &Job) -> Result<(), Fail> {
     match job.mode {
         Mode::Bundle => bundle_files(job),
         Mode::List => list(job),
-        Mode::Unbundle if job.file_type == "a" => crate::archive::unbundle(job, diag),
+        Mode::Unbundle if job.file_type == "a" => crate::archive::unbundle(job),
         Mode::Unbundle => unbundle(job),
     }
 }
@@ -79,15 +78,17 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .zip(&inputs)
         .map(|(t, d)| (t.id.as_bytes(), d.as_slice()))
         .collect();
-    match handler {
+    // The container to write; object bundles are not integrated yet.
+    let text_comment = match handler {
         Handler::Binary => {
             // LLVM 22 divides by the alignment (and dies of SIGFPE at 0).
             bundle::written_size(&entries, job.align)
                 .map_err(|e| Fail::msg(format!("invalid -bundle-align: {e}")))?;
+            None
         }
-        Handler::Text(_) => {}
+        Handler::Text(c) => Some(c),
         Handler::Object => return Err(handler::object_unsupported()),
-    }
+    };
     if job.compress {
         return Err(Fail::msg(
             "compressed offload bundles (-compress) are not supported yet",
@@ -99,10 +100,9 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .create(out_path, true)
         .map_err(|e| file_fail(out_path, &e))?;
     let w = outs.file(idx);
-    let written = match handler {
-        Handler::Binary => bundle::write(w, &entries, job.align),
-        Handler::Text(c) => text_bundle::write(w, c, &entries),
-        Handler::Object => unreachable!("handled above"),
+    let written = match text_comment {
+        None => bundle::write(w, &entries, job.align),
+        Some(c) => text_bundle::write(w, c, &entries),
     };
     written
         .and_then(|()| outs.commit())
@@ -112,10 +112,6 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let data = read(name)?;
-    // LLVM's listing loop does not even start on an empty input.
-    if data.is_empty() {
-        return Ok(());
-    }
     let data = decompress(job, &data)?;
     let handler = handler::select(&job.file_type, data)?;
     let mut reader = Reader::new(handler, data, &lossy(name))?;
@@ -161,8 +157,11 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
         let content = reader.content(&lossy(name))?;
-        outs.file(i)
-            .write_all(&content)
+        // Flushed at once so that several `-` outputs reach stdout whole and
+        // in order, as LLVM writes them.
+        let f = outs.file(i);
+        f.write_all(&content)
+            .and_then(|()| f.flush())
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
     }
@@ -194,8 +193,9 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
         // With no entry found at all, the input is taken to be the host's.
         if nothing_found && job.targets[k].kind == "host" {
-            outs.file(i)
-                .write_all(data)
+            let f = outs.file(i);
+            f.write_all(data)
+                .and_then(|()| f.flush())
                 .map_err(|e| file_fail(path, &e))?;
         }
     }

@@ -1,8 +1,291 @@
-//! `llvm-offload-binary` (also installed as `clang-offload-packager`).
-//! Both binaries call [`main`]; behaviour differs only by argv[0].
+//! `llvm-offload-binary` (also installed as `clang-offload-packager`): packs
+//! device images into offload binaries, or extracts them again.
+//!
+//! Both binaries call [`main`]; they differ only in `argv[0]`, which decides
+//! whether the deprecation warning of the old name is printed. Everything
+//! about the format lives in `offload_format::offload_binary`; this crate
+//! maps the command line onto it and prints LLVM 22's messages.
+
+mod help;
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::process::ExitCode;
+
+use clap::Parser;
+use offload_cli::cl::{self, HelpKind, Spec};
+use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::fsio::{self, Outputs};
+use offload_format::archive::{write_archive, NewMember, WriteOptions};
+use offload_format::offload_binary::extract::{self, ExtractError, Found};
+use offload_format::offload_binary::path;
+use offload_format::offload_binary::spec::ImageArgs;
+use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
+
+#[derive(Parser, Debug)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
+struct Args {
+    /// `-o <file>`: package into this file.
+    #[arg(long = "o")]
+    output: Option<OsString>,
+    /// `--image=<key>=<value>,...`, repeatable.
+    #[arg(long = "image", action = clap::ArgAction::Append)]
+    image: Vec<OsString>,
+    /// `--archive`: extract into static archives.
+    #[arg(long = "archive", action = clap::ArgAction::SetTrue)]
+    archive: bool,
+    /// Hidden `-h`: help, after parsing.
+    #[arg(long = "h", action = clap::ArgAction::SetTrue)]
+    h: bool,
+    /// The file to extract from.
+    input: Option<OsString>,
+}
+
+const SPEC: Spec = Spec {
+    help: help::help,
+    version: help::version,
+    suggest: &[
+        "help",
+        "help-list",
+        "version",
+        "o",
+        "image",
+        "archive",
+        "print-options",
+        "print-all-options",
+        "help-hidden",
+        "help-list-hidden",
+    ],
+    llvm14: false,
+};
+
+/// An error already worded for the user: printed as `<argv0>: error: <text>`.
+struct Failure(Vec<u8>);
+
+impl Failure {
+    fn text(s: impl Into<Vec<u8>>) -> Failure {
+        Failure(s.into())
+    }
+    fn io(e: &std::io::Error) -> Failure {
+        Failure(os_error_text(e).into_bytes())
+    }
+}
 
 /// Entry point shared by both binary names.
-pub fn main() -> std::process::ExitCode {
-    eprintln!("not implemented yet");
-    std::process::ExitCode::FAILURE
+pub fn main() -> ExitCode {
+    let parsed = match cl::parse::<Args>(&SPEC, cl::os_args()) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let argv0 = parsed.argv0;
+    let args = parsed.args;
+    let diag = Diag::new(&argv0);
+    if path::stem(argv0.as_bytes()).ends_with(b"clang-offload-packager") {
+        diag.bare_warning(
+            "'clang-offload-packager' is deprecated. Use 'llvm-offload-binary' instead.",
+        );
+    }
+    // LLVM treats an empty value like an absent option.
+    let output = args.output.filter(|o| !o.is_empty());
+    let input = args.input.filter(|i| !i.is_empty());
+    if args.h || (output.is_none() && input.is_none()) {
+        let prog = cl::program_name(&argv0);
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(help::help(HelpKind::HelpList, &prog).as_bytes());
+        let _ = out.flush();
+        return ExitCode::SUCCESS;
+    }
+    let result = match (&output, &input) {
+        (Some(_), Some(_)) => Err(Failure::text(
+            "Packaging to an output file and extracting from an input file are mutually exclusive.",
+        )),
+        (Some(o), None) => package(o, &args.image),
+        (None, Some(i)) => unpack(i, &args.image, args.archive, &diag),
+        (None, None) => unreachable!("help was printed"),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(msg)) => {
+            diag.error(msg);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One image read from disk, with what the binary will say about it.
+struct Loaded {
+    kind: ImageKind,
+    offload: OffloadKind,
+    strings: Vec<(Vec<u8>, Vec<u8>)>,
+    data: Vec<u8>,
+}
+
+/// `-o`: every `--image` (and every file of each) becomes one binary; the
+/// binaries are concatenated into the output.
+fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
+    let mut loaded = Vec::new();
+    for image in images {
+        let args = ImageArgs::parse(image.as_bytes());
+        let files = args
+            .files()
+            .ok_or_else(|| Failure::text("'file' is a required image arguments"))?;
+        let strings: Vec<(Vec<u8>, Vec<u8>)> = args
+            .strings()
+            .into_iter()
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        for file in files {
+            let data = fsio::read_input(OsStr::from_bytes(file)).map_err(|e| Failure::io(&e))?;
+            loaded.push(Loaded {
+                kind: ImageKind::infer(file, &data),
+                offload: args.offload_kind(),
+                strings: strings.clone(),
+                data,
+            });
+        }
+    }
+    let mut outs = Outputs::new();
+    let write = |outs: &mut Outputs| -> std::io::Result<()> {
+        let i = outs.create(output, true)?;
+        for l in &loaded {
+            let entry = ImageEntry {
+                image_kind: l.kind,
+                offload_kind: l.offload,
+                flags: 0,
+                strings: l
+                    .strings
+                    .iter()
+                    .map(|(k, v)| (k.as_slice(), v.as_slice()))
+                    .collect(),
+                image: &l.data,
+            };
+            entry.write_v1(outs.file(i))?;
+        }
+        Ok(())
+    };
+    write(&mut outs).map_err(|e| Failure::io(&e))?;
+    outs.commit().map_err(|e| Failure::io(&e))
+}
+
+/// Writes one output file now (LLVM writes each as it goes, so earlier
+/// outputs stay when a later one fails).
+fn write_now(path: &[u8], bytes: &[u8], dash_is_stdout: bool) -> Result<(), Failure> {
+    let mut outs = Outputs::new();
+    outs.write(OsStr::from_bytes(path), dash_is_stdout, bytes)
+        .and_then(|()| outs.commit())
+        .map_err(|e| Failure::io(&e))
+}
+
+/// The message for a failed extraction: LLVM's text where LLVM 22 reports
+/// the problem itself; otherwise ours, naming the input (and the archive
+/// member, when the problem is inside one). `source` is the name the input
+/// was read under (`<stdin>` for `-`).
+fn extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Failure {
+    match e.llvm_message() {
+        Some(m) => Failure::text(m),
+        None => {
+            let mut v = b"'".to_vec();
+            v.extend_from_slice(input.as_bytes());
+            v.extend_from_slice(b"': ");
+            if e.source() != source {
+                v.extend_from_slice(b"member '");
+                v.extend_from_slice(e.source());
+                v.extend_from_slice(b"': ");
+            }
+            v.extend_from_slice(e.to_string().as_bytes());
+            Failure(v)
+        }
+    }
+}
+
+fn matches(args: &ImageArgs<'_>, found: &Found<'_>) -> bool {
+    args.iter().all(|(k, v)| match k {
+        b"file" => true,
+        b"kind" => found.binary.offload_kind == OffloadKind::from_name(v),
+        _ => found.binary.string(k) == v,
+    })
+}
+
+/// A positional input: find every image, then apply each `--image` filter in
+/// order. Without filters nothing is written.
+fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Result<(), Failure> {
+    let data = fsio::read_input(input).map_err(|e| {
+        let mut v = b"'".to_vec();
+        v.extend_from_slice(input.as_bytes());
+        v.extend_from_slice(b"': ");
+        v.extend_from_slice(os_error_text(&e).as_bytes());
+        Failure(v)
+    })?;
+    let source: &[u8] = if input == "-" {
+        b"<stdin>"
+    } else {
+        input.as_bytes()
+    };
+    let found = extract::extract(&data, source).map_err(|e| extraction_error(&e, input, source))?;
+    for filter in filters {
+        let args = ImageArgs::parse(filter.as_bytes());
+        let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();
+        let Some(last) = chosen.last() else {
+            continue;
+        };
+        if archive {
+            let file = args
+                .get(b"file")
+                .ok_or_else(|| Failure::text("Image must have a 'file' argument."))?;
+            let members: Vec<NewMember<'_>> = chosen
+                .iter()
+                .map(|f| NewMember {
+                    name: &f.source,
+                    data: &f.binary.image,
+                })
+                .collect();
+            let options = WriteOptions::default()
+                .with_sym64_env(std::env::var("SYM64_THRESHOLD").ok().as_deref());
+            // LLVM creates the output before it reads member symbols, so a
+            // bad path fails before any symbol warning. A file named "-" is
+            // created rather than using stdout.
+            let mut outs = Outputs::new();
+            let index = outs
+                .create(OsStr::from_bytes(file), false)
+                .map_err(|e| Failure::io(&e))?;
+            let report = write_archive(&members, &options, outs.file(index))
+                .map_err(|e| Failure::text(e.to_string()))?;
+            for w in &report.warnings {
+                diag.bare_warning(w.to_string());
+            }
+            if let Some(name) = report.module_asm_members.first() {
+                // LLVM 22 crashes on these; refuse instead of guessing.
+                let mut msg = b"'".to_vec();
+                msg.extend_from_slice(name);
+                msg.extend_from_slice(
+                    b"': bitcode with module-level inline assembly cannot be archived \
+                      (LLVM 22 crashes here)",
+                );
+                return Err(Failure(msg));
+            }
+            outs.commit().map_err(|e| Failure::io(&e))?;
+        } else if let Some(file) = args.get(b"file") {
+            if chosen.len() > 1 {
+                let mut msg = b"Multiple inputs match to a single file, '".to_vec();
+                msg.extend_from_slice(file);
+                msg.extend_from_slice(b"'");
+                diag.warning(msg);
+            }
+            write_now(file, &last.binary.image, true)?;
+        } else {
+            for (i, f) in chosen.iter().enumerate() {
+                let mut name = path::stem(input.as_bytes()).to_vec();
+                name.push(b'-');
+                name.extend_from_slice(f.binary.triple());
+                name.push(b'-');
+                name.extend_from_slice(f.binary.arch());
+                name.extend_from_slice(
+                    format!(".{i}.{}", f.binary.image_kind.extension()).as_bytes(),
+                );
+                write_now(&name, &f.binary.image, true)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -207,7 +207,7 @@ pub fn parse_to<T: CommandFactory + FromArgMatches>(
             if positional.is_some() {
                 positionals.push(argv[i].clone());
             } else {
-                p.unknown(arg, false);
+                p.unknown(arg, None);
             }
             i += 1;
             continue;
@@ -248,8 +248,8 @@ pub fn parse_to<T: CommandFactory + FromArgMatches>(
                 None => None,
             };
             p.provide(idx, value);
-        } else if !p.grouped(body) {
-            p.unknown(arg, true);
+        } else if let Err(rest) = p.grouped(body) {
+            p.unknown(arg, Some(&rest));
         }
         i += 1;
     }
@@ -425,11 +425,13 @@ impl Parser<'_> {
                 Some(v) => match parse_bool(&v) {
                     Some(b) => b,
                     None => {
-                        let v = String::from_utf8_lossy(&v).into_owned();
-                        self.option_error(
-                            &name,
-                            &format!("'{v}' is invalid value for boolean argument! Try 0 or 1"),
-                        );
+                        if self.count_only(idx) {
+                            let v = String::from_utf8_lossy(&v).into_owned();
+                            self.option_error(
+                                &name,
+                                &format!("'{v}' is invalid value for boolean argument! Try 0 or 1"),
+                            );
+                        }
                         return;
                     }
                 },
@@ -450,6 +452,9 @@ impl Parser<'_> {
                 _ => Some(piece.clone()),
             };
             let Some(v) = checked else {
+                if !self.count_only(idx) {
+                    continue;
+                }
                 let kind = if ty == ValueType::Uint {
                     "uint"
                 } else {
@@ -464,12 +469,35 @@ impl Parser<'_> {
             };
             let choices = &self.opts[idx].choices;
             if !choices.is_empty() && !choices.iter().any(|c| c.as_bytes() == v) {
+                if !self.count_only(idx) {
+                    continue;
+                }
                 let shown = String::from_utf8_lossy(&v).into_owned();
                 self.option_error(&name, &format!("Cannot find option named '{shown}'!"));
                 continue;
             }
             self.occur(idx, OsString::from_vec(v));
         }
+    }
+
+    /// Counts an occurrence whose value turned out invalid: LLVM counts an
+    /// option as given before it parses the value, so a bad value does not
+    /// also report the option as missing. Returns false when the count
+    /// itself was an error (LLVM 14 repeats), which LLVM reports instead of
+    /// the value.
+    fn count_only(&mut self, idx: usize) -> bool {
+        let o = &mut self.opts[idx];
+        o.count += 1;
+        if self.spec.llvm14 && !o.multi && o.count > 1 {
+            let (name, msg) = if o.required {
+                (o.name.clone(), "must occur exactly one time!")
+            } else {
+                (o.name.clone(), "may only occur zero or one times!")
+            };
+            self.option_error(&name, msg);
+            return false;
+        }
+        true
     }
 
     fn occur(&mut self, idx: usize, v: OsString) {
@@ -488,30 +516,34 @@ impl Parser<'_> {
 
     /// LLVM treats one-letter options as groupable: `-ofile` is the option
     /// `o` followed by more letters. A value-taking one-letter option can't
-    /// be grouped; boolean ones are taken one letter at a time. Returns true
-    /// when the whole argument was consumed as a group.
-    fn grouped(&mut self, body: &[u8]) -> bool {
+    /// be grouped; boolean ones are taken one letter at a time. Returns
+    /// `Ok` when the whole argument was consumed as a group, else the text
+    /// LLVM then looks for a near option name with: the whole name when no
+    /// group starts it, the offending option's name when a value-taking
+    /// option sits inside a group, or what is left after the boolean
+    /// options taken so far (those stay set, as in LLVM).
+    fn grouped(&mut self, body: &[u8]) -> Result<(), Vec<u8>> {
         let mut rest = body;
         loop {
             if rest.len() < 2 && rest.len() == body.len() {
-                return false;
+                return Err(rest.to_vec());
             }
             let Some(idx) = self.longest_single(rest) else {
-                return false;
+                return Err(rest.to_vec());
             };
             let after = &rest[1..];
             if after.is_empty() {
                 self.provide(idx, None);
-                return true;
+                return Ok(());
             }
             if after[0] == b'=' {
                 self.provide(idx, Some(after[1..].to_vec()));
-                return true;
+                return Ok(());
             }
             if self.opts[idx].needs_value() {
                 let name = self.opts[idx].name.clone();
                 self.option_error(&name, "may not occur within a group!");
-                return false;
+                return Err(name.into_bytes());
             }
             self.provide(idx, None);
             rest = after;
@@ -526,19 +558,16 @@ impl Parser<'_> {
             .position(|o| o.name.len() == 1 && o.name.as_bytes()[0] == first)
     }
 
-    /// `Unknown command line argument` plus, for options, the nearest match.
-    fn unknown(&mut self, arg: &[u8], suggest: bool) {
+    /// `Unknown command line argument` plus, for options, the option
+    /// nearest to `near_to`.
+    fn unknown(&mut self, arg: &[u8], near_to: Option<&[u8]>) {
         let mut v = self.prog_prefix();
         v.extend_from_slice(b"Unknown command line argument '");
         v.extend_from_slice(arg);
         v.extend_from_slice(b"'.  Try: '");
         v.extend_from_slice(self.argv0.as_bytes());
         v.extend_from_slice(b" --help'\n");
-        if suggest {
-            let mut body = &arg[1..];
-            if body.first() == Some(&b'-') {
-                body = &body[1..];
-            }
+        if let Some(body) = near_to {
             if let Some(near) = self.nearest(body) {
                 v.extend_from_slice(&self.prog_prefix());
                 v.extend_from_slice(b"Did you mean '");

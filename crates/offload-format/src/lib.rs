@@ -15,7 +15,7 @@
 //! | [`bundle`] | binary offload bundles (`__CLANG_OFFLOAD_BUNDLE____`) |
 //! | [`text_bundle`] | text offload bundles (comment markers) |
 //! | [`ccob`] | compressed offload bundles (`CCOB`, versions 1 to 3) |
-//! | [`object_bundle`] | offload bundles stored as sections of host ELF objects |
+//! | [`object_bundle`] | offload bundles stored as sections of host objects (ELF, COFF) |
 //! | [`archive`] | `ar` archives: reading, and deterministic GNU output |
 //! | [`device_archive`] | heterogeneous device archives (`-unbundle -type=a`) |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |

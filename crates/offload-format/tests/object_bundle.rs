@@ -817,3 +817,40 @@ fn llvm_22_unbundles_and_links_our_output() {
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
 }
+
+/// Longer mutation run over every fixture object (`cargo test -- --ignored`;
+/// `OBJB_FUZZ_ITERS` sets the mutations per file, default 2000).
+#[test]
+#[ignore = "slow; run on demand"]
+fn long_mutation_run_never_panics() {
+    let iters: usize = std::env::var("OBJB_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut names: Vec<String> = manifest()
+        .iter()
+        .filter(|l| l[0] == "bundle" || l[0] == "strip")
+        .map(|l| l[1].clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let base = read(&name);
+        if base.is_empty() {
+            continue;
+        }
+        for _ in 0..iters {
+            let mut d = base.clone();
+            for _ in 0..1 + rng.next() % 8 {
+                let at = (rng.next() % d.len() as u64) as usize;
+                d[at] = match rng.next() % 4 {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => rng.next() as u8,
+                };
+            }
+            exercise(&d);
+        }
+    }
+}

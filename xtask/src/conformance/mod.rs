@@ -4,7 +4,11 @@
 //! with LLVM's on the same command line: exit status, stdout, stderr and every
 //! file left in the working directory.
 
+pub(crate) mod packager;
+
 use crate::harness::{self, Suite};
+
+mod wrapper;
 
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
@@ -12,7 +16,12 @@ type Area = (&'static str, fn(&mut Suite));
 mod archive;
 mod bundler;
 
-const AREAS: &[Area] = &[("bundler", bundler::run), ("archive", archive::run)];
+const AREAS: &[Area] = &[
+    ("bundler", bundler::run),
+    ("packager", packager::run_suite),
+    ("wrapper", wrapper::run),
+    ("archive", archive::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let opts = harness::Options::parse(args)?;

@@ -50,6 +50,8 @@ for o in $outs; do
   if [ -f "$o.ours-copy" ]; then
     cmp -s "$o" "$o.ours-copy" || echo "MISMATCH output $o: $*" >> "$log"
     mv "$o.ours-copy" "$o"
+  elif [ -f "$o" ]; then
+    echo "MISMATCH output $o written only by LLVM: $*" >> "$log"
   fi
 done
 exit $rc

@@ -2,10 +2,17 @@
 
 mod hda;
 mod hip;
+mod openmp;
+mod wrapper;
 
 type Area = (&'static str, fn() -> Result<(), String>);
 
-const AREAS: &[Area] = &[("hip", hip::run), ("hda", hda::run)];
+const AREAS: &[Area] = &[
+    ("hip", hip::run),
+    ("openmp", openmp::openmp),
+    ("wrapper", wrapper::run),
+    ("hda", hda::run),
+];
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let wanted: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();

@@ -52,22 +52,40 @@ pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
     Ok(MemberSymbols::NotSymbolic)
 }
 
-/// Mach-O, COFF object, Wasm and XCOFF magics that LLVM treats as symbolic.
+/// COFF objects (by LLVM's magic rules) and Mach-O objects, which LLVM
+/// treats as symbolic.
 fn is_other_object(data: &[u8]) -> bool {
+    if is_coff(data) {
+        return true;
+    }
     match object::FileKind::parse(data) {
-        Ok(kind) => matches!(
-            kind,
-            object::FileKind::Coff
-                | object::FileKind::CoffBig
-                | object::FileKind::MachO32
-                | object::FileKind::MachO64
-        ),
+        Ok(kind) => matches!(kind, object::FileKind::MachO32 | object::FileKind::MachO64),
         Err(_) => false,
     }
 }
 
+fn is_coff(data: &[u8]) -> bool {
+    use crate::offload_binary::extract::{identify, FileKind};
+    identify(data) == FileKind::Coff
+}
+
 fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     use object::{Object, ObjectSymbol, SymbolKind};
+    // LLVM's own open-time checks and messages for COFF come first.
+    if is_coff(data) {
+        if let Some(e) = crate::offload_binary::extract::coff_open_error(data) {
+            return Err(e);
+        }
+    }
+    // The object crate needs naturally aligned input; members and images
+    // inside other files often are not (LLVM copies such buffers too).
+    let copy;
+    let data = if data.as_ptr() as usize % 8 == 0 {
+        data
+    } else {
+        copy = AlignedCopy::new(data);
+        copy.bytes()
+    };
     let file = object::File::parse(data).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for sym in file.symbols() {
@@ -80,6 +98,27 @@ fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         out.push(sym.name_bytes().map_err(|e| e.to_string())?.to_vec());
     }
     Ok(out)
+}
+
+/// A copy of a byte slice in 8-aligned storage.
+struct AlignedCopy {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedCopy {
+    fn new(bytes: &[u8]) -> AlignedCopy {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        object::pod::bytes_of_slice_mut(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        AlignedCopy {
+            words,
+            len: bytes.len(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &object::pod::bytes_of_slice(&self.words)[..self.len]
+    }
 }
 
 struct Elf<'a> {

@@ -14,7 +14,7 @@
 //! with LLVM's tail-merging order, section names first.
 
 use super::error::{CoffError, Error, NotObject};
-use super::strtab::StrTabBuilder;
+use crate::string_table::Builder as StrTabBuilder;
 
 const HEADER_SIZE: usize = 20;
 const BIGOBJ_HEADER_SIZE: usize = 56;
@@ -424,7 +424,7 @@ impl<'a> Object<'a> {
         let mut raw: Vec<Option<usize>> = Vec::new();
         for s in &obj.symbols {
             raw.push(Some(s.unique_id));
-            raw.extend(std::iter::repeat(None).take(usize::from(s.number_of_aux)));
+            raw.extend(std::iter::repeat_n(None, usize::from(s.number_of_aux)));
         }
         for s in &mut obj.symbols {
             if let Some(w) = s.weak_target {

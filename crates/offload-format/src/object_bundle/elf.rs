@@ -576,7 +576,7 @@ fn section_table(data: &[u8], class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, No
     let file_size = data.len() as u64;
     // LLVM adds in the file's address width, so a 32-bit sum can wrap.
     let first_end = shoff.wrapping_add(shsize) & word_max(class);
-    if shoff.checked_add(shsize).map_or(true, |e| e > file_size) || first_end < shoff {
+    if shoff.checked_add(shsize).is_none_or(|e| e > file_size) || first_end < shoff {
         return Err(NotObject::SectionTableStartPastEnd { shoff });
     }
     let first = parse_shdr(data, class, shoff as usize).ok_or(NotObject::NotElf)?;

@@ -27,7 +27,6 @@ mod command;
 mod elf;
 mod error;
 mod objcopy;
-mod strtab;
 
 pub use command::{
     bundle_command_line, bundle_objcopy_args, render_command_line, temp_file_path,

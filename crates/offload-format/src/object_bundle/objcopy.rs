@@ -27,7 +27,7 @@
 
 use super::elf::*;
 use super::error::{ElfError, Error};
-use super::strtab::StrTabBuilder;
+use crate::string_table::Builder as StrTabBuilder;
 
 /// How much larger than its inputs a rewritten object may become. Real
 /// objects grow by a few hundred bytes (string table, headers, alignment
@@ -824,8 +824,7 @@ impl<'a> Object<'a> {
                 let (c, p) = (&self.segs[child], &self.segs[cand]);
                 let overlaps = p.orig_offset <= c.orig_offset
                     && p.orig_offset.wrapping_add(p.filesz) > c.orig_offset;
-                if overlaps && seg_less(p, c) && parent.map_or(true, |q| seg_less(p, &self.segs[q]))
-                {
+                if overlaps && seg_less(p, c) && parent.is_none_or(|q| seg_less(p, &self.segs[q])) {
                     parent = Some(cand);
                 }
             }

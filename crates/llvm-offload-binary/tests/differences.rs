@@ -1,0 +1,204 @@
+//! Where we deliberately differ from LLVM 22 (see
+//! `docs/compat/offload-binary.md`): inputs 22 rejects but we read (offload
+//! binary versions 2 and 3), and inputs that make 22 read out of bounds,
+//! which we reject with a clear error, exit 1, and no output.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use offload_format::offload_binary::write::{write_multi, Compression};
+use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_llvm-offload-binary"))
+        .arg0("llvm-offload-binary")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn entry<'a>(triple: &'a str, arch: &'a str, image: &'a [u8]) -> ImageEntry<'a> {
+    ImageEntry {
+        image_kind: ImageKind::OBJECT,
+        offload_kind: OffloadKind::OPENMP,
+        flags: 0,
+        strings: vec![(b"triple", triple.as_bytes()), (b"arch", arch.as_bytes())],
+        image,
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn versions_2_and_3_are_read() {
+    let a = entry("x86_64-pc-linux-gnu", "generic", b"first");
+    let b = entry("amdgcn-amd-amdhsa", "gfx90a", b"second");
+    for (version, compression, tag) in [
+        (2, None, "v2"),
+        (3, None, "v3"),
+        (3, Some(Compression::Zlib(9)), "v3-zlib"),
+        (3, Some(Compression::Zstd(3)), "v3-zstd"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let mut blob = write_multi(&[a.clone(), b.clone()], version, compression);
+        // Followed by an ordinary version 1 binary.
+        blob.extend(entry("t", "", b"third").to_v1());
+        fs::write(d.path().join("in.bin"), blob).unwrap();
+        let out = run(d.path(), &["in.bin", "--image="]);
+        assert_eq!(out.status.code(), Some(0), "{tag}: {:?}", out);
+        assert!(out.stderr.is_empty(), "{tag}");
+        let p = d.path();
+        assert_eq!(
+            fs::read(p.join("in-x86_64-pc-linux-gnu-generic.0.o")).unwrap(),
+            b"first"
+        );
+        assert_eq!(
+            fs::read(p.join("in-amdgcn-amd-amdhsa-gfx90a.1.o")).unwrap(),
+            b"second"
+        );
+        assert_eq!(fs::read(p.join("in-t-.2.o")).unwrap(), b"third");
+    }
+}
+
+/// A good version 1 binary with one 8-byte field replaced.
+fn patched(at: usize, value: u64) -> Vec<u8> {
+    let mut b = entry("t", "a", b"image").to_v1();
+    b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    b
+}
+
+#[test]
+fn out_of_bounds_fields_are_errors() {
+    // 22 reads out of bounds on each of these (segfault or garbage output).
+    let cases: &[(&str, usize, u64, &str)] = &[
+        (
+            "image size",
+            64,
+            1 << 40,
+            "'in.bin': offload binary at offset 0: image at offset 128 of size 1099511627776 \
+             extends past the end of the offload binary (size 136)",
+        ),
+        (
+            "string count",
+            48,
+            u64::MAX / 4,
+            "'in.bin': offload binary at offset 0: 4611686018427387903 string entries at offset 72 \
+             extend past the end of the offload binary (size 136)",
+        ),
+        (
+            "key offset",
+            72,
+            137,
+            "'in.bin': offload binary at offset 0: string at offset 137 lies past the end of the \
+             offload binary (size 136)",
+        ),
+    ];
+    for (what, at, value, message) in cases {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("in.bin"), patched(*at, *value)).unwrap();
+        fs::write(d.path().join("keep.o"), b"untouched").unwrap();
+        let out = run(d.path(), &["in.bin", "--image=", "--image=file=keep.o"]);
+        assert_eq!(out.status.code(), Some(1), "{what}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("llvm-offload-binary: error: {message}\n"),
+            "{what}"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(names(d.path()), ["in.bin", "keep.o"], "{what}: no output");
+        assert_eq!(fs::read(d.path().join("keep.o")).unwrap(), b"untouched");
+    }
+}
+
+#[test]
+fn errors_inside_archive_members_name_the_member() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = patched(64, 1 << 40);
+    let mut ar = b"!<arch>\n".to_vec();
+    ar.extend_from_slice(
+        format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            "m.bin/",
+            0,
+            0,
+            0,
+            644,
+            bad.len()
+        )
+        .as_bytes(),
+    );
+    ar.extend_from_slice(&bad);
+    fs::write(d.path().join("lib.a"), ar).unwrap();
+    let out = run(d.path(), &["lib.a", "--image="]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "llvm-offload-binary: error: 'lib.a': member 'm.bin': offload binary at offset 0: image at \
+         offset 128 of size 1099511627776 extends past the end of the offload binary (size 136)\n"
+    );
+}
+
+#[test]
+fn archive_member_past_the_end_is_reported_before_use() {
+    // 22 hands out the member with bytes beyond the input, then complains.
+    let d = tempfile::tempdir().unwrap();
+    let good = entry("t", "a", b"image").to_v1();
+    let mut ar = b"!<arch>\n".to_vec();
+    ar.extend_from_slice(
+        format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            "m.bin/",
+            0,
+            0,
+            0,
+            644,
+            good.len() + 100
+        )
+        .as_bytes(),
+    );
+    ar.extend_from_slice(&good);
+    fs::write(d.path().join("lib.a"), ar).unwrap();
+    let out = run(d.path(), &["lib.a", "--image="]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("llvm-offload-binary: error: truncated or malformed archive ("),
+        "{err}"
+    );
+    assert_eq!(names(d.path()), ["lib.a"]);
+}
+
+#[test]
+fn module_asm_bitcode_cannot_be_archived() {
+    // 22 segfaults computing the symbol table of such a member.
+    let asm = fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/bitcode/asm.bc"
+    ))
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let e = ImageEntry {
+        image_kind: ImageKind::BITCODE,
+        ..entry("t", "a", &asm)
+    };
+    fs::write(d.path().join("in.bin"), e.to_v1()).unwrap();
+    let out = run(d.path(), &["in.bin", "--archive", "--image=file=lib.a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "llvm-offload-binary: error: 'in.bin': bitcode with module-level inline assembly cannot \
+         be archived (LLVM 22 crashes here)\n"
+    );
+    assert_eq!(names(d.path()), ["in.bin"]);
+}
