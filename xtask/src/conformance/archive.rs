@@ -553,7 +553,7 @@ impl Gen {
     /// `-check-input-archive` over members that hold conflicting IDs.
     fn check_case(&self, rng: &mut Rng) -> Result<Case, String> {
         let mut members = self.members(rng, true);
-        let conflict: &[&str] = rng.pick(CONFLICTS);
+        let conflict = rng.pick(CONFLICTS);
         let payload = self.pool["dev908.bc"].clone();
         let entries: Vec<(&[u8], &[u8])> = conflict
             .iter()
