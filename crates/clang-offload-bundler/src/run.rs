@@ -40,9 +40,7 @@ pub fn run(job: &Job) -> Result<(), Fail> {
     match job.mode {
         Mode::Bundle => bundle_files(job),
         Mode::List => list(job),
-        Mode::Unbundle if job.file_type == "a" => Err(Fail::msg(
-            "unbundling archives (-type=a) is not supported yet",
-        )),
+        Mode::Unbundle if job.file_type == "a" => crate::archive::unbundle(job),
         Mode::Unbundle => unbundle(job),
     }
 }

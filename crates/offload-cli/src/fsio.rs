@@ -99,6 +99,11 @@ impl Outputs {
         &mut self.files[index]
     }
 
+    /// Every output, in creation order, for writing several at once.
+    pub fn files_mut(&mut self) -> &mut [OutputFile] {
+        &mut self.files
+    }
+
     /// Convenience: creates an output and writes `bytes` to it.
     pub fn write(&mut self, path: &OsStr, dash_is_stdout: bool, bytes: &[u8]) -> io::Result<()> {
         let i = self.create(path, dash_is_stdout)?;
