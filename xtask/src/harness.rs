@@ -430,6 +430,12 @@ impl Suite {
         })
     }
 
+    /// The suite's scratch directory (removed at the end unless `--keep`),
+    /// for inputs a suite builds once and reuses.
+    pub fn scratch_dir(&self) -> &Path {
+        self.scratch.path()
+    }
+
     /// How many cases to run: the user's `--cases`, else `default`.
     pub fn count(&self, default: usize) -> usize {
         self.cases.unwrap_or(default)

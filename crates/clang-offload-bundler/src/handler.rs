@@ -1,13 +1,12 @@
 //! Choosing a file-type handler, as LLVM does from `-type` and (for `o` and
 //! `a`) the reference input, and walking a bundle's entries.
 //!
-//! Handlers: binary bundles, text bundles, object files (host object with
-//! bundle sections) and, for unbundling `-type=a`, archives. The object and
-//! archive handlers are provided by the object-bundle and archive modules
-//! when they are integrated; until then they report that plainly.
+//! Handlers: binary bundles, text bundles and object files (host object
+//! with bundle sections, `offload_format::object_bundle`).
 
 use std::borrow::Cow;
 
+use offload_format::object_bundle::{BundleSection, Error as ObjError, ObjectFile};
 use offload_format::{bundle, text_bundle};
 
 use crate::job::Fail;
@@ -44,29 +43,10 @@ pub fn select(file_type: &str, reference: &[u8]) -> Result<Handler, Fail> {
 }
 
 /// Whether LLVM would open `data` as an object file (ELF, COFF, Mach-O,
-/// wasm, XCOFF). Anything else, including bitcode, archives and bundles,
-/// goes to the binary handler.
-///
-/// This looks at magic numbers only; the object-bundle integration replaces
-/// it with a real object parse (a malformed object falls back to binary in
-/// LLVM).
-fn is_object_file(data: &[u8]) -> bool {
-    let m = |p: &[u8]| data.starts_with(p);
-    m(b"\x7fELF")
-        || m(&[0xfe, 0xed, 0xfa, 0xce])
-        || m(&[0xfe, 0xed, 0xfa, 0xcf])
-        || m(&[0xce, 0xfa, 0xed, 0xfe])
-        || m(&[0xcf, 0xfa, 0xed, 0xfe])
-        || m(b"\0asm")
-        || m(&[0x64, 0x86])
-        || m(&[0x4c, 0x01])
-        || m(&[0x64, 0xaa])
-        || m(b"MZ")
-}
-
-/// The message for paths that need a handler not integrated yet.
-pub fn object_unsupported() -> Fail {
-    Fail::msg("object files as bundles (-type=o with an object file) are not supported yet")
+/// ...). Anything else, including bitcode, archives, bundles and objects
+/// LLVM rejects as malformed, goes to the binary handler.
+pub fn is_object_file(data: &[u8]) -> bool {
+    !matches!(ObjectFile::parse(data), Err(ObjError::NotAnObject(_)))
 }
 
 /// Walks a bundle's entries in the order LLVM visits them.
@@ -76,6 +56,18 @@ pub enum Reader<'a> {
         next: usize,
     },
     Text(text_bundle::Reader<'a>),
+    /// Bundle sections in section-header order; reading stops at the first
+    /// error, which is kept for [`Reader::finish`].
+    Object {
+        sections: std::vec::IntoIter<Result<BundleSection<'a>, ObjError>>,
+        current: Option<BundleSection<'a>>,
+        error: Option<ObjError>,
+    },
+}
+
+/// An object-file error as the bundler prints it.
+pub fn object_fail(e: &ObjError) -> Fail {
+    Fail::msg(e.to_string())
 }
 
 impl<'a> Reader<'a> {
@@ -89,7 +81,21 @@ impl<'a> Reader<'a> {
                 Ok(Reader::Binary { entries, next: 0 })
             }
             Handler::Text(c) => Ok(Reader::Text(text_bundle::Reader::new(data, c))),
-            Handler::Object => Err(object_unsupported()),
+            Handler::Object => {
+                let sections: Vec<_> = match ObjectFile::parse(data) {
+                    Ok(file) => file.bundle_sections().collect(),
+                    // Formats we do not read (WebAssembly, XCOFF, GOFF, PE
+                    // images): 22 opens them and finds no bundle sections
+                    // in what clang writes, so they read as plain objects.
+                    Err(ObjError::Unsupported { .. }) => Vec::new(),
+                    Err(e) => return Err(object_fail(&e)),
+                };
+                Ok(Reader::Object {
+                    sections: sections.into_iter(),
+                    current: None,
+                    error: None,
+                })
+            }
         }
     }
 
@@ -102,7 +108,37 @@ impl<'a> Reader<'a> {
                 Some(e.id)
             }
             Reader::Text(r) => r.next_entry(),
+            Reader::Object {
+                sections,
+                current,
+                error,
+            } => match sections.next()? {
+                Ok(sec) => {
+                    let id = sec.id;
+                    *current = Some(sec);
+                    Some(id)
+                }
+                Err(e) => {
+                    *error = Some(e);
+                    None
+                }
+            },
         }
+    }
+
+    /// The error that ended the walk early, if any (object section tables
+    /// can fail part-way, after some IDs were seen).
+    pub fn finish(&mut self) -> Result<(), Fail> {
+        match self {
+            Reader::Object { error: Some(e), .. } => Err(object_fail(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the entry last returned is an object's host placeholder (one
+    /// zero byte): its output is then the host object, not the bytes.
+    pub fn is_host_placeholder(&self) -> bool {
+        matches!(self, Reader::Object { current: Some(s), .. } if s.is_host_placeholder())
     }
 
     /// The content of the entry last returned by [`Reader::next_id`]
@@ -118,6 +154,10 @@ impl<'a> Reader<'a> {
                 .take()
                 .map(Cow::Borrowed)
                 .map_err(|e| Fail::msg(format!("'{name}': {e}"))),
+            Reader::Object { current, .. } => match current {
+                Some(s) => s.contents().map(Cow::Borrowed).map_err(|e| object_fail(&e)),
+                None => Ok(Cow::Borrowed(&[][..])),
+            },
         }
     }
 
@@ -125,7 +165,7 @@ impl<'a> Reader<'a> {
     /// line; a missing END is an error).
     pub fn skip_listed(&mut self, name: &str) -> Result<(), Fail> {
         match self {
-            Reader::Binary { .. } => Ok(()),
+            Reader::Binary { .. } | Reader::Object { .. } => Ok(()),
             Reader::Text(r) => r
                 .skip_to_end()
                 .map_err(|e| Fail::msg(format!("'{name}': {e}"))),

@@ -158,16 +158,10 @@ pub struct Job {
     // Read by the archive, object and compression paths once integrated.
     #[allow(dead_code)]
     pub check_input_archive: bool,
-    // Read by the archive, object and compression paths once integrated.
-    #[allow(dead_code)]
     pub print_commands: bool,
     pub verbose: bool,
     pub compress: bool,
-    // Read by the compression path once integrated.
-    #[allow(dead_code)]
     pub compression_level: Option<i32>,
-    // Read by the compression path once integrated.
-    #[allow(dead_code)]
     pub format_version: u16,
     /// Index of the host target/input (bundling with a host).
     pub host_index: Option<usize>,

@@ -5,6 +5,7 @@
 //! output bytes are LLVM 22's; deliberate differences are listed in
 //! `docs/compat/bundler.md`.
 
+mod archive;
 mod args;
 mod handler;
 mod help;

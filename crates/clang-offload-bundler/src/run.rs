@@ -2,13 +2,16 @@
 //! (so that the first error reported is the same), with every output
 //! committed all-or-nothing.
 
+use std::borrow::Cow;
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr};
 use offload_cli::fsio::{read_input, Outputs};
+use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
+use offload_format::object_bundle::{self, HOST_PLACEHOLDER};
 use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler, Reader};
@@ -37,29 +40,150 @@ pub fn run(job: &Job) -> Result<(), Fail> {
     match job.mode {
         Mode::Bundle => bundle_files(job),
         Mode::List => list(job),
-        Mode::Unbundle if job.file_type == "a" => Err(Fail::msg(
-            "unbundling archives (-type=a) is not supported yet",
-        )),
+        Mode::Unbundle if job.file_type == "a" => crate::archive::unbundle(job),
         Mode::Unbundle => unbundle(job),
     }
 }
 
-/// The checks LLVM makes on an input before choosing its handler when
-/// reading: compressed bundles are expanded (not integrated yet), and
-/// `-verbose` reports plain ones.
-fn decompress<'a>(job: &Job, data: &'a [u8]) -> Result<&'a [u8], Fail> {
-    if data.len() < 8 {
-        return Ok(data);
+/// The step LLVM takes on an input before choosing its handler when
+/// reading: a compressed bundle (CCOB) is expanded, with `-verbose` its
+/// report is printed, and plain inputs are reported as such.
+///
+/// Unlike LLVM 22 the stored hash is verified (after the report, which shows
+/// both hashes), and a v2/v3 CCOB ends at its recorded total size: further
+/// CCOBs after it (device libraries concatenate one per translation unit,
+/// with zero padding between them) are expanded too, each giving one bundle,
+/// and other bytes between or after them are skipped. 22 fails on both
+/// with a zstd error. A v1 CCOB, which records no size, runs to the end of
+/// the input, as in 22.
+pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
+    let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
+    let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
+        let d = ccob::decompress_unverified(bytes).map_err(fail)?;
+        if verbose {
+            write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
+        }
+        d.verify().map_err(fail)?;
+        Ok(d.data)
+    };
+    match ccob::detect(data) {
+        Detection::TooShort => Ok(vec![Cow::Borrowed(data)]),
+        Detection::Uncompressed => {
+            if verbose {
+                write_stderr(b"Uncompressed bundle.\n");
+            }
+            Ok(vec![Cow::Borrowed(data)])
+        }
+        Detection::Compressed => {
+            if ccob::Header::parse(data).map_err(fail)?.version == ccob::Version::V1 {
+                return Ok(vec![Cow::Owned(expand(data)?)]);
+            }
+            let mut out = Vec::new();
+            for seg in ccob::segments(data) {
+                match seg.map_err(fail)? {
+                    ccob::Segment::Ccob { bytes, .. } => out.push(Cow::Owned(expand(bytes)?)),
+                    ccob::Segment::Gap { .. } | ccob::Segment::Uncompressed(_) => {}
+                }
+            }
+            Ok(out)
+        }
     }
-    if data.starts_with(b"CCOB") {
-        return Err(Fail::msg(
-            "compressed offload bundles (CCOB) are not supported yet",
-        ));
-    }
+}
+
+/// Compresses a serialized bundle as `-compress` asks (zstd, the only
+/// method LLVM 22 writes), printing the `-verbose` report.
+fn compress(job: &Job, bundle: &[u8]) -> Result<Vec<u8>, Fail> {
+    let version = ccob::Version::from_number(job.format_version).unwrap_or(ccob::Version::V3);
+    let options = ccob::CompressOptions {
+        method: ccob::Method::Zstd,
+        level: job.compression_level,
+        version,
+    };
+    let c = ccob::compress(bundle, &options).map_err(|e| Fail::msg(e.to_string()))?;
     if job.verbose {
-        write_stderr(b"Uncompressed bundle.\n");
+        write_stderr(ccob::format_compress_report(&c.info).as_bytes());
     }
-    Ok(data)
+    Ok(c.bytes)
+}
+
+/// The `llvm-objcopy` path LLVM 22 would run, for `-###`: next to the
+/// bundler (argv[0] if that names an existing file, else the running
+/// executable), else on `PATH`. We never run it; when there is none we
+/// print the bare name.
+fn objcopy_path() -> Vec<u8> {
+    use std::path::{Path, PathBuf};
+    const NAME: &str = "llvm-objcopy";
+    let is_exe = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let argv0 = std::env::args_os().next().map(PathBuf::from);
+    let exe = match argv0 {
+        Some(a) if a.exists() => Some(a),
+        _ => std::env::current_exe()
+            .ok()
+            .map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
+    };
+    if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+        if !dir.as_os_str().is_empty() {
+            let p = dir.join(NAME);
+            if is_exe(&p) {
+                return p.into_os_string().into_encoded_bytes();
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(NAME);
+            if is_exe(&p) {
+                return p.into_os_string().into_encoded_bytes();
+            }
+        }
+    }
+    NAME.as_bytes().to_vec()
+}
+
+/// Creates (and at once deletes) the placeholder temporary file LLVM 22
+/// makes for `llvm-objcopy`, so that `-###` reports the same path shape and
+/// fails the same way when the temporary directory is unusable.
+fn make_temp_file() -> Result<Vec<u8>, Fail> {
+    use std::hash::{BuildHasher, Hasher};
+    let dir = object_bundle::TEMP_DIR_ENV_VARS
+        .iter()
+        .find_map(std::env::var_os)
+        .map_or_else(|| b"/tmp".to_vec(), |v| v.into_encoded_bytes());
+    let mut last = None;
+    for attempt in 0u32..64 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let random = format!("{:06x}", h.finish() & 0xff_ffff);
+        let path = object_bundle::temp_file_path(&dir, random.as_bytes());
+        let os = std::ffi::OsStr::from_bytes(&path);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(os)
+        {
+            Ok(mut f) => {
+                let _ = f.write_all(HOST_PLACEHOLDER);
+                drop(f);
+                let _ = std::fs::remove_file(os);
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some((path, e)),
+            Err(e) => return Err(file_fail(os, &e)),
+        }
+    }
+    let (path, e) = last.expect("the loop ran");
+    Err(file_fail(std::ffi::OsStr::from_bytes(&path), &e))
+}
+
+/// Prints one `-###` command line on stderr.
+fn print_command(line: &[u8]) {
+    let mut l = line.to_vec();
+    l.push(b'\n');
+    write_stderr(&l);
 }
 
 fn bundle_files(job: &Job) -> Result<(), Fail> {
@@ -80,7 +204,7 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .zip(&inputs)
         .map(|(t, d)| (t.id.as_bytes(), d.as_slice()))
         .collect();
-    // The container to write; object bundles are not integrated yet.
+    let out_path = &job.outputs[0];
     let text_comment = match handler {
         Handler::Binary => {
             // LLVM 22 divides by the alignment (and dies of SIGFPE at 0).
@@ -89,15 +213,24 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
             None
         }
         Handler::Text(c) => Some(c),
-        Handler::Object => return Err(handler::object_unsupported()),
+        Handler::Object => return bundle_object(job, &inputs, &entries),
     };
-    if job.compress {
-        return Err(Fail::msg(
-            "compressed offload bundles (-compress) are not supported yet",
-        ));
-    }
-    let out_path = &job.outputs[0];
     let mut outs = Outputs::new();
+    if job.compress {
+        // The whole serialized bundle, padding included, is compressed.
+        let mut buf = Vec::new();
+        match text_comment {
+            None => bundle::write(&mut buf, &entries, job.align),
+            Some(c) => text_bundle::write(&mut buf, c, &entries),
+        }
+        .map_err(|e| file_fail(out_path, &e))?;
+        let bytes = compress(job, &buf)?;
+        drop(buf);
+        return outs
+            .write(out_path, true, &bytes)
+            .and_then(|()| outs.commit())
+            .map_err(|e| file_fail(out_path, &e));
+    }
     let idx = outs
         .create(out_path, true)
         .map_err(|e| file_fail(out_path, &e))?;
@@ -111,31 +244,118 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .map_err(|e| file_fail(out_path, &e))
 }
 
+/// `-type=o` with an object as reference input: the host object gains one
+/// section per entry (the host's holds one zero byte), as LLVM 22 has
+/// llvm-objcopy do. `-bundle-align` does not apply. With `-compress`, 22
+/// compresses its (empty) bundle buffer and reports it, then lets objcopy
+/// overwrite the output, so the object is never compressed.
+fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> Result<(), Fail> {
+    let out_path = &job.outputs[0];
+    let Some(host) = job.host_index.filter(|_| !job.hip_only) else {
+        // 22 dereferences a missing host input and crashes (SIGSEGV).
+        return Err(Fail::bytes(
+            [
+                b"'".as_slice(),
+                job.inputs[0].as_bytes(),
+                b"': bundling object files (-type=o) needs a host target and its object; \
+                  only offload targets were given"
+                    .as_slice(),
+            ]
+            .concat(),
+        ));
+    };
+    let empty = if job.compress {
+        compress(job, &[])?
+    } else {
+        Vec::new()
+    };
+    // 22 writes the host placeholder to a temporary file for objcopy; we
+    // need none, but make (and remove) it all the same so that an unusable
+    // temporary directory fails as it does in 22.
+    let temp = make_temp_file()?;
+    let mut outs = Outputs::new();
+    if job.print_commands {
+        // 22 prints the objcopy command instead of running it; the output
+        // keeps what was written before objcopy would have run.
+        let files: Vec<(&[u8], &[u8])> = job
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let file = if i == host {
+                    temp.as_slice()
+                } else {
+                    job.inputs[i].as_bytes()
+                };
+                (t.id.as_bytes(), file)
+            })
+            .collect();
+        print_command(&object_bundle::bundle_command_line(
+            &objcopy_path(),
+            &files,
+            job.inputs[host].as_bytes(),
+            out_path.as_bytes(),
+        ));
+        return outs
+            .write(out_path, true, &empty)
+            .and_then(|()| outs.commit())
+            .map_err(|e| file_fail(out_path, &e));
+    }
+    let with_placeholder: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, &(id, data))| (id, if i == host { HOST_PLACEHOLDER } else { data }))
+        .collect();
+    let fat =
+        object_bundle::add_bundle_sections(&inputs[host], &with_placeholder).map_err(|e| {
+            Fail::bytes(
+                [
+                    b"'".as_slice(),
+                    job.inputs[host].as_bytes(),
+                    b"': ",
+                    e.to_string().as_bytes(),
+                ]
+                .concat(),
+            )
+        })?;
+    outs.write(out_path, true, &fat)
+        .and_then(|()| outs.commit())
+        .map_err(|e| file_fail(out_path, &e))
+}
+
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
-    let data = read(name)?;
-    let data = decompress(job, &data)?;
-    let handler = handler::select(&job.file_type, data)?;
-    let mut reader = Reader::new(handler, data, &lossy(name))?;
+    let raw = read(name)?;
+    let bundles = decompress(job.verbose, &raw)?;
     let mut out = Vec::new();
-    while let Some(id) = reader.next_id() {
-        out.extend_from_slice(id);
-        out.push(b'\n');
-        reader.skip_listed(&lossy(name))?;
+    let mut end = Ok(());
+    for data in &bundles {
+        let handler = handler::select(&job.file_type, data)?;
+        let mut reader = Reader::new(handler, data, &lossy(name))?;
+        while let Some(id) = reader.next_id() {
+            out.extend_from_slice(id);
+            out.push(b'\n');
+            reader.skip_listed(&lossy(name))?;
+        }
+        // IDs seen before a broken section table are printed, then the
+        // error.
+        end = reader.finish();
+        if end.is_err() {
+            break;
+        }
     }
     let mut stdout = io::stdout().lock();
     stdout
         .write_all(&out)
         .and_then(|()| stdout.flush())
-        .map_err(|e| file_fail(OsStr::new("-"), &e))
+        .map_err(|e| file_fail(OsStr::new("-"), &e))?;
+    end
 }
 
 fn unbundle(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
-    let data = decompress(job, &raw)?;
-    let handler = handler::select(&job.file_type, data)?;
-    let mut reader = Reader::new(handler, data, &lossy(name))?;
+    let bundles = decompress(job.verbose, &raw)?;
 
     // The work list: standardised target -> output, in LLVM's map order.
     let mut worklist = StringMapOrder::new();
@@ -145,8 +365,31 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         // A standardised ID always has 5 or 6 pieces.
         requested.push(EntryId::parse(&t.id).map_err(|e| Fail::msg(e.to_string()))?);
     }
-    let output_of = |key: usize| &job.outputs[key];
     let mut outs = Outputs::new();
+    for data in &bundles {
+        if worklist.is_empty() {
+            break;
+        }
+        let data: &[u8] = data;
+        let handler = handler::select(&job.file_type, data)?;
+        let mut reader = Reader::new(handler, data, &lossy(name))?;
+        take_entries(job, data, &mut reader, &mut worklist, &requested, &mut outs)?;
+    }
+    finish_unbundle(job, bundles.first().map_or(&[][..], |b| b), worklist, outs)
+}
+
+/// Moves the entries `reader` yields that the work list asks for into their
+/// outputs, in the reader's order.
+fn take_entries(
+    job: &Job,
+    data: &[u8],
+    reader: &mut Reader<'_>,
+    worklist: &mut StringMapOrder,
+    requested: &[EntryId],
+    outs: &mut Outputs,
+) -> Result<(), Fail> {
+    let name = &job.inputs[0];
+    let output_of = |key: usize| &job.outputs[key];
     while !worklist.is_empty() {
         let Some(id) = reader.next_id() else { break };
         let Ok(entry) = EntryId::parse(&String::from_utf8_lossy(id)) else {
@@ -158,7 +401,11 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let Some(k) = found else { continue };
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
-        let content = reader.content(&lossy(name))?;
+        let content = if reader.is_host_placeholder() {
+            host_object(job, data)?
+        } else {
+            reader.content(&lossy(name))?
+        };
         // Flushed at once so that several `-` outputs reach stdout whole and
         // in order, as LLVM writes them.
         let f = outs.file(i);
@@ -167,6 +414,18 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
     }
+    reader.finish()
+}
+
+/// After every bundle was read: the missing-bundle error, or the remaining
+/// outputs (empty, or the input itself for the host when nothing matched).
+fn finish_unbundle(
+    job: &Job,
+    data: &[u8],
+    worklist: StringMapOrder,
+    mut outs: Outputs,
+) -> Result<(), Fail> {
+    let output_of = |key: usize| &job.outputs[key];
     if !job.allow_missing && !worklist.is_empty() {
         let mut missing: Vec<&str> = worklist
             .iter()
@@ -203,4 +462,24 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
     }
     outs.commit()
         .map_err(|e| Fail::msg(format!("writing outputs: {}", os_error_text(&e))))
+}
+
+/// The host object of an object bundle: the input without its bundle
+/// sections, as llvm-objcopy writes it for 22. Under `-###` 22 prints the
+/// objcopy command instead and the output stays empty.
+fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
+    // As when bundling: the temporary file objcopy would write to is made
+    // even though we do not need it, so an unusable TMPDIR fails alike.
+    let temp = make_temp_file()?;
+    if job.print_commands {
+        print_command(&object_bundle::unbundle_host_command_line(
+            &objcopy_path(),
+            job.inputs[0].as_bytes(),
+            &temp,
+        ));
+        return Ok(Cow::Borrowed(&[]));
+    }
+    object_bundle::strip_bundle_sections(data)
+        .map(Cow::Owned)
+        .map_err(|e| handler::object_fail(&e))
 }

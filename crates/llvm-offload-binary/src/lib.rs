@@ -168,15 +168,6 @@ fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
     outs.commit().map_err(|e| Failure::io(&e))
 }
 
-/// Writes one output file now (LLVM writes each as it goes, so earlier
-/// outputs stay when a later one fails).
-fn write_now(path: &[u8], bytes: &[u8], dash_is_stdout: bool) -> Result<(), Failure> {
-    let mut outs = Outputs::new();
-    outs.write(OsStr::from_bytes(path), dash_is_stdout, bytes)
-        .and_then(|()| outs.commit())
-        .map_err(|e| Failure::io(&e))
-}
-
 /// The message for a failed extraction: LLVM's text where LLVM 22 reports
 /// the problem itself; otherwise ours, naming the input (and the archive
 /// member, when the problem is inside one). `source` is the name the input
@@ -208,8 +199,22 @@ fn matches(args: &ImageArgs<'_>, found: &Found<'_>) -> bool {
 }
 
 /// A positional input: find every image, then apply each `--image` filter in
-/// order. Without filters nothing is written.
+/// order. Without filters nothing is written. Outputs are committed together
+/// at the end: a filter that fails leaves no output of earlier filters
+/// behind (LLVM 22 keeps them; see docs/compat/offload-binary.md).
 fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Result<(), Failure> {
+    let mut outs = Outputs::new();
+    unpack_into(&mut outs, input, filters, archive, diag)?;
+    outs.commit().map_err(|e| Failure::io(&e))
+}
+
+fn unpack_into(
+    outs: &mut Outputs,
+    input: &OsStr,
+    filters: &[OsString],
+    archive: bool,
+    diag: &Diag,
+) -> Result<(), Failure> {
     let data = fsio::read_input(input).map_err(|e| {
         let mut v = b"'".to_vec();
         v.extend_from_slice(input.as_bytes());
@@ -245,7 +250,6 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
             // LLVM creates the output before it reads member symbols, so a
             // bad path fails before any symbol warning. A file named "-" is
             // created rather than using stdout.
-            let mut outs = Outputs::new();
             let index = outs
                 .create(OsStr::from_bytes(file), false)
                 .map_err(|e| Failure::io(&e))?;
@@ -264,7 +268,6 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
                 );
                 return Err(Failure(msg));
             }
-            outs.commit().map_err(|e| Failure::io(&e))?;
         } else if let Some(file) = args.get(b"file") {
             if chosen.len() > 1 {
                 let mut msg = b"Multiple inputs match to a single file, '".to_vec();
@@ -272,7 +275,8 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
                 msg.extend_from_slice(b"'");
                 diag.warning(msg);
             }
-            write_now(file, &last.binary.image, true)?;
+            outs.write(OsStr::from_bytes(file), true, &last.binary.image)
+                .map_err(|e| Failure::io(&e))?;
         } else {
             for (i, f) in chosen.iter().enumerate() {
                 let mut name = path::stem(input.as_bytes()).to_vec();
@@ -283,7 +287,8 @@ fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Re
                 name.extend_from_slice(
                     format!(".{i}.{}", f.binary.image_kind.extension()).as_bytes(),
                 );
-                write_now(&name, &f.binary.image, true)?;
+                outs.write(OsStr::from_bytes(&name), true, &f.binary.image)
+                    .map_err(|e| Failure::io(&e))?;
             }
         }
     }

@@ -202,3 +202,28 @@ fn module_asm_bitcode_cannot_be_archived() {
     );
     assert_eq!(names(d.path()), ["in.bin"]);
 }
+
+#[test]
+fn failed_extraction_leaves_no_earlier_outputs() {
+    // LLVM 22 writes ok.o for the first filter, then fails on the second;
+    // we fail with the same message and leave the directory as it was,
+    // including a pre-existing file the first filter would have replaced.
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("in.bin"), entry("t", "a", b"image").to_v1()).unwrap();
+    fs::write(d.path().join("ok.o"), b"old").unwrap();
+    let out = run(
+        d.path(),
+        &[
+            "in.bin",
+            "--image=file=ok.o",
+            "--image=file=no/such/dir/x.o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "llvm-offload-binary: error: No such file or directory\n"
+    );
+    assert_eq!(fs::read(d.path().join("ok.o")).unwrap(), b"old");
+    assert_eq!(names(d.path()), ["in.bin", "ok.o"]);
+}

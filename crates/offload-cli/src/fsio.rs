@@ -49,7 +49,25 @@ pub fn read_input(path: &OsStr) -> io::Result<Vec<u8>> {
 /// One output being written.
 pub struct OutputFile {
     target: Target,
-    writer: BufWriter<Sink>,
+    /// `None` once the output is finished ([`Outputs::finish`]): complete
+    /// and closed, waiting only for its rename.
+    writer: Option<BufWriter<Sink>>,
+}
+
+impl OutputFile {
+    fn writer(&mut self) -> io::Result<&mut BufWriter<Sink>> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| io::Error::other("output already finished"))
+    }
+
+    /// Flushes and closes the file; what is left is the rename.
+    fn close(&mut self) -> io::Result<()> {
+        if let Some(w) = self.writer.take() {
+            drop(w.into_inner().map_err(|e| e.into_error())?);
+        }
+        Ok(())
+    }
 }
 
 enum Target {
@@ -81,28 +99,23 @@ impl Write for Sink {
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer.write(buf)
+        self.writer()?.write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer.write_all(buf)
+        self.writer()?.write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        match &mut self.writer {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
     }
 }
 
 /// A group of outputs committed together: all of them or none.
 #[derive(Default)]
 pub struct Outputs {
-    files: Vec<Slot>,
-}
-
-/// An output still being written, or one that is complete and closed
-/// (only its rename is left). Closing finished outputs keeps the number of
-/// open files flat when a command writes many outputs.
-enum Slot {
-    Open(OutputFile),
-    Finished(Target),
+    files: Vec<OutputFile>,
 }
 
 impl Outputs {
@@ -114,37 +127,32 @@ impl Outputs {
     /// returns its index; write to it with [`Outputs::file`].
     pub fn create(&mut self, path: &OsStr, dash_is_stdout: bool) -> io::Result<usize> {
         let f = open_output(path, dash_is_stdout)?;
-        self.files.push(Slot::Open(f));
+        self.files.push(f);
         Ok(self.files.len() - 1)
     }
 
     /// The writer of output `index`.
-    ///
-    /// # Panics
-    /// If the output was closed with [`Outputs::finish`].
     pub fn file(&mut self, index: usize) -> &mut OutputFile {
-        match &mut self.files[index] {
-            Slot::Open(f) => f,
-            Slot::Finished(_) => panic!("output {index} is already finished"),
-        }
+        &mut self.files[index]
     }
 
-    /// Says output `index` is complete: flushes and closes it now. It still
-    /// becomes visible only at [`Outputs::commit`].
+    /// Every output, in creation order, for writing several at once.
+    pub fn files_mut(&mut self) -> &mut [OutputFile] {
+        &mut self.files
+    }
+
+    /// Says output `index` is complete: flushes and closes its file now, so
+    /// a command writing many outputs does not hold them all open. It still
+    /// becomes visible only at [`Outputs::commit`]; writing to it again is
+    /// an error.
     pub fn finish(&mut self, index: usize) -> io::Result<()> {
-        let slot = std::mem::replace(&mut self.files[index], Slot::Finished(Target::Direct));
-        let target = match slot {
-            Slot::Open(f) => close(f)?,
-            Slot::Finished(t) => t,
-        };
-        self.files[index] = Slot::Finished(target);
-        Ok(())
+        self.files[index].close()
     }
 
     /// Convenience: creates an output, writes `bytes` to it and finishes it.
     pub fn write(&mut self, path: &OsStr, dash_is_stdout: bool, bytes: &[u8]) -> io::Result<()> {
         let i = self.create(path, dash_is_stdout)?;
-        self.file(i).write_all(bytes)?;
+        self.files[i].write_all(bytes)?;
         self.finish(i)
     }
 
@@ -152,11 +160,11 @@ impl Outputs {
     /// anything fails before the first rename, no target is touched.
     pub fn commit(self) -> io::Result<()> {
         let mut ready = Vec::with_capacity(self.files.len());
-        for slot in self.files {
-            ready.push(match slot {
-                Slot::Open(f) => close(f)?,
-                Slot::Finished(t) => t,
-            });
+        for mut f in self.files {
+            // No fsync: like LLVM, rely on rename for atomicity against
+            // other readers; an fsync per output costs more than the work.
+            f.close()?;
+            ready.push(f.target);
         }
         for t in ready {
             if let Target::Staged(path, temp) = t {
@@ -167,25 +175,14 @@ impl Outputs {
     }
 }
 
-/// Flushes and closes an output; what is left is its rename.
-fn close(f: OutputFile) -> io::Result<Target> {
-    let OutputFile { target, writer } = f;
-    let sink = writer.into_inner().map_err(|e| e.into_error())?;
-    if let Sink::File(file) = &sink {
-        if let Target::Staged(..) = target {
-            // Data must be on disk before the rename makes it visible.
-            file.sync_data().ok();
-        }
-    }
-    drop(sink);
-    Ok(target)
-}
-
 fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
     if dash_is_stdout && path == "-" {
         return Ok(OutputFile {
             target: Target::Direct,
-            writer: BufWriter::with_capacity(1 << 16, Sink::Stdout(io::stdout())),
+            writer: Some(BufWriter::with_capacity(
+                1 << 16,
+                Sink::Stdout(io::stdout()),
+            )),
         });
     }
     let p = Path::new(path);
@@ -198,7 +195,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
             let f = fs::OpenOptions::new().write(true).open(p)?;
             return Ok(OutputFile {
                 target: Target::Direct,
-                writer: BufWriter::with_capacity(1 << 16, Sink::File(f)),
+                writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(f))),
             });
         }
     }
@@ -210,7 +207,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
     let (file, temp) = create_temp_beside(&dir, name)?;
     Ok(OutputFile {
         target: Target::Staged(p.to_path_buf(), temp),
-        writer: BufWriter::with_capacity(1 << 16, Sink::File(file)),
+        writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(file))),
     })
 }
 

@@ -17,6 +17,7 @@
 //! | [`ccob`] | compressed offload bundles (`CCOB`, versions 1 to 3) |
 //! | [`object_bundle`] | offload bundles stored as sections of host objects (ELF, COFF) |
 //! | [`archive`] | `ar` archives: reading, and deterministic GNU output |
+//! | [`device_archive`] | heterogeneous device archives (`-unbundle -type=a`) |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
 #![forbid(unsafe_code)]
@@ -25,6 +26,7 @@ pub mod archive;
 pub mod bitcode;
 pub mod bundle;
 pub mod ccob;
+pub mod device_archive;
 pub mod entry_id;
 pub mod hash;
 pub mod object_bundle;

@@ -13,12 +13,17 @@ mod wrapper;
 /// An area: its name, and a function that runs `cases` cases from `rng`.
 type Area = (&'static str, fn(&mut Suite));
 
+mod archive;
 mod bundler;
+mod bundler_ext;
 
 const AREAS: &[Area] = &[
     ("bundler", bundler::run),
+    ("ccob", bundler_ext::run_ccob),
+    ("objects", bundler_ext::run_objects),
     ("packager", packager::run_suite),
     ("wrapper", wrapper::run),
+    ("archive", archive::run),
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {

@@ -24,6 +24,23 @@ __attribute__((device)) int twice(int x) { return 2 * x; }
 int main() { return 0; }
 "#;
 
+/// Host-side stand-ins for the HIP runtime entry points that clang's
+/// generated registration code calls, so that `--hip-link` can link an
+/// executable without ROCm (with `-no-hip-rt`).
+const RUNTIME_STUBS: &str = r#"void *__hipRegisterFatBinary(const void *d) { (void)d; return 0; }
+void __hipRegisterFunction(void *m, const void *h, char *n, const char *dn, unsigned t,
+                           void *a, void *b, void *c, void *d, int *e) {}
+void __hipUnregisterFatBinary(void *m) {}
+void __hipRegisterVar(void *m, void *h, char *n, const char *dn, int e, unsigned long s,
+                      int c, int g) {}
+void __hipRegisterManagedVar(void) {}
+void __hipRegisterSurface(void) {}
+void __hipRegisterTexture(void) {}
+int hipLaunchKernel(void) { return 0; }
+int __hipPopCallConfiguration(void *g, void *b, void *s, void *st) { return 0; }
+int __hipPushCallConfiguration(void) { return 0; }
+"#;
+
 const ARCHS: &[&str] = &[
     "-nogpuinc",
     "-nogpulib",
@@ -139,10 +156,21 @@ pub fn run() -> Result<(), String> {
     same_file(&dir.join("k.hipi"), &dir.join("k-llvm.hipi"))?;
     same_file(&dir.join("k-ours.o"), &dir.join("k-llvm.o"))?;
 
+    // Objects: the same builds in two directories (clang's output depends
+    // on the output name), one through our bundler, one with LLVM's only.
+    let products = objects_and_link(dir, &bin)?;
+
     let text = fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let calls: Vec<&str> = text.lines().filter(|l| l.starts_with("CALL ")).collect();
     let mismatches: Vec<&str> = text.lines().filter(|l| l.starts_with("MISMATCH")).collect();
-    for want in ["-type=hipi", "-type=s", "-type=bc", "-unbundle", "-type=o"] {
+    for want in [
+        "-type=hipi",
+        "-type=s",
+        "-type=bc",
+        "-unbundle",
+        "-type=o",
+        "--compress",
+    ] {
         if !calls.iter().any(|c| c.contains(want)) {
             return Err(format!("no bundler call with {want}; log:\n{text}"));
         }
@@ -153,9 +181,121 @@ pub fn run() -> Result<(), String> {
             mismatches.join("\n")
         ));
     }
+    // The fat-object bundling (-fgpu-rdc) and its unbundling by --hip-link
+    // went through our tool.
+    let rdc_bundle = calls
+        .iter()
+        .any(|c| c.contains("-type=o") && c.contains("-output=krdc.o"));
+    let rdc_unbundle = calls
+        .iter()
+        .any(|c| c.contains("-type=o") && c.contains("-input=krdc.o") && c.contains("-unbundle"));
+    if !rdc_bundle || !rdc_unbundle {
+        return Err(format!(
+            "-fgpu-rdc bundling/unbundling did not reach our bundler; log:\n{text}"
+        ));
+    }
     eprintln!(
-        "e2e hip: {} bundler calls through -B, all identical to LLVM's; k.hipi and the object from it identical",
-        calls.len()
+        "e2e hip: {} bundler calls through -B, all identical to LLVM's; k.hipi and the object from it identical; {} identical to LLVM-only builds",
+        calls.len(),
+        products.join(", ")
     );
     Ok(())
+}
+
+/// HIP `-c` (two offload archs), `-fgpu-rdc -c`, both with
+/// `--offload-compress`, and `--hip-link -fgpu-rdc` of the fat objects into
+/// an executable; built once in `ours/w` with `-B ../bin` holding the
+/// comparing shim, and once in `llvm/w` with `-B ../bin` holding a link to
+/// LLVM's bundler (clang hashes its command line, `-B` included, into the
+/// HIP compilation-unit ID, so both sides must spell it alike), then
+/// compared file by file. Returns the names of the compared products.
+fn objects_and_link(dir: &Path, bin: &Path) -> Result<Vec<String>, String> {
+    let builds: &[(&str, &[&str])] = &[
+        ("k.o", &["-x", "hip", "../../k.hip", "-c"]),
+        (
+            "kc.o",
+            &["-x", "hip", "../../k.hip", "-c", "--offload-compress"],
+        ),
+        ("krdc.o", &["-x", "hip", "../../k.hip", "-c", "-fgpu-rdc"]),
+        (
+            "krdcc.o",
+            &[
+                "-x",
+                "hip",
+                "../../k.hip",
+                "-c",
+                "-fgpu-rdc",
+                "--offload-compress",
+            ],
+        ),
+    ];
+    let clang_path = llvm22("clang").ok_or("clang-22 not found")?;
+    let llvm_bundler = reference_tool("clang-offload-bundler").ok_or("no LLVM bundler")?;
+    let mut products = Vec::new();
+    for side in ["ours", "llvm"] {
+        let root = dir.join(side);
+        let d = root.join("w");
+        let sb = root.join("bin");
+        fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+        fs::create_dir_all(&sb).map_err(|e| e.to_string())?;
+        let target = if side == "ours" {
+            bin.join("clang-offload-bundler")
+        } else {
+            llvm_bundler.clone()
+        };
+        std::os::unix::fs::symlink(&target, sb.join("clang-offload-bundler"))
+            .map_err(|e| e.to_string())?;
+        // LLVM's bundler runs the llvm-objcopy beside the path it was called
+        // by, else the first on PATH (which may be another LLVM's, writing
+        // different bytes); give it 22's, as in a normal clang-22 install.
+        if let Some(objcopy) = llvm22("llvm-objcopy") {
+            std::os::unix::fs::symlink(&objcopy, sb.join("llvm-objcopy"))
+                .map_err(|e| e.to_string())?;
+        }
+        let b = Some(Path::new("../bin"));
+        for (out, args) in builds {
+            clang(&d, b, &[*args, &["-o", out]].concat())?;
+        }
+        fs::write(d.join("stubs.c"), RUNTIME_STUBS).map_err(|e| e.to_string())?;
+        let st = Command::new(&clang_path)
+            .current_dir(&d)
+            .args(["-c", "stubs.c", "-o", "stubs.o"])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !st.success() {
+            return Err("compiling the runtime stubs failed".into());
+        }
+        // --hip-link unbundles the fat objects (-type=o -unbundle), links
+        // the device code with lld and the host with lld.
+        for (app, obj) in [("app", "krdc.o"), ("appc", "krdcc.o")] {
+            clang(
+                &d,
+                b,
+                &[
+                    "--hip-link",
+                    "-fgpu-rdc",
+                    "-fuse-ld=lld",
+                    "-no-hip-rt",
+                    obj,
+                    "stubs.o",
+                    "-o",
+                    app,
+                ],
+            )?;
+        }
+    }
+    for name in ["k.o", "kc.o", "krdc.o", "krdcc.o", "app", "appc"] {
+        same_file(
+            &dir.join("ours/w").join(name),
+            &dir.join("llvm/w").join(name),
+        )?;
+        products.push(name.to_string());
+    }
+    // The compressed builds really hold CCOBs: the fat binary of kc.o and
+    // nothing compressed in the -fgpu-rdc object (22 never compresses one).
+    let kc = fs::read(dir.join("ours/w/kc.o")).map_err(|e| e.to_string())?;
+    if !kc.windows(4).any(|w| w == b"CCOB") {
+        return Err("kc.o holds no compressed bundle".into());
+    }
+    Ok(products)
 }

@@ -1,5 +1,6 @@
 //! End-to-end builds with real clang-22 pipelines that call our tools via `-B`.
 
+mod hda;
 mod hip;
 mod openmp;
 mod wrapper;
@@ -10,6 +11,7 @@ const AREAS: &[Area] = &[
     ("hip", hip::run),
     ("openmp", openmp::openmp),
     ("wrapper", wrapper::run),
+    ("hda", hda::run),
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {

@@ -73,11 +73,74 @@ pub struct WriteReport {
     pub module_asm_members: Vec<Vec<u8>>,
 }
 
-struct Prepared {
-    header: Vec<u8>,
-    /// Offsets of this member's symbol names in the name buffer.
-    symbols: usize,
-    pad: bool,
+/// A member whose contents are not at hand: its name, size and archive
+/// symbols, for [`plan_archive`]. The bytes are streamed later, between
+/// [`ArchivePlan::member_header`] and [`ArchivePlan::member_padding`].
+#[derive(Clone, Copy, Debug)]
+pub struct MemberLayout<'a> {
+    /// The member name, stored as given.
+    pub name: &'a [u8],
+    /// The size of the contents.
+    pub size: u64,
+    /// What [`member_symbols`] says about the contents.
+    pub symbols: &'a MemberSymbols,
+}
+
+/// Everything of an archive except member contents, laid out exactly as
+/// [`write_archive`] writes it: the head (magic, symbol table, long-name
+/// table) and each member's header and padding. Lets a caller that knows
+/// member sizes and symbols in advance write a large archive without
+/// holding its members in memory.
+#[derive(Clone, Debug)]
+pub struct ArchivePlan {
+    head: Vec<u8>,
+    headers: Vec<Vec<u8>>,
+    pads: Vec<bool>,
+    total: u64,
+    report: WriteReport,
+}
+
+impl ArchivePlan {
+    /// The bytes before the first member header.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The 60-byte header of member `index`.
+    pub fn member_header(&self, index: usize) -> &[u8] {
+        &self.headers[index]
+    }
+
+    /// What follows member `index`'s contents: one `\n` for an odd size,
+    /// else nothing.
+    pub fn member_padding(&self, index: usize) -> &'static [u8] {
+        if self.pads[index] {
+            b"\n"
+        } else {
+            b""
+        }
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.headers.len()
+    }
+
+    /// Whether the archive has no members.
+    pub fn is_empty(&self) -> bool {
+        self.headers.is_empty()
+    }
+
+    /// Size of the whole archive in bytes.
+    pub fn total_size(&self) -> u64 {
+        self.total
+    }
+
+    /// Warnings and the symbol-table flavour. `module_asm_members` is left
+    /// empty: the plan never sees member contents.
+    pub fn report(&self) -> &WriteReport {
+        &self.report
+    }
 }
 
 fn pad_field(out: &mut Vec<u8>, text: &[u8], width: usize) {
@@ -101,27 +164,24 @@ fn uses_name_table(name: &[u8]) -> bool {
     name.len() >= 16 || name.contains(&b'/')
 }
 
-/// Writes a deterministic GNU archive of `members` to `out`, exactly as
-/// LLVM 22's archive writer does for the offload tools.
-///
-/// Member symbols come from [`member_symbols`]. A broken object member is
-/// an error (nothing useful can be written); a bitcode member whose symbols
-/// cannot be read becomes a warning in the report and contributes none.
-pub fn write_archive(
-    members: &[NewMember<'_>],
+/// Lays out a deterministic GNU archive of members known by name, size and
+/// symbols; see [`ArchivePlan`]. The bytes are those of [`write_archive`]
+/// for members with these properties.
+pub fn plan_archive(
+    members: &[MemberLayout<'_>],
     options: &WriteOptions,
-    out: &mut dyn Write,
-) -> Result<WriteReport, ArchiveWriteError> {
+) -> Result<ArchivePlan, ArchiveWriteError> {
     let mut report = WriteReport::default();
     let mut name_table: Vec<u8> = Vec::new();
     let mut name_offsets: HashMap<&[u8], usize> = HashMap::new();
     let mut symbol_names: Vec<u8> = Vec::new();
     let mut has_object = false;
-    let mut prepared = Vec::with_capacity(members.len());
+    let mut headers = Vec::with_capacity(members.len());
+    let mut counts = Vec::with_capacity(members.len());
+    let mut pads = Vec::with_capacity(members.len());
 
     for member in members {
-        let size = member.data.len() as u64;
-        if size > MAX_MEMBER_SIZE {
+        if member.size > MAX_MEMBER_SIZE {
             return Err(ArchiveWriteError::TooLarge {
                 name: member.name.to_vec(),
             });
@@ -141,42 +201,29 @@ pub fn write_archive(
             field.push(b'/');
             pad_field(&mut header, &field, 16);
         }
-        rest_of_header(&mut header, b"644", size);
+        rest_of_header(&mut header, b"644", member.size);
 
-        let mut count = 0;
+        let mut count = 0u64;
         if options.symbol_table {
-            match member_symbols(member.data) {
-                Ok(MemberSymbols::NotSymbolic) => {}
-                Ok(MemberSymbols::Symbols(names)) => {
+            match member.symbols {
+                MemberSymbols::NotSymbolic => {}
+                MemberSymbols::Symbols(names) => {
                     has_object = true;
-                    if crate::bitcode::is_bitcode(member.data)
-                        && crate::bitcode::has_module_asm(member.data).unwrap_or(false)
-                    {
-                        report.module_asm_members.push(member.name.to_vec());
-                    }
                     for name in names {
-                        symbol_names.extend_from_slice(&name);
+                        symbol_names.extend_from_slice(name);
                         symbol_names.push(0);
                         count += 1;
                     }
                 }
-                Ok(MemberSymbols::Unreadable(message)) => report.warnings.push(MemberWarning {
+                MemberSymbols::Unreadable(message) => report.warnings.push(MemberWarning {
                     member: member.name.to_vec(),
-                    message,
+                    message: message.clone(),
                 }),
-                Err(reason) => {
-                    return Err(ArchiveWriteError::Member {
-                        name: member.name.to_vec(),
-                        reason,
-                    })
-                }
             }
         }
-        prepared.push(Prepared {
-            header,
-            symbols: count,
-            pad: member.data.len() % 2 == 1,
-        });
+        headers.push(header);
+        counts.push(count);
+        pads.push(member.size % 2 == 1);
     }
     // An archive with objects but no symbols still gets a symbol table,
     // holding three NUL bytes of names (for old Solaris tools).
@@ -189,12 +236,13 @@ pub fn write_archive(
     } else {
         HEADER_SIZE as u64 + name_table.len().next_multiple_of(2) as u64
     };
-    let num_syms: usize = prepared.iter().map(|p| p.symbols).sum();
+    let num_syms: u64 = counts.iter().sum();
     let write_symtab = options.symbol_table && !symbol_names.is_empty();
     let symtab_body = |word: u64| -> u64 {
-        let raw = word + num_syms as u64 * word + symbol_names.len() as u64;
+        let raw = word + num_syms * word + symbol_names.len() as u64;
         raw.next_multiple_of(2)
     };
+    let member_span = |m: &MemberLayout<'_>| HEADER_SIZE as u64 + m.size + m.size % 2;
     let mut word = 4u64;
     let mut headers_size = MAGIC.len() as u64 + name_member_size;
     if write_symtab {
@@ -202,9 +250,9 @@ pub fn write_archive(
         // Offset of the last member's header, relative to the first member.
         let mut last_start = 0u64;
         let mut end = 0u64;
-        for (p, m) in prepared.iter().zip(members) {
+        for m in members {
             last_start = end;
-            end += HEADER_SIZE as u64 + m.data.len() as u64 + u64::from(p.pad);
+            end += member_span(m);
         }
         if headers_size + last_start >= options.sym64_threshold {
             word = 8;
@@ -214,14 +262,13 @@ pub fn write_archive(
         }
     }
 
-    out.write_all(MAGIC)?;
+    let mut head = Vec::with_capacity(usize::try_from(headers_size).unwrap_or(0));
+    head.extend_from_slice(MAGIC);
     if write_symtab {
         let body = symtab_body(word);
-        let mut header = Vec::with_capacity(HEADER_SIZE);
-        pad_field(&mut header, if word == 8 { b"/SYM64/" } else { b"/" }, 16);
-        rest_of_header(&mut header, b"0", body);
-        out.write_all(&header)?;
-        let mut table = Vec::with_capacity(body as usize);
+        pad_field(&mut head, if word == 8 { b"/SYM64/" } else { b"/" }, 16);
+        rest_of_header(&mut head, b"0", body);
+        let table_start = head.len();
         let put = |table: &mut Vec<u8>, v: u64| {
             if word == 8 {
                 table.extend_from_slice(&v.to_be_bytes());
@@ -229,39 +276,92 @@ pub fn write_archive(
                 table.extend_from_slice(&(v as u32).to_be_bytes());
             }
         };
-        put(&mut table, num_syms as u64);
+        put(&mut head, num_syms);
         let mut pos = headers_size;
-        for (p, m) in prepared.iter().zip(members) {
-            for _ in 0..p.symbols {
-                put(&mut table, pos);
+        for (m, &count) in members.iter().zip(&counts) {
+            for _ in 0..count {
+                put(&mut head, pos);
             }
-            pos += HEADER_SIZE as u64 + m.data.len() as u64 + u64::from(p.pad);
+            pos += member_span(m);
         }
-        table.extend_from_slice(&symbol_names);
-        if table.len() % 2 == 1 {
-            table.push(0);
+        head.extend_from_slice(&symbol_names);
+        if (head.len() - table_start) % 2 == 1 {
+            head.push(0);
         }
-        out.write_all(&table)?;
     }
     if !name_table.is_empty() {
         let padded = name_table.len().next_multiple_of(2);
-        let mut header = Vec::with_capacity(HEADER_SIZE);
-        pad_field(&mut header, b"//", 48);
-        pad_field(&mut header, padded.to_string().as_bytes(), 10);
-        header.extend_from_slice(b"`\n");
-        out.write_all(&header)?;
-        out.write_all(&name_table)?;
+        pad_field(&mut head, b"//", 48);
+        pad_field(&mut head, padded.to_string().as_bytes(), 10);
+        head.extend_from_slice(b"`\n");
+        head.extend_from_slice(&name_table);
         if padded != name_table.len() {
-            out.write_all(b"\n")?;
+            head.push(b'\n');
         }
     }
-    for (p, m) in prepared.iter().zip(members) {
-        out.write_all(&p.header)?;
+    let total = headers_size + members.iter().map(member_span).sum::<u64>();
+    Ok(ArchivePlan {
+        head,
+        headers,
+        pads,
+        total,
+        report,
+    })
+}
+
+/// Writes a deterministic GNU archive of `members` to `out`, exactly as
+/// LLVM 22's archive writer does for the offload tools.
+///
+/// Member symbols come from [`member_symbols`]. A broken object member is
+/// an error (nothing useful can be written); a bitcode member whose symbols
+/// cannot be read becomes a warning in the report and contributes none.
+pub fn write_archive(
+    members: &[NewMember<'_>],
+    options: &WriteOptions,
+    out: &mut dyn Write,
+) -> Result<WriteReport, ArchiveWriteError> {
+    let mut symbols = Vec::with_capacity(members.len());
+    let mut module_asm_members = Vec::new();
+    for member in members {
+        if (member.data.len() as u64) > MAX_MEMBER_SIZE {
+            return Err(ArchiveWriteError::TooLarge {
+                name: member.name.to_vec(),
+            });
+        }
+        let found = if options.symbol_table {
+            member_symbols(member.data).map_err(|reason| ArchiveWriteError::Member {
+                name: member.name.to_vec(),
+                reason,
+            })?
+        } else {
+            MemberSymbols::NotSymbolic
+        };
+        if matches!(found, MemberSymbols::Symbols(_))
+            && crate::bitcode::is_bitcode(member.data)
+            && crate::bitcode::has_module_asm(member.data).unwrap_or(false)
+        {
+            module_asm_members.push(member.name.to_vec());
+        }
+        symbols.push(found);
+    }
+    let layouts: Vec<MemberLayout<'_>> = members
+        .iter()
+        .zip(&symbols)
+        .map(|(m, s)| MemberLayout {
+            name: m.name,
+            size: m.data.len() as u64,
+            symbols: s,
+        })
+        .collect();
+    let plan = plan_archive(&layouts, options)?;
+    out.write_all(plan.head())?;
+    for (i, m) in members.iter().enumerate() {
+        out.write_all(plan.member_header(i))?;
         out.write_all(m.data)?;
-        if p.pad {
-            out.write_all(b"\n")?;
-        }
+        out.write_all(plan.member_padding(i))?;
     }
+    let mut report = plan.report;
+    report.module_asm_members = module_asm_members;
     Ok(report)
 }
 

@@ -95,6 +95,8 @@ pub struct Cursor<'a> {
     pub blockinfo: BlockInfo,
     /// Abbreviation width and list of the block most recently left.
     last_left: Option<(u32, Vec<Rc<Abbrev>>)>,
+    /// Skip `BLOCKINFO` blocks instead of reading their abbreviations.
+    skip_blockinfo: bool,
 }
 
 fn malformed(what: &str) -> BitcodeError {
@@ -118,7 +120,16 @@ impl<'a> Cursor<'a> {
             }],
             blockinfo: HashMap::new(),
             last_left: None,
+            skip_blockinfo: false,
         }
+    }
+
+    /// Skips `BLOCKINFO` blocks rather than reading them. Their
+    /// abbreviations only apply to blocks entered afterwards, so a reader
+    /// that looks at the records of a block it is already in (not at its
+    /// sub-blocks) does not need them.
+    pub fn skip_blockinfo(&mut self, skip: bool) {
+        self.skip_blockinfo = skip;
     }
 
     /// The current position in bits.
@@ -153,6 +164,22 @@ impl<'a> Cursor<'a> {
         }
         if u64::from(width) > self.remaining() {
             return Err(BitcodeError::UnexpectedEnd);
+        }
+        // Fast path: one 64-bit load covers the field (bit offset <= 7,
+        // so widths up to 56 fit).
+        let byte_index = (self.pos / 8) as usize;
+        if width <= 56 {
+            if let Some(bytes) = byte_index
+                .checked_add(8)
+                .and_then(|end| self.data.get(byte_index..end))
+            {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(bytes);
+                let bit_in_byte = (self.pos % 8) as u32;
+                let value = (u64::from_le_bytes(word) >> bit_in_byte) & ((1u64 << width) - 1);
+                self.pos += u64::from(width);
+                return Ok(value);
+            }
         }
         let mut value = 0u64;
         let mut got = 0u32;
@@ -254,7 +281,11 @@ impl<'a> Cursor<'a> {
                 1 => {
                     let block_id = self.read_vbr(8)?;
                     if block_id == 0 {
-                        self.read_blockinfo()?;
+                        if self.skip_blockinfo {
+                            self.skip_block()?;
+                        } else {
+                            self.read_blockinfo()?;
+                        }
                         continue;
                     }
                     return Ok(Entry::SubBlock(block_id));
@@ -309,12 +340,15 @@ impl<'a> Cursor<'a> {
         }
         self.align32()?;
         let words = self.read(32)?;
-        let end = self
-            .pos
-            .checked_add(words.saturating_mul(32))
-            .filter(|&e| e <= self.len_bits)
-            .ok_or(BitcodeError::UnexpectedEnd)?;
-        self.pos = end;
+        // LLVM's checks and messages, in its order.
+        if self.at_end() {
+            return Err(BitcodeError::SkipAtEnd);
+        }
+        let to = self.pos.saturating_add(words.saturating_mul(32));
+        if to > self.len_bits {
+            return Err(BitcodeError::SkipPastEnd { to, from: self.pos });
+        }
+        self.pos = to;
         Ok(())
     }
 

@@ -69,6 +69,15 @@ pub enum BitcodeError {
     UnexpectedEnd,
     /// The stream is structurally invalid.
     Malformed(String),
+    /// A block's length word reaches past the end of the stream.
+    SkipPastEnd {
+        /// The bit the block would end at.
+        to: u64,
+        /// The bit after the length word.
+        from: u64,
+    },
+    /// A block's length word is the last thing in the stream.
+    SkipAtEnd,
 }
 
 impl fmt::Display for BitcodeError {
@@ -80,6 +89,10 @@ impl fmt::Display for BitcodeError {
             BitcodeError::NotBitcodeHeader => f.write_str("file doesn't start with bitcode header"),
             BitcodeError::UnexpectedEnd => f.write_str("Malformed block"),
             BitcodeError::Malformed(what) => write!(f, "Malformed bitcode: {what}"),
+            BitcodeError::SkipPastEnd { to, from } => {
+                write!(f, "can't skip to bit {to} from {from}")
+            }
+            BitcodeError::SkipAtEnd => f.write_str("can't skip block: already at end of stream"),
         }
     }
 }

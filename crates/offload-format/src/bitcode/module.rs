@@ -191,6 +191,9 @@ impl Mangling {
 /// Whether the module has non-empty module-level inline assembly.
 pub fn has_module_asm(stream: &[u8], module: &ModuleRef<'_>) -> Result<bool, BitcodeError> {
     let mut cursor = Cursor::new(stream);
+    // Only module-level records are read; BLOCKINFO inside the module
+    // cannot change how they are encoded.
+    cursor.skip_blockinfo(true);
     cursor.seek(module.bit)?;
     match cursor.advance()? {
         Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,

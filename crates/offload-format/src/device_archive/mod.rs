@@ -1,0 +1,757 @@
+//! Heterogeneous device archives: cutting a static library of bundled
+//! objects into one device archive per offload target, as
+//! `clang-offload-bundler -unbundle -type=a` (LLVM 22) does.
+//!
+//! A HIP or OpenMP static device library is an ordinary `ar` archive whose
+//! members are offload bundles: host objects carrying device code objects
+//! in `__CLANG_OFFLOAD_BUNDLE__<id>` sections, binary bundles, or either of
+//! them compressed (`CCOB`). At link time clang asks for one archive per
+//! target; every code object compatible with the target (by kind, triple
+//! and AMDGPU target ID, see
+//! [`EntryId::is_compatible_code_object`]) goes into it, named
+//! `<stem>-<entry id><stem><ext>` ([`naming`]).
+//!
+//! The work happens in two passes over the input, so that memory does not
+//! grow with the archive:
+//!
+//! 1. [`Unbundled::plan`] reads the members one at a time, finds the
+//!    compatible entries, and records for each output member its name,
+//!    size, archive symbols and where its bytes are. It also runs
+//!    `-check-input-archive` and decides every error and warning LLVM 22
+//!    would report, in LLVM 22's order, before anything is written.
+//! 2. [`Unbundled::write`] streams the output archives (GNU format with
+//!    LLVM's symbol table, byte-identical to 22), reading each member's
+//!    bytes again.
+//!
+//! ```no_run
+//! use offload_format::device_archive::{Input, Options, Target, Unbundled};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut input = Input::open("libdev.a".as_ref())?;
+//! let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx90a:xnack+")?];
+//! let options = Options { allow_missing_bundles: true, ..Options::default() };
+//! let plan = Unbundled::plan(&mut input, &targets, &options, "libdev.a", &mut |note| {
+//!     eprint!("{note}");
+//! })?;
+//! let mut out = Vec::new();
+//! plan.write(&mut input, &mut [&mut out as &mut dyn std::io::Write])?;
+//! # Ok(()) }
+//! ```
+//!
+//! Where LLVM 22 writes some archives and then fails, or succeeds after
+//! silently skipping part of a damaged archive, the caller gets an error
+//! before any output exists; see `docs/compat/archives-hda.md`.
+
+mod entries;
+pub mod naming;
+mod source;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::archive::{
+    member_symbols, plan_archive, ArchiveError, ArchivePlan, ArchiveWriteError, MemberLayout,
+    MemberSymbols, MemberWarning, WriteOptions,
+};
+use crate::ccob::{self, CcobError, Detection};
+use crate::entry_id::{self, EntryId, PieceCountError};
+use crate::object_bundle;
+
+pub use entries::{entries, ids_for_check, EntriesError, Entry, EntryData};
+pub use source::{Input, MemberInfo};
+
+/// A requested target: a standardised entry ID such as
+/// `hip-amdgcn-amd-amdhsa--gfx90a:xnack+`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    id: EntryId,
+}
+
+impl Target {
+    /// A target from its standardised spelling (what the bundler makes of a
+    /// `-targets` value, see [`EntryId::standardised`]). Only the piece
+    /// count is checked.
+    pub fn new(standardised: &str) -> Result<Target, PieceCountError> {
+        Ok(Target {
+            id: EntryId::parse(standardised)?,
+        })
+    }
+
+    /// The standardised ID.
+    pub fn as_str(&self) -> &str {
+        self.id.as_str()
+    }
+
+    /// The parsed ID.
+    pub fn entry_id(&self) -> &EntryId {
+        &self.id
+    }
+}
+
+/// The command-line switches that change the outcome.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `-hip-openmp-compatible`: HIP code objects serve OpenMP targets and
+    /// the reverse.
+    pub hip_openmp_compatible: bool,
+    /// `-allow-missing-bundles`: a target without code objects gets an
+    /// empty archive instead of an error.
+    pub allow_missing_bundles: bool,
+    /// `-check-input-archive`: fail if a member holds entries whose target
+    /// IDs conflict (LLVM 22's asymmetric rule, on whole entry IDs).
+    pub check_input_archive: bool,
+    /// `-verbose`: report on each member's compression.
+    pub verbose: bool,
+    /// `-###`: host objects are not extracted (they come out empty) and
+    /// the extraction command is reported instead, as LLVM 22 does.
+    pub print_commands: bool,
+    /// Archive writing options (the 64-bit symbol table threshold).
+    pub write: WriteOptions,
+}
+
+/// Something to tell the user while unbundling. `Display` gives the text
+/// LLVM 22 prints (with the trailing newline) except for
+/// [`Note::HostCommand`], which the front-end renders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// `-verbose` output for one member: `Uncompressed bundle.` or the
+    /// decompression report.
+    Verbose(String),
+    /// A bitcode code object whose symbols cannot be read; printed as
+    /// `warning: '<member>': <reason>` (no program name, as in LLVM).
+    Warning(MemberWarning),
+    /// `-###`: LLVM 22 would run `llvm-objcopy` to extract a host object
+    /// here and prints that command line instead.
+    HostCommand,
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::Verbose(text) => f.write_str(text),
+            Note::Warning(w) => writeln!(f, "warning: {w}"),
+            Note::HostCommand => {
+                f.write_str("llvm-objcopy --regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.*\n")
+            }
+        }
+    }
+}
+
+/// Why unbundling failed. `Display` gives the message that follows
+/// `<tool>: error: ` (LLVM 22's text wherever 22 reports the problem).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input file cannot be read.
+    Input {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        error: io::Error,
+    },
+    /// The input is not an archive, or is damaged (LLVM's texts).
+    Archive(ArchiveError),
+    /// A compressed member cannot be decompressed.
+    Decompress(CcobError),
+    /// A member's entries cannot be listed.
+    Entries {
+        /// Member name.
+        member: Vec<u8>,
+        /// Archive as given.
+        archive: String,
+        /// What is wrong.
+        error: Box<EntriesError>,
+    },
+    /// An entry ID without 5 or 6 `-`-separated pieces.
+    InvalidBundleId,
+    /// A wanted entry's section contents cannot be read (LLVM's text).
+    EntryContents(String),
+    /// A host object cannot be extracted from a member.
+    HostObject {
+        /// Member name.
+        member: Vec<u8>,
+        /// Archive as given.
+        archive: String,
+        /// Why.
+        error: Box<object_bundle::Error>,
+    },
+    /// `-check-input-archive` found a member with conflicting target IDs.
+    Conflict {
+        /// The entry ID seen first (in byte order).
+        first: String,
+        /// The entry ID that conflicts with it.
+        second: String,
+        /// The member name.
+        member: Vec<u8>,
+        /// Archive as given.
+        archive: String,
+    },
+    /// A target without code objects (and no `-allow-missing-bundles`).
+    NoCompatible {
+        /// The standardised target.
+        target: String,
+        /// Archive as given.
+        archive: String,
+    },
+    /// An output member is a broken object file, so its archive symbols
+    /// cannot be listed (LLVM's archive writer fails the same way).
+    MemberSymbols {
+        /// Output member name.
+        name: Vec<u8>,
+        /// Why.
+        reason: String,
+    },
+    /// An output member is bitcode with module-level inline assembly, on
+    /// which LLVM 22's bundler crashes.
+    ModuleAsm {
+        /// Output member name.
+        name: Vec<u8>,
+    },
+    /// A member is larger than an archive member header can record.
+    TooLarge {
+        /// Output member name.
+        name: Vec<u8>,
+    },
+    /// The input changed between the two passes.
+    Changed,
+    /// Writing an output failed.
+    Output(io::Error),
+}
+
+fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+fn os_text(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input { path, error } => {
+                write!(f, "'{}': {}", path.display(), os_text(error))
+            }
+            Error::Archive(e) => e.fmt(f),
+            Error::Decompress(e) => write!(f, "Failed to decompress code object: {e}"),
+            Error::Entries {
+                member,
+                archive,
+                error,
+            } => match error.as_ref() {
+                // LLVM's own wording, which names no file.
+                EntriesError::Object(e @ (object_bundle::Error::Elf(_) | object_bundle::Error::Coff(_))) => {
+                    e.fmt(f)
+                }
+                other => write!(f, "'{archive}({})': {other}", lossy(member)),
+            },
+            Error::InvalidBundleId => f.write_str(entry_id::INVALID_ID_IN_CODE_OBJECT),
+            Error::EntryContents(text) => f.write_str(text),
+            Error::HostObject {
+                member,
+                archive,
+                error,
+            } => write!(
+                f,
+                "'{archive}({})': cannot extract the host object: {error}",
+                lossy(member)
+            ),
+            Error::Conflict {
+                first,
+                second,
+                member,
+                archive,
+            } => write!(
+                f,
+                "conflicting TargetIDs [{first}, {second}] found in {} of {archive}",
+                lossy(member)
+            ),
+            Error::NoCompatible { target, archive } => write!(
+                f,
+                "no compatible code object found for the target '{target}' in heterogeneous archive library: {archive}"
+            ),
+            Error::MemberSymbols { name, reason } => write!(f, "'{}': {reason}", lossy(name)),
+            Error::ModuleAsm { name } => write!(
+                f,
+                "'{}': bitcode with module-level inline assembly cannot be put in a device archive \
+                 (LLVM 22's bundler crashes on it)",
+                lossy(name)
+            ),
+            Error::TooLarge { name } => write!(f, "File {} exceeds size limit", lossy(name)),
+            Error::Changed => f.write_str("the input archive changed while it was being read"),
+            Error::Output(e) => f.write_str(&os_text(e)),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Where an output member's bytes come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Content {
+    /// At this offset of the (decompressed) input member.
+    Range(u64),
+    /// The input member without its bundle sections.
+    HostObject,
+    /// Nothing (host objects under `-###`).
+    Empty,
+}
+
+/// One code object taken from the input: it becomes a member of every
+/// archive in `targets`.
+#[derive(Debug)]
+struct Planned {
+    content: Content,
+    size: u64,
+    name: Vec<u8>,
+    symbols: Result<MemberSymbols, String>,
+    module_asm: bool,
+    targets: Vec<usize>,
+}
+
+/// An input member with at least one planned code object.
+#[derive(Debug)]
+struct Source {
+    member: usize,
+    compressed: bool,
+    /// Whether the member must be loaded whole in the second pass.
+    whole: bool,
+    entries: std::ops::Range<usize>,
+}
+
+/// The outcome of the first pass: what every output archive will hold.
+#[derive(Debug)]
+pub struct Unbundled {
+    sources: Vec<Source>,
+    planned: Vec<Planned>,
+    /// Layouts of the finished targets.
+    archives: Vec<ArchivePlan>,
+    /// The standardised targets.
+    targets: Vec<String>,
+    options: Options,
+    archive_name: String,
+}
+
+/// The member bytes as the handlers see them: decompressed if compressed.
+enum Member<'a> {
+    Plain(&'a [u8]),
+    Decompressed(Vec<u8>),
+}
+
+impl Member<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Member::Plain(b) => b,
+            Member::Decompressed(v) => v,
+        }
+    }
+}
+
+/// LLVM 22's "decompress if necessary" step for an archive member, with
+/// the project's stricter checks (verified hash and sizes, see
+/// `docs/compat/ccob.md`).
+fn decompress<'a>(
+    data: &'a [u8],
+    verbose: bool,
+    notes: &mut dyn FnMut(Note),
+) -> Result<Member<'a>, Error> {
+    match ccob::detect(data) {
+        Detection::TooShort => Ok(Member::Plain(data)),
+        Detection::Uncompressed => {
+            if verbose {
+                notes(Note::Verbose("Uncompressed bundle.\n".to_string()));
+            }
+            Ok(Member::Plain(data))
+        }
+        Detection::Compressed => {
+            let out = ccob::decompress_unverified(data).map_err(Error::Decompress)?;
+            if verbose {
+                notes(Note::Verbose(ccob::format_decompress_report(&out.report())));
+            }
+            out.verify().map_err(Error::Decompress)?;
+            if out.ccob_len != data.len() && out.header.method == ccob::Method::Zstd {
+                // 22 hands zstd everything after the header; bytes after
+                // the frame make it fail with this message. (zlib stops at
+                // the end of its stream and ignores them.)
+                return Err(Error::Decompress(CcobError::Codec {
+                    method: ccob::Method::Zstd,
+                    message: "Src size is incorrect".to_string(),
+                }));
+            }
+            Ok(Member::Decompressed(out.data))
+        }
+    }
+}
+
+/// The position of `part` inside `whole`, which the handlers slice it from.
+fn offset_in(whole: &[u8], part: &[u8]) -> u64 {
+    (part.as_ptr() as usize - whole.as_ptr() as usize) as u64
+}
+
+fn symbols_of(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
+    let symbols = member_symbols(data);
+    let module_asm = matches!(symbols, Ok(MemberSymbols::Symbols(_)))
+        && crate::bitcode::is_bitcode(data)
+        && crate::bitcode::has_module_asm(data).unwrap_or(false);
+    (symbols, module_asm)
+}
+
+impl Unbundled {
+    /// The first pass: reads every member of `input`, decides the content
+    /// of each output archive (one per target, in order), and reports
+    /// through `notes` what LLVM 22 prints on the way (verbose reports,
+    /// `-###` commands). Every target must then be finished
+    /// ([`Unbundled::finish_target`]) before [`Unbundled::write`]; see
+    /// [`Unbundled::plan`] for both at once. Every error LLVM 22 would
+    /// report comes from these, so writing can only fail on I/O.
+    ///
+    /// `archive_name` is the input as given on the command line, for
+    /// messages.
+    pub fn read(
+        input: &mut Input<'_>,
+        targets: &[Target],
+        options: &Options,
+        archive_name: &str,
+        notes: &mut dyn FnMut(Note),
+    ) -> Result<Unbundled, Error> {
+        if options.check_input_archive {
+            check_input_archive(input, archive_name)?;
+        }
+        let mut sources = Vec::new();
+        let mut planned: Vec<Planned> = Vec::new();
+        let mut selections: HashMap<Vec<u8>, (Vec<usize>, String)> = HashMap::new();
+        for index in 0..input.members().len() {
+            let name = input.members()[index].name.clone();
+            let data = input.load(index)?;
+            let member = decompress(data, options.verbose, notes)?;
+            let bytes = member.bytes();
+            let first = planned.len();
+            let mut whole = false;
+            for entry in entries(bytes, false) {
+                let entry = entry.map_err(|error| Error::Entries {
+                    member: name.clone(),
+                    archive: archive_name.to_string(),
+                    error: Box::new(error),
+                })?;
+                // Libraries repeat the same few IDs in every member: decide
+                // each distinct ID once.
+                let selection = match selections.get(entry.id) {
+                    Some(s) => s,
+                    None => {
+                        let id_text = lossy(entry.id);
+                        if !entry_id::has_valid_piece_count(&id_text) {
+                            return Err(Error::InvalidBundleId);
+                        }
+                        let id = EntryId::parse(&id_text).map_err(|_| Error::InvalidBundleId)?;
+                        let wanted: Vec<usize> = targets
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, t)| {
+                                id.is_compatible_code_object(&t.id, options.hip_openmp_compatible)
+                            })
+                            .map(|(i, _)| i)
+                            .collect();
+                        selections
+                            .entry(entry.id.to_vec())
+                            .or_insert((wanted, id.target_id().to_string()))
+                    }
+                };
+                let (wanted, target_id) = (selection.0.clone(), selection.1.as_str());
+                if wanted.is_empty() {
+                    continue;
+                }
+                let (content, size, (symbols, module_asm)) = match entry.data {
+                    EntryData::Bytes(b) => (
+                        Content::Range(offset_in(bytes, b)),
+                        b.len() as u64,
+                        symbols_of(b),
+                    ),
+                    EntryData::Unreadable(text) => return Err(Error::EntryContents(text)),
+                    EntryData::HostObject if options.print_commands => {
+                        notes(Note::HostCommand);
+                        (Content::Empty, 0, symbols_of(&[]))
+                    }
+                    EntryData::HostObject => {
+                        let host =
+                            object_bundle::strip_bundle_sections(bytes).map_err(|error| {
+                                Error::HostObject {
+                                    member: name.clone(),
+                                    archive: archive_name.to_string(),
+                                    error: Box::new(error),
+                                }
+                            })?;
+                        whole = true;
+                        (Content::HostObject, host.len() as u64, symbols_of(&host))
+                    }
+                };
+                planned.push(Planned {
+                    content,
+                    size,
+                    name: naming::output_member_name(&name, entry.id, target_id),
+                    symbols,
+                    module_asm,
+                    targets: wanted,
+                });
+            }
+            if planned.len() > first {
+                sources.push(Source {
+                    member: index,
+                    compressed: matches!(member, Member::Decompressed(_)),
+                    whole,
+                    entries: first..planned.len(),
+                });
+            }
+        }
+        if let Some(e) = input.take_error() {
+            return Err(Error::Archive(e));
+        }
+        Ok(Unbundled {
+            sources,
+            planned,
+            archives: Vec::with_capacity(targets.len()),
+            targets: targets.iter().map(|t| t.as_str().to_string()).collect(),
+            options: *options,
+            archive_name: archive_name.to_string(),
+        })
+    }
+
+    /// The first pass and every target's [`Unbundled::finish_target`]:
+    /// all of LLVM 22's checks, in its order, before anything is written.
+    pub fn plan(
+        input: &mut Input<'_>,
+        targets: &[Target],
+        options: &Options,
+        archive_name: &str,
+        notes: &mut dyn FnMut(Note),
+    ) -> Result<Unbundled, Error> {
+        let mut plan = Unbundled::read(input, targets, options, archive_name, notes)?;
+        while plan.finish_target(notes)? {}
+        Ok(plan)
+    }
+
+    /// Lays out the next output archive, in target order, with the checks
+    /// LLVM 22 makes when it writes that archive: a target without code
+    /// objects is an error unless missing bundles are allowed, a broken
+    /// object member is an error, and unreadable bitcode gives a warning.
+    /// Returns `false` once every target is done.
+    ///
+    /// A front-end that must report a problem with an output file at the
+    /// point LLVM 22 would (when that archive's turn comes) calls this once
+    /// per target, opening the target's output in between.
+    pub fn finish_target(&mut self, notes: &mut dyn FnMut(Note)) -> Result<bool, Error> {
+        let t = self.archives.len();
+        if t == self.targets.len() {
+            return Ok(false);
+        }
+        let mut layouts = Vec::new();
+        for p in self.planned.iter().filter(|p| p.targets.contains(&t)) {
+            let symbols = match &p.symbols {
+                Ok(s) => s,
+                Err(reason) => {
+                    return Err(Error::MemberSymbols {
+                        name: p.name.clone(),
+                        reason: reason.clone(),
+                    })
+                }
+            };
+            if p.module_asm {
+                return Err(Error::ModuleAsm {
+                    name: p.name.clone(),
+                });
+            }
+            if let MemberSymbols::Unreadable(message) = symbols {
+                notes(Note::Warning(MemberWarning {
+                    member: p.name.clone(),
+                    message: message.clone(),
+                }));
+            }
+            layouts.push(MemberLayout {
+                name: &p.name,
+                size: p.size,
+                symbols,
+            });
+        }
+        if layouts.is_empty() && !self.options.allow_missing_bundles {
+            return Err(Error::NoCompatible {
+                target: self.targets[t].clone(),
+                archive: self.archive_name.clone(),
+            });
+        }
+        let plan = plan_archive(&layouts, &self.options.write).map_err(|e| match e {
+            ArchiveWriteError::TooLarge { name } => Error::TooLarge { name },
+            ArchiveWriteError::Member { name, reason } => Error::MemberSymbols { name, reason },
+            ArchiveWriteError::Io(e) => Error::Output(e),
+        })?;
+        self.archives.push(plan);
+        Ok(true)
+    }
+
+    /// The number of output archives (one per target).
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Whether there are no targets.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// Whether any code object goes to target `index`.
+    pub fn target_has_members(&self, index: usize) -> bool {
+        self.planned.iter().any(|p| p.targets.contains(&index))
+    }
+
+    /// The layout of output archive `index` (its size, its symbol-table
+    /// flavour), once that target is finished.
+    pub fn archive(&self, index: usize) -> &ArchivePlan {
+        &self.archives[index]
+    }
+
+    /// The names of output archive `index`'s members, in order.
+    pub fn member_names(&self, index: usize) -> Vec<&[u8]> {
+        self.planned
+            .iter()
+            .filter(|p| p.targets.contains(&index))
+            .map(|p| p.name.as_slice())
+            .collect()
+    }
+
+    /// The second pass: writes output archive `i` to `outputs[i]`, reading
+    /// the members again from `input` (which must be the input the plan
+    /// was made from). Everything is streamed; at most one input member
+    /// is held in memory.
+    pub fn write(
+        &self,
+        input: &mut Input<'_>,
+        outputs: &mut [&mut dyn Write],
+    ) -> Result<(), Error> {
+        assert_eq!(outputs.len(), self.targets.len(), "one output per target");
+        assert_eq!(
+            self.archives.len(),
+            self.targets.len(),
+            "every target must be finished before writing"
+        );
+        for (plan, out) in self.archives.iter().zip(outputs.iter_mut()) {
+            out.write_all(plan.head()).map_err(Error::Output)?;
+        }
+        let mut next = vec![0usize; self.archives.len()];
+        let mut emit = |targets: &[usize], bytes: &[u8], outputs: &mut [&mut dyn Write]| {
+            for &t in targets {
+                let plan = &self.archives[t];
+                let k = next[t];
+                next[t] += 1;
+                let out = &mut outputs[t];
+                out.write_all(plan.member_header(k))
+                    .and_then(|()| out.write_all(bytes))
+                    .and_then(|()| out.write_all(plan.member_padding(k)))
+                    .map_err(Error::Output)?;
+            }
+            Ok::<(), Error>(())
+        };
+        let mut ignore = |_: Note| {};
+        for source in &self.sources {
+            let entries = &self.planned[source.entries.clone()];
+            let thin = input.members()[source.member].is_thin();
+            if source.whole || source.compressed || thin {
+                let data = input.load(source.member)?;
+                let member = decompress(data, false, &mut ignore)?;
+                let bytes = member.bytes();
+                for p in entries {
+                    let host;
+                    let content: &[u8] = match p.content {
+                        Content::Range(offset) => {
+                            source::slice(bytes, offset, p.size).ok_or(Error::Changed)?
+                        }
+                        Content::HostObject => {
+                            host = object_bundle::strip_bundle_sections(bytes)
+                                .map_err(|_| Error::Changed)?;
+                            &host
+                        }
+                        Content::Empty => &[],
+                    };
+                    if content.len() as u64 != p.size {
+                        return Err(Error::Changed);
+                    }
+                    emit(&p.targets, content, outputs)?;
+                }
+            } else {
+                for p in entries {
+                    match p.content {
+                        Content::Range(offset) => {
+                            let content = input.load_range(source.member, offset, p.size)?;
+                            emit(&p.targets, content, outputs)?;
+                        }
+                        Content::Empty => emit(&p.targets, &[], outputs)?,
+                        Content::HostObject => unreachable!("host objects load the whole member"),
+                    }
+                }
+            }
+        }
+        for out in outputs.iter_mut() {
+            out.flush().map_err(Error::Output)?;
+        }
+        Ok(())
+    }
+
+    /// Both passes, with every output archive returned as bytes.
+    pub fn to_vecs(
+        input: &mut Input<'_>,
+        targets: &[Target],
+        options: &Options,
+        archive_name: &str,
+        notes: &mut dyn FnMut(Note),
+    ) -> Result<Vec<Vec<u8>>, Error> {
+        let plan = Unbundled::plan(input, targets, options, archive_name, notes)?;
+        let mut bufs: Vec<Vec<u8>> = plan
+            .archives
+            .iter()
+            .map(|a| Vec::with_capacity(usize::try_from(a.total_size()).unwrap_or(0)))
+            .collect();
+        {
+            let mut outs: Vec<&mut dyn Write> =
+                bufs.iter_mut().map(|b| b as &mut dyn Write).collect();
+            plan.write(input, &mut outs)?;
+        }
+        Ok(bufs)
+    }
+}
+
+/// `-check-input-archive`: for each raw member (not decompressed), the
+/// set of its entry IDs must pass LLVM 22's asymmetric conflict rule
+/// ([`crate::target_id::find_conflict`]) applied to whole entry IDs.
+fn check_input_archive(input: &mut Input<'_>, archive_name: &str) -> Result<(), Error> {
+    for index in 0..input.members().len() {
+        let name = input.members()[index].name.clone();
+        let data = input.load(index)?;
+        let ids = ids_for_check(data).map_err(|error| Error::Entries {
+            member: name.clone(),
+            archive: archive_name.to_string(),
+            error: Box::new(error),
+        })?;
+        // LLVM keeps the IDs in a set ordered by bytes.
+        let set: BTreeSet<&[u8]> = ids.into_iter().collect();
+        let texts: Vec<String> = set.iter().map(|id| lossy(id).into_owned()).collect();
+        if let Some((first, second)) =
+            crate::target_id::find_conflict(texts.iter().map(String::as_str))
+        {
+            return Err(Error::Conflict {
+                first: first.to_string(),
+                second: second.to_string(),
+                member: name,
+                archive: archive_name.to_string(),
+            });
+        }
+    }
+    if let Some(e) = input.take_error() {
+        return Err(Error::Archive(e));
+    }
+    Ok(())
+}
