@@ -67,7 +67,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             continue;
         }
         ran += 1;
-        let verdict = if ours.problems.is_empty() {
+        let verdict = if ours.problems.is_empty() && case.unnamed {
+            "ok (NOTE: our message names no file)".to_string()
+        } else if ours.problems.is_empty() {
             "ok".to_string()
         } else if case.known_crash || case.pending || case.disputed {
             known += 1;
