@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(stripped) = strip_bundle_sections(data) {
         if let Ok(again) = ObjectFile::parse(&stripped) {
             let left = again.bundle_sections().filter(|s| s.is_ok()).count();
-            assert_eq!(left, 0, "{sections} bundle sections, {left} left after stripping");
+            assert_eq!(
+                left, 0,
+                "{sections} bundle sections, {left} left after stripping"
+            );
         }
     }
     let _ = SECTION_PREFIX;

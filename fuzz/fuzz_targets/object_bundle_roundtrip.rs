@@ -29,9 +29,30 @@ fn entries<'a>(data: &mut &'a [u8]) -> Option<Vec<(&'a [u8], &'a [u8])>> {
     Some(out)
 }
 
+/// Whether `data` is an ELF file without a section header table
+/// (`e_shoff` 0 or `e_shnum` 0). For a host without a usable section table
+/// (none, or no section name table) llvm-objcopy 22 writes the added
+/// sections' data but no section header table, so nothing lists them. Our
+/// rewriter gives the same bytes (checked against llvm-objcopy-22 on the
+/// fuzzer's finds) and the bundler's `-type=o` output equals LLVM's; the
+/// entries are lost in both. Such output is accepted here, as long as it
+/// lists no section at all.
+fn elf_without_sections(data: &[u8]) -> bool {
+    if !data.starts_with(b"\x7fELF") {
+        return false;
+    }
+    let zero = |r: Option<&[u8]>| r.is_some_and(|b| b.iter().all(|&x| x == 0));
+    match data.get(4) {
+        Some(1) => zero(data.get(0x20..0x24)) || zero(data.get(0x30..0x32)),
+        _ => zero(data.get(0x28..0x30)) || zero(data.get(0x3c..0x3e)),
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut rest = data;
-    let Some(entries) = entries(&mut rest) else { return };
+    let Some(entries) = entries(&mut rest) else {
+        return;
+    };
     let host = rest;
     let Ok(fat) = add_bundle_sections(host, &entries) else {
         return;
@@ -40,14 +61,22 @@ fuzz_target!(|data: &[u8]| {
     if entries.iter().any(|(id, _)| id.contains(&0)) {
         return;
     }
+    if elf_without_sections(&fat) {
+        return;
+    }
     let found = bundle_sections(&fat).expect("our fat object reads back");
     // The host may already carry bundle sections; ours come last.
     assert!(found.len() >= entries.len());
     let ours = &found[found.len() - entries.len()..];
     for (section, (id, content)) in ours.iter().zip(&entries) {
         assert_eq!(section.id, *id);
-        assert_eq!(section.contents().expect("contents inside the file"), *content);
+        assert_eq!(
+            section.contents().expect("contents inside the file"),
+            *content
+        );
     }
     let thin = strip_bundle_sections(&fat).expect("our fat object can be stripped");
-    assert!(bundle_sections(&thin).expect("the stripped object reads").is_empty());
+    assert!(bundle_sections(&thin)
+        .expect("the stripped object reads")
+        .is_empty());
 });

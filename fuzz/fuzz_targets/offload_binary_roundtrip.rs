@@ -40,11 +40,11 @@ fn expected<'a>(strings: &[(&'a [u8], &'a [u8])]) -> Vec<(&'a [u8], &'a [u8])> {
 
 fuzz_target!(|input: Input<'_>| {
     // Keys and values are NUL-terminated in the format.
-    if input
-        .images
-        .iter()
-        .any(|i| i.strings.iter().any(|(k, v)| k.contains(&0) || v.contains(&0)))
-    {
+    if input.images.iter().any(|i| {
+        i.strings
+            .iter()
+            .any(|(k, v)| k.contains(&0) || v.contains(&0))
+    }) {
         return;
     }
     let entries: Vec<ImageEntry<'_>> = input
@@ -80,7 +80,11 @@ fuzz_target!(|input: Input<'_>| {
         assert_eq!(r.offload_kind, e.offload_kind);
         assert_eq!(r.flags, e.flags);
         assert_eq!(r.image.as_ref(), e.image);
-        let got: Vec<(&[u8], &[u8])> = r.strings.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+        let got: Vec<(&[u8], &[u8])> = r
+            .strings
+            .iter()
+            .map(|(k, v)| (k.as_ref(), v.as_ref()))
+            .collect();
         let mut want = expected(&e.strings);
         let mut got_sorted = got.clone();
         // Versions 2 and 3 may store strings in another order.

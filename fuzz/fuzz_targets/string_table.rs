@@ -27,7 +27,11 @@ fuzz_target!(|input: Input<'_>| {
         assert_eq!(bytes[at + s.len()], 0);
     }
 
-    let mut b = if input.coff { Builder::new_coff() } else { Builder::new() };
+    let mut b = if input.coff {
+        Builder::new_coff()
+    } else {
+        Builder::new()
+    };
     for (s, p) in &strings {
         b.add_with_priority(s, *p);
     }

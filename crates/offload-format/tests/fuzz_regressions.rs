@@ -46,3 +46,29 @@ fn thin_member_that_is_a_device_is_refused() {
         .unwrap_err();
     assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
 }
+
+/// object_bundle_roundtrip: a host whose sections have alignments near
+/// 2^64 made the layout wrap to small offsets, and the "fat" object was
+/// written with a section over the ELF header (the bundler exited 0 with
+/// an unreadable object; LLVM 22's llvm-objcopy fails). LLVM rounds up by
+/// dividing first; with the same arithmetic the size comes out as the one
+/// llvm-objcopy-22 fails to allocate (0xf6000000000001d0), and is refused.
+#[test]
+fn huge_section_alignments_do_not_wrap_the_layout() {
+    use offload_format::object_bundle::{add_bundle_sections, Error};
+    let host = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/hostile/elf-host-two-huge-aligns.o"),
+    )
+    .unwrap();
+    // What `clang-offload-bundler -type=o` adds: the host placeholder and
+    // one device entry.
+    let entries: [(&[u8], &[u8]); 2] = [
+        (b"host-x86_64-unknown-linux-gnu-", b"\0"),
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"DEV1"),
+    ];
+    match add_bundle_sections(&host, &entries) {
+        Err(Error::OutputTooLarge { size }) => assert_eq!(size, 0xf600_0000_0000_01d0),
+        other => panic!("expected OutputTooLarge, got {other:?}"),
+    }
+}

@@ -231,9 +231,12 @@ fn archive_writer_sym64_offsets_past_4gib() {
         })
         .expect("an ELF member in elf-mixed.a");
 
-    let Some(big) = lazy_zeros(FOUR_GIB) else {
+    let Some(mut big) = lazy_zeros(FOUR_GIB) else {
         return;
     };
+    // Two zero bytes at the start would make it a COFF object of unknown
+    // machine to LLVM's file sniffing; this is plain data.
+    big[..8].copy_from_slice(b"BIGDATA!");
     let members = [
         NewMember {
             name: b"big.bin",

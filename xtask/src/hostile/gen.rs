@@ -625,6 +625,44 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut e = elf_with(&[(gfx906_section, 1, None, 4)], b"DEV1");
     e[62..64].copy_from_slice(&200u16.to_le_bytes());
     v.push(("elf-shstrndx-oob.o", e));
+    // A NOBITS section aligned to 0xFF00000000000004: laying the object out
+    // again cannot honour that (llvm-objcopy 22 fails to allocate).
+    let mut e = elf_with(
+        &[(b".text", 1, None, 4), (b".tbss", 8, None, 0)],
+        b"\xc3\x90\x90\x90",
+    );
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    let align_at = shoff + 3 * 64 + 48;
+    e[align_at..align_at + 8].copy_from_slice(&0xFF00_0000_0000_0004u64.to_le_bytes());
+    v.push(("elf-host-huge-align.o", e));
+    // A PROGBITS section aligned to 0xFC00000000000001 (not a power of two).
+    let mut e = elf_with(
+        &[(b".text", 1, None, 4), (b".comment", 1, None, 4)],
+        b"\xc3\x90\x90\x90GCC\0",
+    );
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    let align_at = shoff + 3 * 64 + 48;
+    e[align_at..align_at + 8].copy_from_slice(&0xFC00_0000_0000_0001u64.to_le_bytes());
+    v.push(("elf-host-odd-align.o", e));
+    // Both: a NOBITS section aligned to 0xFF00000000000004, then a PROGBITS
+    // one aligned to 0xFB00000000000001 (found by object_bundle_roundtrip).
+    let mut e = elf_with(
+        &[
+            (b".text", 1, None, 4),
+            (b".tbss", 8, None, 0),
+            (b".comment", 1, None, 4),
+        ],
+        b"\xc3\x90\x90\x90GCC\0",
+    );
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    for (index, align) in [
+        (3usize, 0xFF00_0000_0000_0004u64),
+        (4, 0xFB00_0000_0000_0001),
+    ] {
+        let at = shoff + index * 64 + 48;
+        e[at..at + 8].copy_from_slice(&align.to_le_bytes());
+    }
+    v.push(("elf-host-two-huge-aligns.o", e));
     v.push((
         "coff-bundle-section-oob.o",
         coff_with(gfx906_section, 1 << 20, 16),
