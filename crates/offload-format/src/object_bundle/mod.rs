@@ -265,7 +265,12 @@ impl<'a> Iterator for BundleSections<'_, 'a> {
                     return Some(Err(e));
                 }
             };
-            if let Some(id) = name.strip_prefix(SECTION_PREFIX.as_bytes()) {
+            // A section named just the prefix carries no entry: LLVM 22
+            // skips it when listing and unbundling.
+            let id = name
+                .strip_prefix(SECTION_PREFIX.as_bytes())
+                .filter(|id| !id.is_empty());
+            if let Some(id) = id {
                 return Some(Ok(BundleSection {
                     id,
                     section_index: i,
