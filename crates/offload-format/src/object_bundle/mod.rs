@@ -20,7 +20,7 @@
 //! never contain bundles: their section names are too short for the prefix)
 //! but not rewritten, because llvm-objcopy 22 cannot do it either. PE images,
 //! WebAssembly, XCOFF, GOFF and DXContainer are refused with
-//! [`Error::Unsupported`] (see `docs/compat/object-bundles.md`).
+//! [`Error::Unsupported`] (see `docs/compat.md#object-bundles-clang-offload-bundler--typeo`).
 
 mod coff;
 mod command;
