@@ -6,7 +6,9 @@ mod bench;
 mod conformance;
 mod e2e;
 mod fixtures;
+mod fuzz;
 mod harness;
+mod hostile;
 
 use std::process::ExitCode;
 
@@ -33,6 +35,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "bench",
         bench::run,
         "time and memory against LLVM 22 and cp [SCENARIO...] [--smoke] [--sizes 1M,16M] [--reps N] [--write-docs]",
+    ),
+    (
+        "fuzz",
+        fuzz::run,
+        "run the cargo-fuzz targets (nightly) [TARGET...] [--seconds N] [--list] [--seed-corpus]",
+    ),
+    (
+        "hostile",
+        hostile::run,
+        "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -136,7 +136,18 @@ pub fn parse_to<T: CommandFactory + FromArgMatches>(
     out: &mut Vec<u8>,
     err: &mut Vec<u8>,
 ) -> Result<Parsed<T>, ExitCode> {
-    let argv = response::expand(args);
+    let argv = match response::expand(args, spec.llvm14) {
+        Ok(argv) => argv,
+        Err(message) => {
+            // LLVM 22 prints this and then runs the tool with no options
+            // at all, which ends in a tool-specific error (or, for
+            // llvm-offload-binary, a crash); stopping here is the
+            // dependable part of that.
+            err.extend_from_slice(message.as_bytes());
+            err.push(b'\n');
+            return Err(ExitCode::FAILURE);
+        }
+    };
     let argv0 = argv.first().cloned().unwrap_or_default();
     let prog = Path::new(&argv0)
         .file_name()

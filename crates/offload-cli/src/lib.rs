@@ -10,3 +10,7 @@ pub mod cl;
 pub mod diag;
 pub mod fsio;
 mod response;
+
+/// The GNU response-file tokenizer `@file` expansion uses, exposed for the
+/// fuzz targets.
+pub use response::tokenize_gnu;

@@ -264,10 +264,23 @@ impl<'a> Archive<'a> {
             MemberContent::Inline(bytes) => Ok(Cow::Borrowed(bytes)),
             MemberContent::Thin { .. } => {
                 let path = thin_member_path(archive_path, member.name);
-                let read = if path.is_dir() {
-                    Err(std::io::Error::from_raw_os_error(21))
-                } else {
-                    std::fs::read(&path)
+                let read = match std::fs::metadata(&path) {
+                    Ok(md) if md.is_dir() => Err(std::io::Error::from_raw_os_error(21)),
+                    // The name comes from the archive: a device or FIFO
+                    // (`/dev/zero`, `/dev/stdin`) would be read without end
+                    // or block. Members are regular files.
+                    Ok(md) if !md.is_file() => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file",
+                    )),
+                    Ok(_) => std::fs::read(&path).map_err(|e| {
+                        if e.kind() == std::io::ErrorKind::OutOfMemory {
+                            std::io::Error::from_raw_os_error(12)
+                        } else {
+                            e
+                        }
+                    }),
+                    Err(e) => Err(e),
                 };
                 read.map(Cow::Owned)
                     .map_err(|error| ArchiveError::ThinMember {
@@ -424,7 +437,12 @@ impl<'a> Archive<'a> {
             if matches!(self.kind, ArchiveKind::Gnu | ArchiveKind::Gnu64) {
                 let end = table[at..].iter().position(|&b| b == b'\n').map(|p| p + at);
                 return match end {
-                    Some(end) if end >= 1 && table[end - 1] == b'/' => Ok(&table[at..end - 1]),
+                    // A terminator right at the offset (the `/` before it
+                    // ending the previous name) gives an empty name, as
+                    // LLVM's clamping slice does.
+                    Some(end) if end >= 1 && table[end - 1] == b'/' => {
+                        Ok(table.get(at..end - 1).unwrap_or_default())
+                    }
                     _ => Err(malformed(format!(
                         "string table at long name offset {at} not terminated"
                     ))),

@@ -203,9 +203,13 @@ fn is_valid_reserved_index(index: u32, machine: u16) -> bool {
     }
 }
 
-/// LLVM's `alignTo(Value, Align)`, with C++ unsigned wrap-around.
+/// LLVM's `alignTo(Value, Align)`: the rounded-up quotient times `Align`,
+/// wrapping like C++ unsigned arithmetic only in that product. (LLVM 22
+/// divides before it multiplies; adding `Align - 1` first would wrap for
+/// huge alignments and put a section back at a small offset, over the
+/// headers.)
 fn align_to(value: u64, align: u64) -> u64 {
-    (value.wrapping_add(align).wrapping_sub(1) / align).wrapping_mul(align)
+    (value / align + u64::from(value % align != 0)).wrapping_mul(align)
 }
 
 /// LLVM's `alignTo(Value, Align, Skew)`.

@@ -1,0 +1,14 @@
+//! The hostile-input corpus (`tests/hostile/`) against `clang-offload-wrapper`: every
+//! case must fail cleanly (exit 1, a message, no panic or signal, bounded
+//! memory and time, no output created or changed).
+
+#[path = "../../../tests/hostile/runner.rs"]
+mod runner;
+
+#[test]
+fn hostile_corpus() {
+    runner::check_tool(
+        "clang-offload-wrapper",
+        env!("CARGO_BIN_EXE_clang-offload-wrapper").as_ref(),
+    );
+}

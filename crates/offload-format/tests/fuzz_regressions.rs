@@ -1,0 +1,74 @@
+//! Inputs the fuzz targets (`fuzz/`) found to crash the library, each kept
+//! as a test of the behaviour that replaced the crash. The same inputs are
+//! seeds of the target that found them (`fuzz/corpus/<target>/regress-*`).
+
+use offload_format::archive::{Archive, MemberContent};
+
+/// A GNU member header in `ar`'s layout.
+fn header(name: &str, size: usize) -> Vec<u8> {
+    format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
+}
+
+/// archive_read: a long-name offset that points at the `\n` ending the
+/// previous name panicked (slice start after end). LLVM's reader gives the
+/// member an empty name (`llvm-ar-22 t` lists one empty line).
+#[test]
+fn long_name_offset_at_a_terminator_is_an_empty_name() {
+    let table = b"ab/\n";
+    let mut data = b"!<arch>\n".to_vec();
+    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    data.extend_from_slice(table);
+    data.extend(header("/3", 2));
+    data.extend_from_slice(b"hi");
+    let archive = Archive::parse(&data).unwrap();
+    let members: Vec<_> = archive.members().collect::<Result<_, _>>().unwrap();
+    assert_eq!(members.len(), 1);
+    assert_eq!(members[0].name, b"");
+    assert_eq!(members[0].content, MemberContent::Inline(b"hi"));
+}
+
+/// Hostile corpus `archive-thin-dev-zero.a`: a thin archive naming
+/// `/dev/zero` made the reader read without end (LLVM 22 runs out of memory
+/// and aborts). Only regular files are thin members.
+#[test]
+fn thin_member_that_is_a_device_is_refused() {
+    let table = b"/dev/zero/\n";
+    let mut data = b"!<thin>\n".to_vec();
+    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    data.extend_from_slice(table);
+    data.push(b'\n');
+    data.extend(header("/0", 100));
+    let archive = Archive::parse(&data).unwrap();
+    let member = archive.members().next().unwrap().unwrap();
+    assert_eq!(member.name, b"/dev/zero");
+    let e = archive
+        .member_data(&member, std::path::Path::new("x.a"))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
+}
+
+/// object_bundle_roundtrip: a host whose sections have alignments near
+/// 2^64 made the layout wrap to small offsets, and the "fat" object was
+/// written with a section over the ELF header (the bundler exited 0 with
+/// an unreadable object; LLVM 22's llvm-objcopy fails). LLVM rounds up by
+/// dividing first; with the same arithmetic the size comes out as the one
+/// llvm-objcopy-22 fails to allocate (0xf6000000000001d0), and is refused.
+#[test]
+fn huge_section_alignments_do_not_wrap_the_layout() {
+    use offload_format::object_bundle::{add_bundle_sections, Error};
+    let host = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/hostile/elf-host-two-huge-aligns.o"),
+    )
+    .unwrap();
+    // What `clang-offload-bundler -type=o` adds: the host placeholder and
+    // one device entry.
+    let entries: [(&[u8], &[u8]); 2] = [
+        (b"host-x86_64-unknown-linux-gnu-", b"\0"),
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"DEV1"),
+    ];
+    match add_bundle_sections(&host, &entries) {
+        Err(Error::OutputTooLarge { size }) => assert_eq!(size, 0xf600_0000_0000_01d0),
+        other => panic!("expected OutputTooLarge, got {other:?}"),
+    }
+}

@@ -1,0 +1,218 @@
+//! `cargo xtask hostile`: runs the hostile-input corpus (`tests/hostile/`)
+//! against our tools (debug builds, so arithmetic overflow panics), and
+//! with `--compare` also against LLVM's, to show what each case does to
+//! the tools we replace. `--write-corpus` regenerates the forged files.
+//!
+//! The same corpus runs in `cargo test` through each CLI crate's
+//! `tests/hostile.rs`; this task adds the LLVM column and a summary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::harness::{reference_tool, workspace_root};
+
+#[path = "../../tests/hostile/runner.rs"]
+mod runner;
+
+mod gen;
+
+/// Our binaries by tool name.
+const TOOLS: &[&str] = &[
+    "clang-offload-bundler",
+    "llvm-offload-binary",
+    "clang-offload-packager",
+    "llvm-offload-wrapper",
+    "clang-offload-wrapper",
+];
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut tools = Vec::new();
+    let mut compare = false;
+    let mut bin_dir: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--compare" => compare = true,
+            "--write-corpus" => {
+                gen::write(&workspace_root().join("tests/hostile"))?;
+                eprintln!("hostile: corpus files written");
+                return runner::load_index().map(|_| ());
+            }
+            "--bin-dir" => {
+                bin_dir = Some(PathBuf::from(it.next().ok_or("--bin-dir needs a value")?))
+            }
+            t if TOOLS.contains(&t) => tools.push(t.to_string()),
+            other => {
+                return Err(format!(
+                    "unknown argument '{other}' (tools: {})",
+                    TOOLS.join(", ")
+                ))
+            }
+        }
+    }
+    let cases = runner::load_index()?;
+    let bin_dir = match bin_dir {
+        Some(d) => d,
+        None => build()?,
+    };
+    println!("| case | tool | ours | LLVM |");
+    println!("|---|---|---|---|");
+    let (mut failed, mut known, mut ran) = (0, 0, 0);
+    for case in &cases {
+        if !tools.is_empty() && !tools.contains(&case.tool) {
+            continue;
+        }
+        let ours = runner::run_case(case, &bin_dir.join(&case.tool));
+        if ours.skipped.is_some() {
+            continue;
+        }
+        ran += 1;
+        let verdict = if ours.problems.is_empty() && case.unnamed {
+            "ok (NOTE: our message names no file)".to_string()
+        } else if ours.problems.is_empty() {
+            "ok".to_string()
+        } else if case.known_crash || case.pending || case.disputed {
+            known += 1;
+            let why = if case.known_crash {
+                "KNOWN CRASH"
+            } else if case.pending {
+                "PENDING"
+            } else {
+                "DISPUTED"
+            };
+            format!("{why}: {}", ours.problems.join("; "))
+        } else {
+            failed += 1;
+            format!("FAIL: {}", ours.problems.join("; "))
+        };
+        let llvm = if compare {
+            match llvm_program(&case.tool) {
+                Some(p) => {
+                    let run = runner::run_case(case, &p);
+                    if run.problems.is_empty() {
+                        summary(&run)
+                    } else {
+                        format!("{} [{}]", summary(&run), run.problems.join("; "))
+                    }
+                }
+                None => "not installed".into(),
+            }
+        } else {
+            String::new()
+        };
+        println!(
+            "| {} `{}` | {} | {}: {} | {} |",
+            case.file,
+            case.args.join(" "),
+            case.tool,
+            verdict,
+            summary(&ours),
+            llvm
+        );
+    }
+    eprintln!("hostile: {ran} cases, {failed} failed, {known} known crashes, pending features or disputed");
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("{failed} hostile cases mishandled"))
+    }
+}
+
+/// Exit and the first stderr line.
+fn summary(run: &runner::Run) -> String {
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .replace('|', "\\|");
+    let first: String = first.chars().take(140).collect();
+    format!("{}, `{}`", run.exit, first)
+}
+
+fn llvm_program(tool: &str) -> Option<PathBuf> {
+    match tool {
+        "clang-offload-packager" => reference_tool("clang-offload-packager")
+            .or_else(|| reference_tool("llvm-offload-binary")),
+        t => reference_tool(t),
+    }
+}
+
+/// Debug builds of the tools (overflow checks on).
+fn build() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "--quiet",
+            "--bins",
+            "--workspace",
+            "--exclude",
+            "xtask",
+        ])
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Err("cargo build of the tools failed".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    Ok(Path::new(&target).join("debug"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workspace_root;
+    use std::path::Path;
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "target") {
+                    continue;
+                }
+                rust_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Only xtask may use `unsafe` (for `wait4`); the tools, their shared
+    /// crate, the format library and the fuzz targets are safe Rust, and
+    /// the format library says so with `#![forbid(unsafe_code)]`.
+    #[test]
+    fn only_xtask_uses_unsafe() {
+        let root = workspace_root();
+        let mut files = Vec::new();
+        rust_files(&root.join("crates"), &mut files);
+        rust_files(&root.join("fuzz/fuzz_targets"), &mut files);
+        assert!(files.len() > 10, "found the sources");
+        let mut offenders = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let uses = code
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "unsafe");
+                if uses && !code.contains("forbid(unsafe_code)") {
+                    offenders.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "unsafe outside xtask:\n{}",
+            offenders.join("\n")
+        );
+        let lib = std::fs::read_to_string(root.join("crates/offload-format/src/lib.rs")).unwrap();
+        assert!(lib.contains("#![forbid(unsafe_code)]"));
+    }
+}
