@@ -139,6 +139,73 @@ fn p(dir: &Path, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
 }
 
+fn run_in(dir: &Path, program: &Path, args: &[&str]) -> Result<(), String> {
+    let st = Command::new(program)
+        .current_dir(dir)
+        .args(args)
+        .status()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("{} {args:?} failed", program.display()))
+    }
+}
+
+const ARCHIVE_TARGETS: [&str; 4] = ["gfx906", "gfx908", "gfx90a", "gfx1030"];
+
+/// `libdev.a`: 1,000 binary bundles, each with a host entry and one 4 KiB
+/// code object for each of the four archive targets, as a device library
+/// of HIP objects looks to the bundler.
+fn device_archive(d: &Path) -> Result<(), String> {
+    use offload_format::archive::{write_archive_to_vec, NewMember, WriteOptions};
+    let mut rng = Rng::new(6);
+    let ids: Vec<String> = std::iter::once("host-x86_64-unknown-linux-gnu".to_string())
+        .chain(
+            ARCHIVE_TARGETS
+                .iter()
+                .map(|a| format!("hip-amdgcn-amd-amdhsa--{a}")),
+        )
+        .collect();
+    let mut bundles = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let codes: Vec<Vec<u8>> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                // A fixed first word keeps random bytes from looking like a
+                // file format LLVM would try to parse for symbols.
+                let mut code = Vec::new();
+                if i > 0 {
+                    code.extend_from_slice(b"CODE");
+                    code.extend(rng.bytes(4092));
+                }
+                code
+            })
+            .collect();
+        let entries: Vec<(&[u8], &[u8])> = ids
+            .iter()
+            .zip(&codes)
+            .map(|(id, c)| (id.as_bytes(), c.as_slice()))
+            .collect();
+        let mut b = Vec::new();
+        offload_format::bundle::write(&mut b, &entries, 1).map_err(|e| e.to_string())?;
+        bundles.push(b);
+    }
+    let names: Vec<String> = (0..1000).map(|i| format!("k{i}.o")).collect();
+    let members: Vec<NewMember<'_>> = names
+        .iter()
+        .zip(&bundles)
+        .map(|(n, b)| NewMember {
+            name: n.as_bytes(),
+            data: b,
+        })
+        .collect();
+    let (bytes, _) =
+        write_archive_to_vec(&members, &WriteOptions::default()).map_err(|e| e.to_string())?;
+    fs::write(d.join("libdev.a"), bytes).map_err(|e| e.to_string())
+}
+
 const BUNDLE_TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
 
 /// A tiny host file `h.bc` and a device file `g.bc` of `size` bytes.
@@ -234,6 +301,80 @@ const SCENARIOS: &[Scenario] = &[
                 ],
             );
             Ok(bundle_trio(t, &["-compress"], Some(floor)))
+        },
+    },
+    Scenario {
+        name: "decompress",
+        scales: true,
+        setup: |d, size, t| {
+            host_and_device(d, size, 5)?;
+            run_in(
+                d,
+                &t.llvm.join("clang-offload-bundler"),
+                &[
+                    "-type=bc",
+                    "-compress",
+                    BUNDLE_TARGETS,
+                    "-input=h.bc",
+                    "-input=g.bc",
+                    "-output=b.bc",
+                ],
+            )?;
+            run_in(
+                d,
+                Path::new("zstd"),
+                &["-q", "-f", "-3", "--long", "g.bc", "-o", "g.zst"],
+            )?;
+            let args = [
+                "-type=bc",
+                BUNDLE_TARGETS,
+                "-unbundle",
+                "-input=b.bc",
+                "-output=h.out",
+                "-output=g.out",
+            ];
+            Ok(Trio {
+                ours: t.ours("clang-offload-bundler", &args),
+                llvm: t.llvm("clang-offload-bundler", &args),
+                floor: Some(Cmd::new(
+                    "zstd",
+                    &[
+                        "-q",
+                        "-d",
+                        "-f",
+                        "--long",
+                        &p(d, "g.zst"),
+                        "-o",
+                        &p(d, "floor.out"),
+                    ],
+                )),
+            })
+        },
+    },
+    Scenario {
+        name: "archive-unbundle",
+        scales: false,
+        setup: |d, _, t| {
+            device_archive(d)?;
+            let outs: Vec<String> = ARCHIVE_TARGETS
+                .iter()
+                .map(|a| format!("-output=lib-{a}.a"))
+                .collect();
+            let targets = format!(
+                "-targets={}",
+                ARCHIVE_TARGETS
+                    .iter()
+                    .map(|a| format!("hip-amdgcn-amd-amdhsa--{a}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let mut args = vec!["-type=a", "-unbundle", "-input=libdev.a", targets.as_str()];
+            args.extend(outs.iter().map(String::as_str));
+            Ok(Trio {
+                ours: t.ours("clang-offload-bundler", &args),
+                llvm: t.llvm("clang-offload-bundler", &args),
+                floor: Some(Cmd::new("cp", &[&p(d, "libdev.a"), &p(d, "floor.out")])),
+            })
         },
     },
     Scenario {
@@ -341,15 +482,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for &size in &sizes_here {
             let dir = scratch.path().join(format!("{}-{size}", sc.name));
             fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-            let trio = (sc.setup)(&dir, size, &tools)?;
             let (mut o, mut l, mut f) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..reps {
-                // Alternate so drifting machine load hits every side alike.
-                o.push(measure(&trio.ours, &dir)?);
-                l.push(measure(&trio.llvm, &dir)?);
-                if let Some(fl) = &trio.floor {
-                    f.push(measure(fl, &dir)?);
+            let measured = (|| -> Result<(), String> {
+                let trio = (sc.setup)(&dir, size, &tools)?;
+                for _ in 0..reps {
+                    // Alternate so drifting machine load hits every side alike.
+                    o.push(measure(&trio.ours, &dir)?);
+                    l.push(measure(&trio.llvm, &dir)?);
+                    if let Some(fl) = &trio.floor {
+                        f.push(measure(fl, &dir)?);
+                    }
                 }
+                Ok(())
+            })();
+            if let Err(e) = measured {
+                let kept = scratch.keep();
+                return Err(format!("{e}\n(inputs kept in {})", kept.display()));
             }
             let row = Row {
                 scenario: sc.name,

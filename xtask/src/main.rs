@@ -50,8 +50,14 @@ const TASKS: &[(&str, Task, &str)] = &[
 ];
 
 fn ci(args: &[String]) -> Result<(), String> {
-    conformance::run(args)?;
-    e2e::run(args)
+    // Run both suites even when the first fails, so one CI run shows all.
+    let results = [conformance::run(args), e2e::run(args)];
+    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
 }
 
 fn main() -> ExitCode {

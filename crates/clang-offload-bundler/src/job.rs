@@ -173,7 +173,7 @@ pub struct Job {
 /// Warnings (deprecated options) are printed as they are met.
 pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
     // LLVM first looks for llvm-objcopy here and fails without it; we never
-    // run it (docs/compat/bundler.md), so there is nothing to check.
+    // run it (docs/compat.md#clang-offload-bundler), so there is nothing to check.
     if !a.input.is_empty() && !a.inputs.is_empty() {
         return Err(Fail::msg(
             "-inputs and -input cannot be used together, use only -input instead",

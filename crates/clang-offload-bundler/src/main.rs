@@ -3,7 +3,7 @@
 //! Bundles per-target files of one source into one file, lists the entries
 //! of a bundle and unbundles it. The command line, messages, exit codes and
 //! output bytes are LLVM 22's; deliberate differences are listed in
-//! `docs/compat/bundler.md`.
+//! `docs/compat.md#clang-offload-bundler`.
 
 mod archive;
 mod args;

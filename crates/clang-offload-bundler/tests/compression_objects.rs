@@ -1,6 +1,6 @@
 //! Deliberate differences from LLVM 22 for compressed bundles and object
-//! bundles (docs/compat/bundler.md, docs/compat/ccob.md,
-//! docs/compat/object-bundles.md), checked against committed fixtures made
+//! bundles (docs/compat.md#clang-offload-bundler, docs/compat.md#compressed-bundles-ccob,
+//! docs/compat.md#object-bundles-clang-offload-bundler--typeo), checked against committed fixtures made
 //! by LLVM 22's tools, so no LLVM installation is needed.
 
 use std::fs;

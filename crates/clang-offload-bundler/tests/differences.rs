@@ -1,4 +1,4 @@
-//! The deliberate differences from LLVM 22 (docs/compat/bundler.md): where
+//! The deliberate differences from LLVM 22 (docs/compat.md#clang-offload-bundler): where
 //! 22 crashes, reads out of bounds, loops or writes corrupt or partial
 //! output, we exit 1 with a clear error and leave no output behind.
 

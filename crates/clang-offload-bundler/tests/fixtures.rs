@@ -128,7 +128,7 @@ fn run_fixture(dir: &Path, bin_dir: &Path) -> Result<(), String> {
         ));
     }
     // LLVM 22 leaves the outputs written before an error on disk; we commit
-    // all outputs or none (docs/compat/bundler.md). On failure the expected
+    // all outputs or none (docs/compat.md#clang-offload-bundler). On failure the expected
     // state is therefore the initial one.
     let want_files = if want_status == 0 {
         files(&dir.join("out"))

@@ -2,7 +2,7 @@
 //! (`cargo xtask fixtures hda`, layout in `xtask/src/fixtures/hda.rs`)
 //! against our `clang-offload-bundler -unbundle -type=a`: same status,
 //! stdout, stderr and output bytes, except for the documented deviations
-//! (`docs/compat/archives-hda.md`). Needs no LLVM installation.
+//! (`docs/compat.md#heterogeneous-device-archives-clang-offload-bundler--unbundle--typea`). Needs no LLVM installation.
 
 use std::fs;
 use std::io::Write;

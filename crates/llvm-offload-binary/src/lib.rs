@@ -201,7 +201,7 @@ fn matches(args: &ImageArgs<'_>, found: &Found<'_>) -> bool {
 /// A positional input: find every image, then apply each `--image` filter in
 /// order. Without filters nothing is written. Outputs are committed together
 /// at the end: a filter that fails leaves no output of earlier filters
-/// behind (LLVM 22 keeps them; see docs/compat/offload-binary.md).
+/// behind (LLVM 22 keeps them; see docs/compat.md#llvm-offload-binary--clang-offload-packager).
 fn unpack(input: &OsStr, filters: &[OsString], archive: bool, diag: &Diag) -> Result<(), Failure> {
     let mut outs = Outputs::new();
     unpack_into(&mut outs, input, filters, archive, diag)?;

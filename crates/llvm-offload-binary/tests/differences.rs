@@ -1,5 +1,5 @@
 //! Where we deliberately differ from LLVM 22 (see
-//! `docs/compat/offload-binary.md`): inputs 22 rejects but we read (offload
+//! `docs/compat.md#llvm-offload-binary--clang-offload-packager`): inputs 22 rejects but we read (offload
 //! binary versions 2 and 3), and inputs that make 22 read out of bounds,
 //! which we reject with a clear error, exit 1, and no output.
 

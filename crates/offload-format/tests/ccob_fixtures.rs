@@ -3,7 +3,7 @@
 //!
 //! `results.tsv` records what 22 did with every fixture; each row is checked
 //! against our behaviour: the same decompressed bytes, the same message where
-//! both fail, and the deliberate differences listed in docs/compat/ccob.md.
+//! both fail, and the deliberate differences listed in docs/compat.md#compressed-bundles-ccob.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ fn results() -> BTreeMap<String, (i32, String)> {
         .collect()
 }
 
-/// Where we deliberately differ from 22 (docs/compat/ccob.md).
+/// Where we deliberately differ from 22 (docs/compat.md#compressed-bundles-ccob).
 enum Deliberate {
     /// 22 accepts, we reject with this error.
     Reject(fn(&CcobError) -> bool),

@@ -854,3 +854,27 @@ fn long_mutation_run_never_panics() {
         }
     }
 }
+
+#[test]
+fn a_section_named_just_the_prefix_is_not_an_entry() {
+    // LLVM 22 lists only the host entry of such an object (checked with
+    // clang-offload-bundler-22 -list -type=o).
+    let host = read("host-x86_64-unknown-linux-gnu.o");
+    let fat = ob::add_bundle_sections(
+        &host,
+        &[
+            (&b""[..], &b"data"[..]), // section name: just the prefix
+            (&b"host-x86_64-unknown-linux-gnu"[..], &b"data"[..]),
+        ],
+    );
+    let fat = fat.unwrap();
+    let ids: Vec<&[u8]> = ob::bundle_sections(&fat)
+        .unwrap()
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(ids, [&b"host-x86_64-unknown-linux-gnu"[..]]);
+    // Stripping removes it with the others, as llvm-objcopy's regex does.
+    let stripped = ob::strip_bundle_sections(&fat).unwrap();
+    assert!(ob::bundle_sections(&stripped).unwrap().is_empty());
+}

@@ -9,7 +9,7 @@
 //! llvm-ar-22 in GNU, BSD and thin archives under varied member names.
 //! Targets, flags and output names are random.
 //!
-//! Deliberate differences (docs/compat/archives-hda.md) are recognised and
+//! Deliberate differences (docs/compat.md#heterogeneous-device-archives-clang-offload-bundler--unbundle--typea) are recognised and
 //! counted separately: no partial outputs after an error, damaged archives
 //! reported instead of half-read, a clean error where 22 crashes.
 
@@ -272,7 +272,7 @@ fn accept(case: &Case, llvm: &Outcome, ours: &Outcome) -> Option<&'static str> {
         return Some("damaged archive reported where LLVM 22 reads on");
     }
     // The bundler refuses two targets that are stored alike; 22 then drops
-    // one output and doubles the other's members (docs/compat/bundler.md).
+    // one output and doubles the other's members (docs/compat.md#clang-offload-bundler).
     if ours_clean && error.contains("would both be stored as") {
         return Some("targets that standardise alike refused");
     }

@@ -7,7 +7,7 @@
 //! (`-o=v`, `--o v`, boolean values, comma lists, deprecated options,
 //! response files).
 //!
-//! Deliberate differences (docs/compat/bundler.md) are recognised and counted
+//! Deliberate differences (docs/compat.md#clang-offload-bundler) are recognised and counted
 //! separately: where 22 crashes we exit 1 with an error, and when a run fails
 //! we leave no partial outputs.
 

@@ -17,7 +17,7 @@
 //! Output that is random or timing-dependent by design is normalised: the
 //! speed figures of the verbose reports, the six random characters of the
 //! temporary file names and the path of `llvm-objcopy` in `-###` lines.
-//! Deliberate differences (docs/compat/bundler.md, docs/compat/ccob.md) are
+//! Deliberate differences (docs/compat.md#clang-offload-bundler, docs/compat.md#compressed-bundles-ccob) are
 //! counted separately.
 
 use std::fs;

@@ -39,7 +39,7 @@
 //!
 //! Where LLVM 22 writes some archives and then fails, or succeeds after
 //! silently skipping part of a damaged archive, the caller gets an error
-//! before any output exists; see `docs/compat/archives-hda.md`.
+//! before any output exists; see `docs/compat.md#heterogeneous-device-archives-clang-offload-bundler--unbundle--typea`.
 
 mod entries;
 pub mod naming;
@@ -357,7 +357,7 @@ impl Member<'_> {
 
 /// LLVM 22's "decompress if necessary" step for an archive member, with
 /// the project's stricter checks (verified hash and sizes, see
-/// `docs/compat/ccob.md`).
+/// `docs/compat.md#compressed-bundles-ccob`).
 fn decompress<'a>(
     data: &'a [u8],
     verbose: bool,

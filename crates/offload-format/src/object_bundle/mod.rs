@@ -20,7 +20,7 @@
 //! never contain bundles: their section names are too short for the prefix)
 //! but not rewritten, because llvm-objcopy 22 cannot do it either. PE images,
 //! WebAssembly, XCOFF, GOFF and DXContainer are refused with
-//! [`Error::Unsupported`] (see `docs/compat/object-bundles.md`).
+//! [`Error::Unsupported`] (see `docs/compat.md#object-bundles-clang-offload-bundler--typeo`).
 
 mod coff;
 mod command;
@@ -265,7 +265,12 @@ impl<'a> Iterator for BundleSections<'_, 'a> {
                     return Some(Err(e));
                 }
             };
-            if let Some(id) = name.strip_prefix(SECTION_PREFIX.as_bytes()) {
+            // A section named just the prefix carries no entry: LLVM 22
+            // skips it when listing and unbundling.
+            let id = name
+                .strip_prefix(SECTION_PREFIX.as_bytes())
+                .filter(|id| !id.is_empty());
+            if let Some(id) = id {
                 return Some(Ok(BundleSection {
                     id,
                     section_index: i,
