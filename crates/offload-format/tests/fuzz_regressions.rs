@@ -72,3 +72,22 @@ fn huge_section_alignments_do_not_wrap_the_layout() {
         other => panic!("expected OutputTooLarge, got {other:?}"),
     }
 }
+
+/// object_bundle_roundtrip: hosts llvm-objcopy-22 rewrites into objects
+/// whose entries cannot be found (no section table: the data is appended
+/// but listed nowhere; a NOBITS section aligned to 2^64-1: later sections
+/// land on the headers). LLVM 22's bundler exits 0 with such output; we
+/// refuse to write it.
+#[test]
+fn hosts_whose_rewrite_is_unreadable_are_refused() {
+    use offload_format::object_bundle::{add_bundle_sections, Error};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hostile");
+    let entries: [(&[u8], &[u8]); 2] = [
+        (b"host-x86_64-unknown-linux-gnu-", b"\0"),
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"DEV1"),
+    ];
+    let host = std::fs::read(dir.join("elf-host-no-section-table.o")).unwrap();
+    assert_eq!(add_bundle_sections(&host, &entries), Err(Error::Unreadable));
+    let host = std::fs::read(dir.join("elf-host-align-max.o")).unwrap();
+    assert!(add_bundle_sections(&host, &entries).is_err());
+}

@@ -663,6 +663,28 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
         e[at..at + 8].copy_from_slice(&align.to_le_bytes());
     }
     v.push(("elf-host-two-huge-aligns.o", e));
+    // A NOBITS section aligned to 2^64-1: the next section is laid out at a
+    // wrapped, small offset, over the headers. llvm-objcopy 22 writes that
+    // object; it reads as no object at all.
+    let mut e = elf_with(
+        &[
+            (b".text", 1, None, 4),
+            (b".bss", 8, Some(64), 4),
+            (b".comment", 1, None, 4),
+        ],
+        b"\xc3\x90\x90\x90GCC\0",
+    );
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    let at = shoff + 3 * 64 + 48;
+    e[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    v.push(("elf-host-align-max.o", e));
+    // No section header table (e_shoff, e_shnum and e_shstrndx 0):
+    // llvm-objcopy 22 appends the bundle data but lists it nowhere, so
+    // every entry is lost.
+    let mut e = elf_with(&[(b".text", 1, None, 4)], b"\xc3\x90\x90\x90");
+    e[40..48].copy_from_slice(&0u64.to_le_bytes());
+    e[60..64].copy_from_slice(&[0; 4]);
+    v.push(("elf-host-no-section-table.o", e));
     v.push((
         "coff-bundle-section-oob.o",
         coff_with(gfx906_section, 1 << 20, 16),

@@ -759,6 +759,10 @@ pub enum Error {
         /// Size the layout asked for, or `u64::MAX` on overflow.
         size: u64,
     },
+    /// Rewriting would give an object that cannot be read back (LLVM 22's
+    /// llvm-objcopy writes it anyway): the host has no section table, or
+    /// its layout wraps around 64 bits.
+    Unreadable,
     /// Two sections' file images overlap, or a section overlaps the ELF
     /// header or a header table (only reported by [`check_layout`](super::check_layout)).
     Overlap {
@@ -793,6 +797,10 @@ impl fmt::Display for Error {
                     )
                 }
             }
+            Error::Unreadable => f.write_str(
+                "the object cannot be rewritten: the result would not be a readable object \
+                 (no usable section table, or a layout that wraps around)",
+            ),
             Error::Overlap { first, second } => write!(f, "{first} overlaps {second}"),
         }
     }

@@ -329,13 +329,33 @@ pub fn add_bundle_sections<I: AsRef<[u8]>>(
         }
         add.push((name, contents));
     }
-    rewrite(
+    let fat = rewrite(
         host,
         &objcopy::Edit {
             remove: None,
             add: &add,
         },
-    )
+    )?;
+    // Never hand out an object whose entries cannot be read back. For a
+    // host without a section table, or with an alignment that wraps the
+    // layout, llvm-objcopy 22 writes such an object (the entries are lost
+    // or the headers overwritten) and the bundler exits 0.
+    let readable = bundle_sections(&fat).is_ok_and(|found| {
+        entries.iter().all(|(id, contents)| {
+            let id = id.as_ref();
+            id.is_empty()
+                || found
+                    .iter()
+                    .rev()
+                    .find(|s| s.id == id)
+                    .is_some_and(|s| s.contents().is_ok_and(|c| c == *contents))
+        })
+    });
+    if readable {
+        Ok(fat)
+    } else {
+        Err(Error::Unreadable)
+    }
 }
 
 /// Removes every section whose name starts with `__CLANG_OFFLOAD_BUNDLE__`,
@@ -343,13 +363,18 @@ pub fn add_bundle_sections<I: AsRef<[u8]>>(
 /// this is the host object the bundler extracts for a placeholder entry.
 pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
     let pred = |name: &[u8]| name.starts_with(SECTION_PREFIX.as_bytes());
-    rewrite(
+    let host = rewrite(
         fat,
         &objcopy::Edit {
             remove: Some(&pred),
             add: &[],
         },
-    )
+    )?;
+    // As for adding: no output that is not a readable object.
+    match bundle_sections(&host) {
+        Ok(_) => Ok(host),
+        Err(_) => Err(Error::Unreadable),
+    }
 }
 
 fn rewrite<'a>(data: &'a [u8], edit: &objcopy::Edit<'a>) -> Result<Vec<u8>, Error> {
