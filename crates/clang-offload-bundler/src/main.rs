@@ -18,33 +18,35 @@ use offload_cli::cl::{self, HelpKind, Spec};
 use offload_cli::diag::Diag;
 
 /// Option names that "Did you mean" may propose, in the order LLVM 22 walks
-/// its option map: on equal distance the earlier name wins. Measured so
-/// far: `help` before every other name, `list` before `type` and `###`; the
-/// rest of the order is not pinned down.
+/// its option map: on equal distance the earlier name wins. The map also
+/// holds every option of libLLVM, so the order cannot be computed from the
+/// hash alone; it was measured on clang-offload-bundler-22 with probes
+/// equidistant from two names and farther from all others, and agrees with
+/// it on about 1,300 random typos of these names.
 const SUGGEST: &[&str] = &[
     "help",
     "list",
-    "type",
-    "###",
-    "allow-missing-bundles",
-    "bundle-align",
     "check-input-archive",
-    "compress",
-    "compression-level",
     "help-hidden",
     "help-list",
-    "help-list-hidden",
-    "hip-openmp-compatible",
-    "input",
-    "inputs",
     "output",
-    "outputs",
-    "print-all-options",
+    "###",
     "print-options",
-    "targets",
     "unbundle",
-    "verbose",
+    "type",
     "version",
+    "compression-level",
+    "allow-missing-bundles",
+    "help-list-hidden",
+    "bundle-align",
+    "inputs",
+    "input",
+    "outputs",
+    "targets",
+    "compress",
+    "print-all-options",
+    "verbose",
+    "hip-openmp-compatible",
 ];
 
 const SPEC: Spec = Spec {

@@ -45,6 +45,8 @@ struct Args {
 const SPEC: Spec = Spec {
     help: help::help,
     version: help::version,
+    // LLVM's option-map order (ties in "Did you mean" go to the earlier
+    // name), as far as the conformance suite pins it down.
     suggest: &[
         "help",
         "help-list",
