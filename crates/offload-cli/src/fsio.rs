@@ -49,6 +49,17 @@ impl std::ops::Deref for Input {
 }
 
 impl Input {
+    /// Says the caller is done with `range` of the bytes for now. A mapped
+    /// input drops those pages from the process's resident set (they stay
+    /// in the page cache and come back if touched), so that one pass over
+    /// a large input does not end up holding all of it; otherwise this
+    /// does nothing.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Backing::Mapped(m) = &self.backing {
+            m.release(range);
+        }
+    }
+
     /// The bytes as a vector (a copy only if they are mapped).
     pub fn into_vec(self) -> Vec<u8> {
         match self.backing {
