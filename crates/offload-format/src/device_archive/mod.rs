@@ -310,6 +310,35 @@ struct Selection {
     target_id: String,
 }
 
+/// The entry IDs seen so far and what to do with each. Members of a
+/// library repeat the same few IDs in the same order, so the slot after
+/// the last one found is tried before the hash table.
+#[derive(Debug, Default)]
+struct Selections {
+    ids: Vec<(Vec<u8>, Selection)>,
+    index: HashMap<Vec<u8>, usize>,
+    next: std::cell::Cell<usize>,
+}
+
+impl Selections {
+    fn find(&self, id: &[u8]) -> Option<&Selection> {
+        let hint = self.next.get();
+        let at = match self.ids.get(hint) {
+            Some((known, _)) if known == id => hint,
+            _ => *self.index.get(id)?,
+        };
+        self.next.set(at + 1);
+        Some(&self.ids[at].1)
+    }
+
+    fn add(&mut self, id: &[u8], selection: Selection) -> &Selection {
+        self.index.insert(id.to_vec(), self.ids.len());
+        self.ids.push((id.to_vec(), selection));
+        self.next.set(self.ids.len());
+        &self.ids[self.ids.len() - 1].1
+    }
+}
+
 /// One output archive while the first pass runs, then its head.
 #[derive(Debug)]
 struct TargetArchive {
@@ -393,7 +422,7 @@ impl TargetArchive {
 /// writing.
 #[derive(Debug)]
 pub struct Unbundled {
-    selections: HashMap<Vec<u8>, Selection>,
+    selections: Selections,
     /// Bit `i`: input member `i` has a code object to copy.
     wanted: Vec<u64>,
     /// Number of input members.
@@ -518,7 +547,7 @@ impl Unbundled {
             check_input_archive(input, archive_name)?;
         }
         let mut plan = Unbundled {
-            selections: HashMap::new(),
+            selections: Selections::default(),
             wanted: Vec::new(),
             members: 0,
             archives: targets
@@ -543,11 +572,13 @@ impl Unbundled {
                 })?;
                 // Libraries repeat the same few IDs in every member: decide
                 // each distinct ID once.
-                if !plan.selections.contains_key(entry.id) {
-                    let selection = select(entry.id, targets, options.hip_openmp_compatible)?;
-                    plan.selections.insert(entry.id.to_vec(), selection);
-                }
-                let selection = &plan.selections[entry.id];
+                let selection = match plan.selections.find(entry.id) {
+                    Some(s) => s,
+                    None => {
+                        let s = select(entry.id, targets, options.hip_openmp_compatible)?;
+                        plan.selections.add(entry.id, s)
+                    }
+                };
                 if selection.targets.is_empty() {
                     continue;
                 }
@@ -703,7 +734,7 @@ impl Unbundled {
             let mut host: Option<Vec<u8>> = None;
             for entry in entries(bytes, false) {
                 let entry = entry.map_err(|_| Error::Changed)?;
-                let selection = self.selections.get(entry.id).ok_or(Error::Changed)?;
+                let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
                 if selection.targets.is_empty() {
                     continue;
                 }
