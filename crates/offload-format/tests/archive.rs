@@ -227,6 +227,11 @@ fn long_names_are_stored_once_at_any_count() {
         b"a-long-odd-name/\nwith-terminator.o",
         b"a-long-odd-name/",
         b"a-long-odd-name",
+        // A repeat while the next new name starts with it and the
+        // terminator.
+        b"another-long-odd-name",
+        b"another-long-odd-name",
+        b"another-long-odd-name/\nmore.o",
     ] {
         names.push(odd.to_vec());
     }

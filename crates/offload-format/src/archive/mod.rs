@@ -31,8 +31,8 @@ pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
 pub use read::{thin_member_path, Archive, ArchiveKind, Member, MemberContent, Members};
 pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{
-    write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, NewMember, WriteOptions,
-    WriteReport, SYM64_THRESHOLD,
+    write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, HeaderCursor, NewMember,
+    WriteOptions, WriteReport, SYM64_THRESHOLD,
 };
 
 /// Magic of a regular archive.

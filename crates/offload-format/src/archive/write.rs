@@ -249,6 +249,35 @@ fn pad_field(out: &mut Vec<u8>, text: &[u8], width: usize) {
     }
 }
 
+/// A member header: the name (with its `/`) or its long-name table offset,
+/// date, uid and gid 0, mode 644, the size.
+fn header_bytes(name: &[u8], table_offset: Option<usize>, size: u64) -> [u8; HEADER_SIZE] {
+    let mut h = [b' '; HEADER_SIZE];
+    match table_offset {
+        Some(offset) => {
+            h[0] = b'/';
+            put_decimal(&mut h[1..16], offset as u64);
+        }
+        None => {
+            h[..name.len()].copy_from_slice(name);
+            h[name.len()] = b'/';
+        }
+    }
+    h[16] = b'0';
+    h[28] = b'0';
+    h[34] = b'0';
+    h[40..43].copy_from_slice(b"644");
+    put_decimal(&mut h[48..58], size);
+    h[58..60].copy_from_slice(b"`\n");
+    h
+}
+
+/// Where [`ArchiveHead::next_member_header`] is in the long-name table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeaderCursor {
+    name_at: usize,
+}
+
 /// The fixed part after the name: date 0, uid 0, gid 0, mode, size.
 fn rest_of_header(out: &mut Vec<u8>, mode: &[u8], size: u64) {
     pad_field(out, b"0", 12);
@@ -468,23 +497,47 @@ impl ArchiveHead {
     /// the name needs the long-name table and was never added (the layout
     /// was made for other members).
     pub fn member_header(&self, name: &[u8], size: u64) -> Option<[u8; HEADER_SIZE]> {
-        let mut h = [b' '; HEADER_SIZE];
-        if uses_name_table(name) {
-            let offset = self.names.get(&self.name_table, name)?;
-            h[0] = b'/';
-            put_decimal(&mut h[1..16], offset as u64);
+        let offset = if uses_name_table(name) {
+            Some(self.names.get(&self.name_table, name)?)
         } else {
-            h[..name.len()].copy_from_slice(name);
-            h[name.len()] = b'/';
-        }
-        // Date, uid and gid 0; mode 644.
-        h[16] = b'0';
-        h[28] = b'0';
-        h[34] = b'0';
-        h[40..43].copy_from_slice(b"644");
-        put_decimal(&mut h[48..58], size);
-        h[58..60].copy_from_slice(b"`\n");
-        Some(h)
+            None
+        };
+        Some(header_bytes(name, offset, size))
+    }
+
+    /// Like [`ArchiveHead::member_header`], for members given in the order
+    /// they were added (`cursor` starts as [`HeaderCursor::default`]): a
+    /// long name used for the first time is then the next one in the
+    /// table, which saves looking it up. `None` if the member is not the
+    /// next one added.
+    pub fn next_member_header(
+        &self,
+        cursor: &mut HeaderCursor,
+        name: &[u8],
+        size: u64,
+    ) -> Option<[u8; HEADER_SIZE]> {
+        let offset = if uses_name_table(name) {
+            let next = cursor.name_at;
+            // Without names holding the terminator, an entry is exactly
+            // what precedes the first `/\n` after it.
+            if self.names.others.is_empty() && entry_is(&self.name_table, next, name) {
+                cursor.name_at += name.len() + 2;
+                Some(next)
+            } else {
+                // A repeated name, stored earlier, or (where names hold the
+                // terminator) possibly the next one.
+                let at = self.names.get(&self.name_table, name)?;
+                if at == next {
+                    cursor.name_at += name.len() + 2;
+                } else if at > next {
+                    return None;
+                }
+                Some(at)
+            }
+        } else {
+            None
+        };
+        Some(header_bytes(name, offset, size))
     }
 
     /// What follows a member's contents of `size` bytes: one `\n` if the
@@ -556,10 +609,11 @@ pub fn write_archive(
     }
     let head = layout.finish();
     head.write_head(out)?;
+    let mut cursor = HeaderCursor::default();
     for m in members {
         let size = m.data.len() as u64;
         let header = head
-            .member_header(m.name, size)
+            .next_member_header(&mut cursor, m.name, size)
             .expect("every member was added to the layout");
         out.write_all(&header)?;
         out.write_all(m.data)?;

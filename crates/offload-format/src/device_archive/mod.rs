@@ -61,8 +61,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::archive::{
-    member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, MemberSymbols, MemberWarning,
-    WriteOptions,
+    member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor, MemberSymbols,
+    MemberWarning, WriteOptions,
 };
 use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
@@ -719,6 +719,7 @@ impl Unbundled {
         }
         // Members and bytes written to each archive, to check against the
         // plan at the end.
+        let mut cursors = vec![HeaderCursor::default(); heads.len()];
         let mut written: Vec<(u64, u64)> = heads.iter().map(|h| (0, h.head_size())).collect();
         let mut ignore = |_: Note| {};
         let mut index = 0;
@@ -761,7 +762,7 @@ impl Unbundled {
                 );
                 for &t in &selection.targets {
                     let header = heads[t]
-                        .member_header(&out_name, size)
+                        .next_member_header(&mut cursors[t], &out_name, size)
                         .ok_or(Error::Changed)?;
                     let out = &mut outputs[t];
                     // The contents in one piece, so that a large code object
