@@ -1151,24 +1151,21 @@ struct RunInfo {
     load_after: Option<f64>,
 }
 
-/// First line of `program --version` that names a version.
+/// The line of `program --version` that names a version, else its first.
 fn version_of(program: &Path) -> String {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find(|l| l.to_ascii_lowercase().contains("version"))
-                .map(|l| {
-                    l.trim()
-                        .trim_start_matches("*** ")
-                        .trim_end_matches(" ***")
-                        .to_string()
-                })
-        })
-        .unwrap_or_else(|| "unknown".into())
+    let Ok(out) = Command::new(program).arg("--version").output() else {
+        return format!("{} (version unknown)", program.display());
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.to_ascii_lowercase().contains("version"))
+        .or_else(|| text.lines().find(|l| !l.trim().is_empty()))
+        .unwrap_or("");
+    line.trim()
+        .trim_start_matches("*** ")
+        .trim_end_matches(" ***")
+        .to_string()
 }
 
 /// CPU model, core count, memory and kernel of this machine.
