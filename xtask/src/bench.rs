@@ -1546,3 +1546,170 @@ fn chart(rows: &[Row]) -> String {
     s.push_str("</svg>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, size: u64, ours: (f64, u64), llvm: (f64, u64), floor: Option<f64>) -> Row {
+        let sc = SCENARIOS.iter().find(|s| s.name == name).unwrap();
+        let sample = |(secs, maxrss_kib)| Sample { secs, maxrss_kib };
+        Row {
+            sc,
+            size,
+            reps: 1,
+            ours: sample(ours),
+            llvm: sample(llvm),
+            floor: floor.map(|secs| Sample {
+                secs,
+                maxrss_kib: 2048,
+            }),
+        }
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("512K"), Ok(512 * KIB));
+        assert_eq!(parse_size("16M"), Ok(16 * MIB));
+        assert_eq!(parse_size("2G"), Ok(2 * GIB));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("0M").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999G").is_err());
+        assert_eq!(human(2 * GIB), "2 GiB");
+        assert_eq!(human(1536 * KIB), "1536 KiB");
+        assert_eq!(human(7), "7 B");
+    }
+
+    #[test]
+    fn log_ticks_are_clean_decimals_inside_the_range() {
+        let t: Vec<String> = log_ticks(-3.1, -1.2).into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["0.001", "0.002", "0.005", "0.01", "0.02", "0.05"]);
+        let t: Vec<String> = log_ticks(0.0, 4.0).into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["1", "10", "100", "1000", "10000"]);
+    }
+
+    #[test]
+    fn goals_follow_the_issue() {
+        let v = |r: Row| r.sc.goal.verdict(&r);
+        assert_eq!(
+            v(row("bundle-tiny", 0, (0.002, 3000), (0.03, 70000), None)).as_deref(),
+            Some("met")
+        );
+        assert_eq!(
+            v(row("bundle-tiny", 0, (0.004, 9000), (0.03, 70000), None)).as_deref(),
+            Some("not met: time 0.13× LLVM, memory 8.8 MiB")
+        );
+        // Copies: time against the floor only from 64 MiB up.
+        assert_eq!(
+            v(row(
+                "bundle-large",
+                MIB,
+                (0.01, 4000),
+                (0.03, 70000),
+                Some(0.002)
+            ))
+            .as_deref(),
+            Some("met (memory; time judged from 64 MiB)")
+        );
+        assert_eq!(
+            v(row(
+                "extract-large",
+                GIB,
+                (1.3, 4000),
+                (3.0, 70000),
+                Some(1.0)
+            ))
+            .as_deref(),
+            Some("not met: time 1.30× floor")
+        );
+        assert_eq!(
+            v(row(
+                "object-unbundle",
+                GIB,
+                (1.1, 40000),
+                (3.0, 70000),
+                Some(1.0)
+            ))
+            .as_deref(),
+            Some("not met: memory 39.1 MiB")
+        );
+        assert_eq!(
+            v(row(
+                "compress",
+                GIB,
+                (9.0, 20000),
+                (10.0, 100000),
+                Some(5.0)
+            ))
+            .as_deref(),
+            Some("met")
+        );
+        assert_eq!(
+            v(row(
+                "decompress",
+                GIB,
+                (11.0, 30000),
+                (10.0, 100000),
+                Some(5.0)
+            ))
+            .as_deref(),
+            Some("not met: time 1.10× LLVM, memory 0.30× LLVM")
+        );
+        assert_eq!(
+            v(row(
+                "archive-unbundle",
+                0,
+                (0.03, 5000),
+                (0.1, 100000),
+                Some(0.01)
+            ))
+            .as_deref(),
+            Some("not met: time 0.30× LLVM")
+        );
+        assert_eq!(
+            v(row("wrapper-1g", GIB, (1.0, 5000), (9.0, 9000), None)),
+            None
+        );
+    }
+
+    #[test]
+    fn every_scenario_has_a_unique_name_and_a_description() {
+        for (i, sc) in SCENARIOS.iter().enumerate() {
+            assert!(!sc.about.is_empty(), "{}", sc.name);
+            assert!(
+                SCENARIOS[..i].iter().all(|o| o.name != sc.name),
+                "{}",
+                sc.name
+            );
+        }
+    }
+
+    #[test]
+    fn chart_and_page_cover_every_row() {
+        let rows = vec![
+            row(
+                "bundle-large",
+                MIB,
+                (0.01, 4000),
+                (0.03, 70000),
+                Some(0.002),
+            ),
+            row("bundle-large", GIB, (1.0, 4000), (3.0, 70000), Some(0.9)),
+            row("bundle-tiny", 0, (0.002, 3000), (0.03, 70000), None),
+        ];
+        let svg = chart(&rows);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        // Three series of two points in each of the two panels.
+        assert_eq!(svg.matches("<polyline").count(), 6);
+        assert!(svg.contains("bundle-tiny"));
+        let run = RunInfo {
+            args: "--smoke".into(),
+            load_before: None,
+            load_after: None,
+        };
+        let md = markdown(&rows, &[("wrapper-1g", GIB, "no memory".into())], &run);
+        assert!(md.contains("| bundle-large | 1 GiB | 1 | 1.000 | 3.000 | 0.900 | 0.33 | 1.11 |"));
+        assert!(md.contains("wrapper-1g at 1 GiB was skipped: no memory."));
+    }
+}
