@@ -460,6 +460,50 @@ mod tests {
         assert_eq!(Data::Pieces(&reader).get(60..65), None);
     }
 
+    /// Random overlapping writes of every kind give what writing them in
+    /// order into a zeroed buffer gives.
+    #[test]
+    fn canvas_matches_a_zeroed_buffer_for_random_writes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let source: Vec<u8> = (0..=255).collect();
+        for _ in 0..300 {
+            let size = next(300) as usize;
+            let mut want = vec![0u8; size];
+            let mut c = Canvas::new(size as u64);
+            for _ in 0..next(12) {
+                let at = next(size as u64 + 20) as usize;
+                let start = next(200) as usize;
+                let len = next(60) as usize;
+                let bytes = &source[start..start + len];
+                let (placed, written) = match next(3) {
+                    0 => (c.owned(at as u64, bytes), bytes.to_vec()),
+                    1 => (c.borrowed(at as u64, bytes), bytes.to_vec()),
+                    _ => (c.zeros(at as u64, len as u64), vec![0; len]),
+                };
+                let fits = at + len <= size;
+                assert_eq!(placed.is_some(), fits);
+                if fits {
+                    want[at..at + len].copy_from_slice(&written);
+                }
+            }
+            let p = c.finish();
+            assert_eq!(p.to_vec(), want);
+            let r = PieceReader::new(&p);
+            for s in 0..size {
+                let e = s + next((size - s) as u64 + 1) as usize;
+                if let Some(got) = Data::Pieces(&r).get(s..e) {
+                    assert_eq!(got, &want[s..e]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn sequences_merge_owned_runs_and_fills() {
         let data = [7u8; 10];
