@@ -833,7 +833,10 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "archive-unbundle-4k",
-        scales: false,
+        about: "the same with 4,000 members (how time and memory grow with the archive); floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
         setup: |d, _, t| {
             device_archive(d, 4000)?;
             Ok(archive_unbundle_trio(d, t))
@@ -841,7 +844,10 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "archive-unbundle-16k",
-        scales: false,
+        about: "the same with 16,000 members; floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
         setup: |d, _, t| {
             device_archive(d, 16000)?;
             Ok(archive_unbundle_trio(d, t))
@@ -849,7 +855,10 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "archive-unbundle-hip",
-        scales: false,
+        about: "`-type=a -unbundle` of 1,000 HIP fat objects made by `clang-22 -x hip -fgpu-rdc` (device bitcode in bundle sections, symbol tables in every output) into 4 per-target archives; floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
         setup: |d, _, t| {
             hip_device_archive(d, 1000)?;
             Ok(archive_unbundle_trio(d, t))

@@ -49,6 +49,7 @@
 //! before any output exists; see `docs/compat.md#heterogeneous-device-archives-clang-offload-bundler--unbundle--typea`.
 
 mod entries;
+mod gather;
 pub mod naming;
 mod source;
 
@@ -62,14 +63,16 @@ use std::path::PathBuf;
 
 use crate::archive::{
     member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor, MemberSymbols,
-    MemberWarning, WriteOptions,
+    MemberWarning, WriteOptions, HEADER_SIZE,
 };
 use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
 use crate::object_bundle;
 
 pub use entries::{entries, ids_for_check, EntriesError, Entry, EntryData};
+use gather::Gather;
 pub use source::Input;
+use source::MemberBytes;
 
 /// A requested target: a standardised entry ID such as
 /// `hip-amdgcn-amd-amdhsa--gfx90a:xnack+`.
@@ -436,6 +439,35 @@ pub struct Unbundled {
     archive_name: String,
 }
 
+/// The second pass's member headers, and what was written to each output
+/// (members, bytes) to check against the plan at the end.
+struct Headers<'p> {
+    heads: Vec<&'p ArchiveHead>,
+    cursors: Vec<HeaderCursor>,
+    written: Vec<(u64, u64)>,
+}
+
+/// A code object to write: a slice of the input member, or bytes made
+/// from it (a host object).
+#[derive(Clone, Copy)]
+enum Piece<'d, 'm> {
+    Input(&'d [u8]),
+    Made(&'m [u8]),
+}
+
+impl Piece<'_, '_> {
+    fn bytes(&self) -> &[u8] {
+        match *self {
+            Piece::Input(b) | Piece::Made(b) => b,
+        }
+    }
+}
+
+/// Where the second pass hands each code object: the target, its member
+/// header, its bytes.
+type Emit<'e, 'd> =
+    dyn for<'m> FnMut(usize, [u8; HEADER_SIZE], Piece<'d, 'm>) -> Result<(), Error> + 'e;
+
 fn is_wanted(bits: &[u64], index: usize) -> bool {
     bits.get(index / 64)
         .is_some_and(|w| w >> (index % 64) & 1 == 1)
@@ -562,7 +594,7 @@ impl Unbundled {
         let mut index = 0;
         let mut out_name = Vec::new();
         input.for_each_member(|name, data| {
-            let member = decompress(data, options.verbose, notes)?;
+            let member = decompress(data.bytes(), options.verbose, notes)?;
             let bytes = member.bytes();
             for entry in entries(bytes, false) {
                 let entry = entry.map_err(|error| Error::Entries {
@@ -717,66 +749,76 @@ impl Unbundled {
         for (head, out) in heads.iter().zip(outputs.iter_mut()) {
             head.write_head(out).map_err(Error::Output)?;
         }
-        // Members and bytes written to each archive, to check against the
-        // plan at the end.
-        let mut cursors = vec![HeaderCursor::default(); heads.len()];
-        let mut written: Vec<(u64, u64)> = heads.iter().map(|h| (0, h.head_size())).collect();
+        let mut headers = Headers {
+            cursors: vec![HeaderCursor::default(); heads.len()],
+            written: heads.iter().map(|h| (0, h.head_size())).collect(),
+            heads,
+        };
+        let mut gathers: Vec<Gather<'_>> = outputs.iter().map(|_| Gather::default()).collect();
         let mut ignore = |_: Note| {};
         let mut index = 0;
         let mut out_name = Vec::new();
         input.for_each_member(|name, data| {
             let i = index;
             index += 1;
+            let position = data.bytes().as_ptr() as usize;
+            for (g, out) in gathers.iter_mut().zip(outputs.iter_mut()) {
+                g.flush_behind(position, *out).map_err(Error::Output)?;
+            }
             if !is_wanted(&self.wanted, i) {
                 return Ok(());
             }
-            let member = decompress(data, false, &mut ignore)?;
-            let bytes = member.bytes();
-            let mut host: Option<Vec<u8>> = None;
-            for entry in entries(bytes, false) {
-                let entry = entry.map_err(|_| Error::Changed)?;
-                let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
-                if selection.targets.is_empty() {
-                    continue;
-                }
-                let content: &[u8] = match entry.data {
-                    EntryData::Bytes(b) => b,
-                    EntryData::Unreadable(_) => return Err(Error::Changed),
-                    EntryData::HostObject if self.options.print_commands => &[],
-                    EntryData::HostObject => {
-                        if host.is_none() {
-                            host = Some(
-                                object_bundle::strip_bundle_sections(bytes)
-                                    .map_err(|_| Error::Changed)?,
-                            );
-                        }
-                        host.as_deref().unwrap_or_default()
-                    }
-                };
-                let size = content.len() as u64;
-                naming::output_member_name_into(
-                    &mut out_name,
-                    name,
-                    entry.id,
-                    &selection.target_id,
-                );
-                for &t in &selection.targets {
-                    let header = heads[t]
-                        .next_member_header(&mut cursors[t], &out_name, size)
-                        .ok_or(Error::Changed)?;
-                    let out = &mut outputs[t];
-                    // The contents in one piece, so that a large code object
-                    // lying in a mapped input can be copied by the kernel.
-                    out.write_all(&header)
-                        .and_then(|()| out.write_all(content))
-                        .and_then(|()| out.write_all(ArchiveHead::member_padding(size)))
-                        .map_err(Error::Output)?;
-                    written[t].0 += 1;
-                    written[t].1 += header.len() as u64 + size + size % 2;
+            // Code objects lying in the input are gathered; anything made
+            // here (decompressed, read from a thin member's file, a host
+            // object) is written at once.
+            let mut direct = |t: usize, header: [u8; HEADER_SIZE], contents: &[u8]| {
+                gathers[t]
+                    .flush(outputs[t])
+                    .and_then(|()| gather::write_member(outputs[t], &header, contents))
+                    .map_err(Error::Output)
+            };
+            match data {
+                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)? {
+                    Member::Plain(bytes) => self.copy_entries(
+                        name,
+                        bytes,
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| match piece {
+                            Piece::Input(contents) => gathers[t]
+                                .add(header, contents, outputs[t])
+                                .map_err(Error::Output),
+                            Piece::Made(contents) => gathers[t]
+                                .flush(outputs[t])
+                                .and_then(|()| gather::write_member(outputs[t], &header, contents))
+                                .map_err(Error::Output),
+                        },
+                    )?,
+                    Member::Decompressed(bytes) => self.copy_entries(
+                        name,
+                        &bytes,
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| direct(t, header, piece.bytes()),
+                    )?,
+                },
+                MemberBytes::Loaded(bytes) => {
+                    let member = decompress(bytes, false, &mut ignore)?;
+                    self.copy_entries(
+                        name,
+                        member.bytes(),
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| direct(t, header, piece.bytes()),
+                    )?
                 }
             }
             Ok(())
         })?;
+        for (g, out) in gathers.iter_mut().zip(outputs.iter_mut()) {
+            g.flush(*out).map_err(Error::Output)?;
+        }
+        let Headers { heads, written, .. } = headers;
         if index != self.members {
             return Err(Error::Changed);
         }
@@ -787,6 +829,52 @@ impl Unbundled {
         }
         for out in outputs.iter_mut() {
             out.flush().map_err(Error::Output)?;
+        }
+        Ok(())
+    }
+
+    /// The second pass's work on one wanted member: finds its entries
+    /// again and hands each code object, with its member header, to `emit`
+    /// for every target that takes it.
+    fn copy_entries<'d>(
+        &self,
+        name: &[u8],
+        bytes: &'d [u8],
+        out_name: &mut Vec<u8>,
+        headers: &mut Headers<'_>,
+        emit: &mut Emit<'_, 'd>,
+    ) -> Result<(), Error> {
+        let mut host: Option<Vec<u8>> = None;
+        for entry in entries(bytes, false) {
+            let entry = entry.map_err(|_| Error::Changed)?;
+            let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
+            if selection.targets.is_empty() {
+                continue;
+            }
+            let piece = match entry.data {
+                EntryData::Bytes(b) => Piece::Input(b),
+                EntryData::Unreadable(_) => return Err(Error::Changed),
+                EntryData::HostObject if self.options.print_commands => Piece::Input(&[]),
+                EntryData::HostObject => {
+                    if host.is_none() {
+                        host = Some(
+                            object_bundle::strip_bundle_sections(bytes)
+                                .map_err(|_| Error::Changed)?,
+                        );
+                    }
+                    Piece::Made(host.as_deref().unwrap_or_default())
+                }
+            };
+            let size = piece.bytes().len() as u64;
+            naming::output_member_name_into(out_name, name, entry.id, &selection.target_id);
+            for &t in &selection.targets {
+                let header = headers.heads[t]
+                    .next_member_header(&mut headers.cursors[t], out_name, size)
+                    .ok_or(Error::Changed)?;
+                headers.written[t].0 += 1;
+                headers.written[t].1 += HEADER_SIZE as u64 + size + size % 2;
+                emit(t, header, piece)?;
+            }
         }
         Ok(())
     }
@@ -817,7 +905,7 @@ impl Unbundled {
 /// ([`crate::target_id::find_conflict`]) applied to whole entry IDs.
 fn check_input_archive(input: &mut Input<'_>, archive_name: &str) -> Result<(), Error> {
     input.for_each_member(|name, data| {
-        let ids = ids_for_check(data).map_err(|error| Error::Entries {
+        let ids = ids_for_check(data.bytes()).map_err(|error| Error::Entries {
             member: name.to_vec(),
             archive: archive_name.to_string(),
             error: Box::new(error),

@@ -52,10 +52,10 @@ impl<'a> Input<'a> {
     }
 
     /// Has each walk over the members report, about every MiB and at its
-    /// end, a range of the archive's bytes it has finished with (it has
-    /// passed them; successive ranges overlap). A caller that mapped the
-    /// archive drops those pages from memory, so that the resident set
-    /// stays at about one member whatever the archive's size.
+    /// end, a range of the archive's bytes it has finished with (about a
+    /// MiB behind where it is). A caller that mapped the archive drops
+    /// those pages from memory, so that the resident set stays at a few
+    /// MiB and one member whatever the archive's size.
     pub fn with_release(mut self, release: impl FnMut(Range<usize>) + 'a) -> Input<'a> {
         self.release = Some(Box::new(release));
         self
@@ -82,9 +82,9 @@ impl<'a> Input<'a> {
     /// member header, or data running past the end of the archive, ends
     /// the walk after the members before it were visited, with LLVM's
     /// error; a thin member that cannot be read fails at that member.
-    pub fn for_each_member(
-        &mut self,
-        mut visit: impl FnMut(&[u8], &[u8]) -> Result<(), Error>,
+    pub(crate) fn for_each_member<'s>(
+        &'s mut self,
+        mut visit: impl FnMut(&[u8], MemberBytes<'s, '_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let Input {
             data,
@@ -92,30 +92,33 @@ impl<'a> Input<'a> {
             buf,
             release,
         } = self;
+        let data: &'s Cow<'a, [u8]> = data;
+        let data: &'s [u8] = data;
         let archive = Archive::parse(data).map_err(Error::Archive)?;
         let base = data.as_ptr() as usize;
-        // Each range reported starts where the one before it started: a
-        // page fault maps neighbouring pages too (the kernel's fault-around),
-        // so some pages just reported come back when the walk reads on.
-        let (mut from, mut released) = (0, 0);
+        // The bytes before `from` are released; those up to `mark` will be
+        // at the next step. Releasing one step behind the walk keeps the
+        // pages of code objects still waiting to be written (the writer
+        // gathers them) and catches the pages the kernel maps around each
+        // one touched (fault-around).
+        let (mut from, mut mark) = (0, 0);
         for member in archive.members() {
             let member = member.map_err(Error::Archive)?;
-            let bytes: &[u8] = match member.content {
-                MemberContent::Inline(bytes) => bytes,
+            match member.content {
+                MemberContent::Inline(bytes) => {
+                    visit(member.name, MemberBytes::Archive(bytes))?;
+                    if let Some(release) = release.as_mut() {
+                        // The reader hands out subslices of `data`.
+                        let done = bytes.as_ptr() as usize - base + bytes.len();
+                        if done.saturating_sub(mark) >= RELEASE_STEP {
+                            release(from..mark);
+                            (from, mark) = (mark, done);
+                        }
+                    }
+                }
                 MemberContent::Thin { .. } => {
                     load_thin(archive_path, member.name, buf)?;
-                    buf
-                }
-            };
-            visit(member.name, bytes)?;
-            if let (Some(release), MemberContent::Inline(bytes)) =
-                (release.as_mut(), member.content)
-            {
-                // The reader hands out subslices of `data`.
-                let done = bytes.as_ptr() as usize - base + bytes.len();
-                if done.saturating_sub(released) >= RELEASE_STEP {
-                    release(from..done);
-                    (from, released) = (released, done);
+                    visit(member.name, MemberBytes::Loaded(buf))?;
                 }
             }
         }
@@ -123,6 +126,24 @@ impl<'a> Input<'a> {
             release(from..data.len());
         }
         Ok(())
+    }
+}
+
+/// A member's bytes during a walk.
+#[derive(Clone, Copy)]
+pub(crate) enum MemberBytes<'s, 't> {
+    /// Inside the archive: valid as long as the input is borrowed.
+    Archive(&'s [u8]),
+    /// A thin archive's member, read from its own file: valid during the
+    /// visit only.
+    Loaded(&'t [u8]),
+}
+
+impl MemberBytes<'_, '_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match *self {
+            MemberBytes::Archive(b) | MemberBytes::Loaded(b) => b,
+        }
     }
 }
 
