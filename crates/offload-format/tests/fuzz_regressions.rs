@@ -47,6 +47,25 @@ fn thin_member_that_is_a_device_is_refused() {
     assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
 }
 
+/// The same through the device-archive reader behind `clang-offload-bundler
+/// -unbundle -type=a`, which read the member without end until memory ran
+/// out (found with the hostile corpus run under a memory limit).
+#[test]
+fn device_archive_thin_member_that_is_a_device_is_refused() {
+    use offload_format::device_archive::Input;
+    let table = b"/dev/zero/\n";
+    let mut data = b"!<thin>\n".to_vec();
+    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    data.extend_from_slice(table);
+    data.push(b'\n');
+    data.extend(header("/0", 100));
+    let mut input = Input::from_bytes(data, std::path::Path::new("x.a")).unwrap();
+    assert_eq!(input.members().len(), 1);
+    assert!(input.members()[0].is_thin());
+    let e = input.load(0).unwrap_err();
+    assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
+}
+
 /// object_bundle_roundtrip: a host whose sections have alignments near
 /// 2^64 made the layout wrap to small offsets, and the "fat" object was
 /// written with a section over the ELF header (the bundler exited 0 with

@@ -103,7 +103,9 @@ impl<'a> Input<'a> {
             file.seek(SeekFrom::Start(0)).map_err(input_error)?;
         }
         let mut data = Vec::new();
-        file.read_to_end(&mut data).map_err(input_error)?;
+        file.read_to_end(&mut data)
+            .map_err(enomem)
+            .map_err(input_error)?;
         Input::from_bytes(data, path).map_err(Error::Archive)
     }
 
@@ -137,10 +139,17 @@ impl<'a> Input<'a> {
         match member.data {
             DataAt::Thin => {
                 let path = thin_member_path(&self.archive_path, &member.name);
-                let read = if path.is_dir() {
-                    Err(io::Error::from_raw_os_error(21))
-                } else {
-                    read_into(&path, &mut self.buf)
+                let read = match std::fs::metadata(&path) {
+                    Ok(md) if md.is_dir() => Err(io::Error::from_raw_os_error(21)),
+                    // The name comes from the archive: a device or FIFO
+                    // (`/dev/zero`) would be read without end or block, as
+                    // `Archive::member_data` also refuses.
+                    Ok(md) if !md.is_file() => Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "not a regular file",
+                    )),
+                    Ok(_) => read_into(&path, &mut self.buf),
+                    Err(e) => Err(e),
                 };
                 read.map_err(|error| {
                     Error::Archive(ArchiveError::ThinMember {
@@ -209,8 +218,19 @@ pub(super) fn slice(data: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
 
 fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
     buf.clear();
-    File::open(path)?.read_to_end(buf)?;
+    File::open(path)?.read_to_end(buf).map_err(enomem)?;
     Ok(())
+}
+
+/// A failed reservation while reading reports Rust's "out of memory"; the
+/// tools print the OS text for ENOMEM, as LLVM does for an input it cannot
+/// hold.
+fn enomem(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        io::Error::from_raw_os_error(12)
+    } else {
+        e
+    }
 }
 
 /// Lists the members with LLVM's reader, stopping at the first error.
