@@ -46,7 +46,12 @@ pub fn write(
         .take(2)
         .collect::<Vec<_>>()
         .join(" ");
-    let measured = format!("{}, {compiler}, sanitizer {}", today(), o.sanitizer);
+    let profile = if o.dev { ", debug profile" } else { "" };
+    let measured = format!(
+        "{}, {compiler}, sanitizer {}{profile}",
+        today(),
+        o.sanitizer
+    );
     for r in results {
         rows.insert(
             r.target.clone(),
