@@ -8,10 +8,10 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr};
-use offload_cli::fsio::{read_input, Outputs};
+use offload_cli::fsio::{read_input, Input, Outputs};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
-use offload_format::object_bundle::{self, HOST_PLACEHOLDER};
+use offload_format::object_bundle::{self, Pieces, HOST_PLACEHOLDER};
 use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler, Reader};
@@ -27,7 +27,7 @@ fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
     Fail::bytes(m)
 }
 
-fn read(path: &OsStr) -> Result<Vec<u8>, Fail> {
+fn read(path: &OsStr) -> Result<Input, Fail> {
     read_input(path).map_err(|e| file_fail(path, &e))
 }
 
@@ -187,7 +187,7 @@ fn print_command(line: &[u8]) {
 }
 
 fn bundle_files(job: &Job) -> Result<(), Fail> {
-    let inputs: Vec<Vec<u8>> = job
+    let inputs: Vec<Input> = job
         .inputs
         .iter()
         .map(|p| read(p))
@@ -202,7 +202,7 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .targets
         .iter()
         .zip(&inputs)
-        .map(|(t, d)| (t.id.as_bytes(), d.as_slice()))
+        .map(|(t, d)| (t.id.as_bytes(), &d[..]))
         .collect();
     let out_path = &job.outputs[0];
     let text_comment = match handler {
@@ -249,7 +249,7 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
 /// llvm-objcopy do. `-bundle-align` does not apply. With `-compress`, 22
 /// compresses its (empty) bundle buffer and reports it, then lets objcopy
 /// overwrite the output, so the object is never compressed.
-fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> Result<(), Fail> {
+fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Result<(), Fail> {
     let out_path = &job.outputs[0];
     let Some(host) = job.host_index.filter(|_| !job.hip_only) else {
         // 22 dereferences a missing host input and crashes (SIGSEGV).
@@ -306,8 +306,8 @@ fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> R
         .enumerate()
         .map(|(i, &(id, data))| (id, if i == host { HOST_PLACEHOLDER } else { data }))
         .collect();
-    let fat =
-        object_bundle::add_bundle_sections(&inputs[host], &with_placeholder).map_err(|e| {
+    let fat = object_bundle::add_bundle_sections_pieces(&inputs[host], &with_placeholder).map_err(
+        |e| {
             Fail::bytes(
                 [
                     b"'".as_slice(),
@@ -317,8 +317,14 @@ fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> R
                 ]
                 .concat(),
             )
-        })?;
-    outs.write(out_path, true, &fat)
+        },
+    )?;
+    // Streamed: the host's section data and the device images go from the
+    // inputs to the output without being assembled in memory.
+    let idx = outs
+        .create(out_path, true)
+        .map_err(|e| file_fail(out_path, &e))?;
+    fat.write_to(outs.file(idx))
         .and_then(|()| outs.commit())
         .map_err(|e| file_fail(out_path, &e))
 }
@@ -401,15 +407,15 @@ fn take_entries(
         let Some(k) = found else { continue };
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
-        let content = if reader.is_host_placeholder() {
-            host_object(job, data)?
-        } else {
-            reader.content(&lossy(name))?
-        };
         // Flushed at once so that several `-` outputs reach stdout whole and
         // in order, as LLVM writes them.
         let f = outs.file(i);
-        f.write_all(&content)
+        let written = if reader.is_host_placeholder() {
+            host_object(job, data)?.write_to(f)
+        } else {
+            f.write_all(&reader.content(&lossy(name))?)
+        };
+        written
             .and_then(|()| f.flush())
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
@@ -465,9 +471,10 @@ fn finish_unbundle(
 }
 
 /// The host object of an object bundle: the input without its bundle
-/// sections, as llvm-objcopy writes it for 22. Under `-###` 22 prints the
-/// objcopy command instead and the output stays empty.
-fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
+/// sections, as llvm-objcopy writes it for 22, in pieces borrowing the
+/// input's section data. Under `-###` 22 prints the objcopy command instead
+/// and the output stays empty.
+fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, Fail> {
     // As when bundling: the temporary file objcopy would write to is made
     // even though we do not need it, so an unusable TMPDIR fails alike.
     let temp = make_temp_file()?;
@@ -477,9 +484,7 @@ fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
             job.inputs[0].as_bytes(),
             &temp,
         ));
-        return Ok(Cow::Borrowed(&[]));
+        return Ok(Pieces::default());
     }
-    object_bundle::strip_bundle_sections(data)
-        .map(Cow::Owned)
-        .map_err(|e| handler::object_fail(&e))
+    object_bundle::strip_bundle_sections_pieces(data).map_err(|e| handler::object_fail(&e))
 }
