@@ -14,6 +14,7 @@ use md5::{Digest, Md5};
 use zstd::zstd_safe;
 
 use super::error::CcobError;
+use super::hasher::{hash_alongside, truncate};
 use super::header::{Header, Method, V2Field, Version};
 use super::report::DecompressReport;
 
@@ -26,10 +27,9 @@ const ZLIB_MAX_RATIO: u64 = 1032;
 /// The hash CCOB headers carry: the first 8 bytes of the MD5 digest of
 /// `data`, read as a little-endian integer.
 pub fn truncated_md5(data: &[u8]) -> u64 {
-    let digest = Md5::digest(data);
-    let mut low = [0u8; 8];
-    low.copy_from_slice(&digest[..8]);
-    u64::from_le_bytes(low)
+    let mut md5 = Md5::new();
+    md5.update(data);
+    truncate(md5)
 }
 
 /// How to compress: what the bundler's `-compress`, `--compression-level`
@@ -117,21 +117,9 @@ pub fn compress(input: &[u8], options: &CompressOptions) -> Result<Compressed, C
     let hash = truncated_md5(input);
     let header_len = version.header_len();
 
-    let mut out = Vec::new();
-    let (codec_time, payload_len) = match options.method {
-        Method::Zstd => {
-            let bound = zstd_safe::compress_bound(input.len());
-            reserve(&mut out, header_len.saturating_add(bound))?;
-            out.resize(header_len, 0);
-            zstd_compress(input, level, &mut out)?
-        }
-        Method::Zlib => {
-            let level = zlib_level(level)?;
-            reserve(&mut out, header_len.saturating_add(zlib_bound(input.len())))?;
-            out.resize(header_len, 0);
-            zlib_compress(input, level, &mut out)?
-        }
-    };
+    let mut out = vec![0; header_len];
+    let codec_time = compress_payload(input, options.method, level, &mut out)?;
+    let payload_len = out.len() - header_len;
 
     let total_len = (header_len as u64).saturating_add(payload_len as u64);
     let header = Header {
@@ -158,6 +146,30 @@ pub fn compress(input: &[u8], options: &CompressOptions) -> Result<Compressed, C
     })
 }
 
+/// Appends the compressed form of `input` to `out` (a zstd frame or a zlib
+/// stream, as LLVM's one-shot calls make them), reserving room for the
+/// worst case first. Returns the time spent in the codec.
+pub(super) fn compress_payload(
+    input: &[u8],
+    method: Method,
+    level: i32,
+    out: &mut Vec<u8>,
+) -> Result<Duration, CcobError> {
+    let (time, _) = match method {
+        Method::Zstd => {
+            reserve(out, zstd_safe::compress_bound(input.len()))?;
+            zstd_compress(input, level, out)?
+        }
+        Method::Zlib => {
+            let level = zlib_level(level)?;
+            reserve(out, zlib_bound(input.len()))?;
+            zlib_compress(input, level, out)?
+        }
+    };
+    Ok(time)
+}
+
+/// Makes room for `size` more bytes.
 fn reserve(buf: &mut Vec<u8>, size: usize) -> Result<(), CcobError> {
     buf.try_reserve_exact(size)
         .map_err(|_| CcobError::OutOfMemory { size: size as u64 })
@@ -171,7 +183,7 @@ fn zlib_bound(len: usize) -> usize {
         .saturating_add(13)
 }
 
-fn zlib_level(level: i32) -> Result<u32, CcobError> {
+pub(super) fn zlib_level(level: i32) -> Result<u32, CcobError> {
     match level {
         // zlib's Z_DEFAULT_COMPRESSION stands for level 6.
         -1 => Ok(6),
@@ -190,6 +202,19 @@ fn zstd_error(code: usize) -> CcobError {
     }
 }
 
+/// Sets the parameters LLVM's `zstd::compress` sets, in the same order:
+/// long-distance matching on, then the level.
+pub(super) fn set_llvm_zstd_parameters(
+    cctx: &mut zstd_safe::CCtx<'_>,
+    level: i32,
+) -> Result<(), CcobError> {
+    cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
+        .map_err(zstd_error)?;
+    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+        .map_err(zstd_error)?;
+    Ok(())
+}
+
 /// Append one zstd frame to `out` (which holds the header so far).
 fn zstd_compress(
     input: &[u8],
@@ -200,11 +225,7 @@ fn zstd_compress(
     let mut cctx = zstd_safe::CCtx::try_create().ok_or(CcobError::OutOfMemory {
         size: input.len() as u64,
     })?;
-    // Same parameters, in the same order, as LLVM's zstd::compress.
-    cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
-        .map_err(zstd_error)?;
-    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
-        .map_err(zstd_error)?;
+    set_llvm_zstd_parameters(&mut cctx, level)?;
     let started = Instant::now();
     let mut cursor = Cursor::new(&mut *out);
     cursor.set_position(start_len as u64);
@@ -338,20 +359,39 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
     data.try_reserve_exact(capacity_usize)
         .map_err(|_| CcobError::OutOfMemory { size: capacity })?;
 
-    let started = Instant::now();
     let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
-    match header.method {
-        Method::Zstd => zstd_decompress(payload, &mut data, limit)?,
-        Method::Zlib => zlib_decompress(payload, &mut data, limit)?,
-    }
-    let codec_time = started.elapsed();
+    let (codec_time, computed_hash) = match header.method {
+        Method::Zstd => {
+            // Decode in steps, hashing each step's output on the side; any
+            // failure (or an unfinished frame) is decoded again in one shot,
+            // which is what gives the error its exact text.
+            let (streamed, hash) = hash_alongside(capacity_usize, |sink| {
+                let started = Instant::now();
+                let complete = zstd_decompress_streamed(payload, &mut data, sink);
+                (complete, started.elapsed())
+            });
+            match streamed {
+                (true, elapsed) if data.len() <= limit => (elapsed, hash),
+                _ => {
+                    data.clear();
+                    let started = Instant::now();
+                    zstd_decompress(payload, &mut data, limit)?;
+                    (started.elapsed(), truncated_md5(&data))
+                }
+            }
+        }
+        Method::Zlib => {
+            let started = Instant::now();
+            zlib_decompress(payload, &mut data, limit)?;
+            (started.elapsed(), truncated_md5(&data))
+        }
+    };
     if data.len() as u64 != claimed {
         return Err(CcobError::SizeMismatch {
             expected: claimed,
             actual: data.len() as u64,
         });
     }
-    let computed_hash = truncated_md5(&data);
     Ok(Decompressed {
         header,
         data,
@@ -360,6 +400,55 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
         computed_hash,
         codec_time,
     })
+}
+
+/// Compressed bytes handed to the streaming decoder per step: small enough
+/// that a step's output is still in cache when it is hashed.
+const DECODE_STEP: usize = 64 << 10;
+
+/// Streaming zstd decoding of every frame in `payload` straight into the
+/// spare capacity of the empty `out` (zstd's stable-output mode: no window
+/// buffer of its own, no copy), passing each step's output to `sink`.
+///
+/// Returns whether every frame decoded completely. Anything else (an error,
+/// a truncated frame, output beyond the capacity) returns false: the caller
+/// then decodes again in one shot, as LLVM does, so that errors read the
+/// same whichever path found them.
+fn zstd_decompress_streamed(
+    payload: &[u8],
+    out: &mut Vec<u8>,
+    sink: &mut dyn FnMut(&[u8]),
+) -> bool {
+    let Some(mut dctx) = zstd_safe::DCtx::try_create() else {
+        return false;
+    };
+    // One-shot decoding accepts any window; so must this.
+    let setup = dctx
+        .set_parameter(zstd_safe::DParameter::StableOutBuffer(true))
+        .and_then(|_| dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(31)));
+    if setup.is_err() {
+        return false;
+    }
+    let mut read = 0;
+    let mut frame_done = true;
+    while read < payload.len() {
+        let end = read.saturating_add(DECODE_STEP).min(payload.len());
+        let mut input = zstd_safe::InBuffer::around(&payload[read..end]);
+        let before = out.len();
+        let mut output = zstd_safe::OutBuffer::around_pos(&mut *out, before);
+        let Ok(hint) = dctx.decompress_stream(&mut output, &mut input) else {
+            return false;
+        };
+        frame_done = hint == 0;
+        let consumed = input.pos();
+        sink(&out[before..]);
+        if consumed == 0 && out.len() == before {
+            // No progress: the output is full.
+            return false;
+        }
+        read += consumed;
+    }
+    frame_done
 }
 
 /// One-shot zstd decoding of every frame in `payload` into the spare
@@ -417,5 +506,98 @@ fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<()
         if now_read == read && out.len() == written {
             return Err(zlib_error("Z_DATA_ERROR"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(data: &[u8], level: i32) -> Vec<u8> {
+        let mut out = Vec::new();
+        compress_payload(data, Method::Zstd, level, &mut out).unwrap();
+        out
+    }
+
+    fn streamed(payload: &[u8], capacity: usize) -> (bool, Vec<u8>, Vec<u8>) {
+        let mut out = Vec::with_capacity(capacity);
+        let mut seen = Vec::new();
+        let complete =
+            zstd_decompress_streamed(payload, &mut out, &mut |b| seen.extend_from_slice(b));
+        (complete, out, seen)
+    }
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len as u64).map(|i| (i * i / 7 % 253) as u8).collect()
+    }
+
+    /// The streamed decoder gives what the one-shot one gives, in every
+    /// case it accepts, and hands every byte to the sink exactly once.
+    #[test]
+    fn streamed_decoding_of_frames() {
+        let a = sample(700_000);
+        let b = sample(3000);
+        let fa = frame(&a, 3);
+        let fb = frame(&b, 1);
+        // A skippable frame (magic 0x184D2A50, 4-byte length, content).
+        let skippable = [
+            &0x184D_2A50u32.to_le_bytes()[..],
+            &3u32.to_le_bytes(),
+            b"xyz",
+        ]
+        .concat();
+        let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (Vec::new(), Vec::new()),
+            (fa.clone(), a.clone()),
+            ([&fa[..], &fb].concat(), [&a[..], &b].concat()),
+            ([&skippable[..], &fb, &skippable].concat(), b.clone()),
+        ];
+        for (i, (payload, expected)) in cases.iter().enumerate() {
+            let (complete, out, seen) = streamed(payload, expected.len() + 1);
+            assert!(complete, "case {i}");
+            assert_eq!(&out, expected, "case {i}");
+            assert_eq!(&seen, expected, "case {i}");
+            let mut one_shot = Vec::with_capacity(expected.len() + 1);
+            zstd_decompress(payload, &mut one_shot, expected.len()).unwrap();
+            assert_eq!(&one_shot, expected, "case {i}");
+        }
+    }
+
+    /// Whatever the streamed decoder cannot finish is left to the one-shot
+    /// decoder: truncations, trailing bytes, too little room, garbage.
+    #[test]
+    fn streamed_decoding_gives_up_on_anything_odd() {
+        let a = sample(300_000);
+        let fa = frame(&a, 3);
+        let odd: Vec<(Vec<u8>, usize)> = vec![
+            (fa[..fa.len() - 1].to_vec(), a.len() + 1),
+            (fa[..fa.len() / 2].to_vec(), a.len() + 1),
+            ([&fa[..], b"\0\0"].concat(), a.len() + 1),
+            ([&fa[..], &fa[..7]].concat(), a.len() + 1),
+            (fa.clone(), a.len() - 1),
+            (b"not zstd at all".to_vec(), 100),
+        ];
+        for (i, (payload, capacity)) in odd.iter().enumerate() {
+            let (complete, out, _) = streamed(payload, *capacity);
+            assert!(!complete, "case {i}");
+            assert!(out.len() <= *capacity, "case {i}");
+        }
+    }
+
+    /// The whole path, through both decoders: a payload that the streamed
+    /// decoder rejects still fails with the one-shot decoder's message.
+    #[test]
+    fn errors_read_as_the_one_shot_decoder_words_them() {
+        let a = sample(200_000);
+        let c = super::compress(&a, &CompressOptions::default()).unwrap();
+        let cut = &c.bytes[..c.bytes.len() - 3];
+        let mut header = Header::parse(cut).unwrap();
+        header.total_size = Some(cut.len() as u64);
+        let mut f = header.to_bytes().unwrap();
+        f.extend_from_slice(&cut[f.len()..]);
+        let e = decompress(&f).unwrap_err();
+        let mut one_shot = Vec::with_capacity(a.len() + 1);
+        let expected = zstd_decompress(&cut[32..], &mut one_shot, a.len()).unwrap_err();
+        assert_eq!(e, expected);
     }
 }
