@@ -99,7 +99,8 @@ fn open_input(name: &OsStr) -> Result<Input<'static>, Fail> {
             m.extend_from_slice(os_error_text(&e).as_bytes());
             Fail::bytes(m)
         })?;
-        return Input::from_bytes(data, Path::new("-")).map_err(|e| Fail::msg(e.to_string()));
+        return Input::from_bytes(data.into_vec(), Path::new("-"))
+            .map_err(|e| Fail::msg(e.to_string()));
     }
     Input::open(Path::new(name)).map_err(|e| Fail::msg(e.to_string()))
 }

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr};
-use offload_cli::fsio::{read_input, Outputs};
+use offload_cli::fsio::{read_input, Input, Outputs};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::object_bundle::{self, HOST_PLACEHOLDER};
@@ -27,7 +27,7 @@ fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
     Fail::bytes(m)
 }
 
-fn read(path: &OsStr) -> Result<Vec<u8>, Fail> {
+fn read(path: &OsStr) -> Result<Input, Fail> {
     read_input(path).map_err(|e| file_fail(path, &e))
 }
 
@@ -187,7 +187,7 @@ fn print_command(line: &[u8]) {
 }
 
 fn bundle_files(job: &Job) -> Result<(), Fail> {
-    let inputs: Vec<Vec<u8>> = job
+    let inputs: Vec<Input> = job
         .inputs
         .iter()
         .map(|p| read(p))
@@ -202,7 +202,7 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         .targets
         .iter()
         .zip(&inputs)
-        .map(|(t, d)| (t.id.as_bytes(), d.as_slice()))
+        .map(|(t, d)| (t.id.as_bytes(), &d[..]))
         .collect();
     let out_path = &job.outputs[0];
     let text_comment = match handler {
@@ -249,7 +249,7 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
 /// llvm-objcopy do. `-bundle-align` does not apply. With `-compress`, 22
 /// compresses its (empty) bundle buffer and reports it, then lets objcopy
 /// overwrite the output, so the object is never compressed.
-fn bundle_object(job: &Job, inputs: &[Vec<u8>], entries: &[(&[u8], &[u8])]) -> Result<(), Fail> {
+fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Result<(), Fail> {
     let out_path = &job.outputs[0];
     let Some(host) = job.host_index.filter(|_| !job.hip_only) else {
         // 22 dereferences a missing host input and crashes (SIGSEGV).

@@ -126,7 +126,7 @@ fn run(args: &Args, diag: &Diag) -> Result<(), Vec<u8>> {
         }
         buffers.push(data);
     }
-    let images: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+    let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
     let archs: Vec<String> = args
         .offload_arch
         .iter()

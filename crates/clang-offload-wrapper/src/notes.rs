@@ -4,6 +4,7 @@
 //! Every problem is a warning and leaves the image as it was.
 
 use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::fsio::Input;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::Write;
@@ -143,7 +144,7 @@ impl<'d> Notes<'d> {
     }
 
     /// Returns `data` with the notes added, or unchanged after a warning.
-    pub fn add(&mut self, input: &OsStr, data: Vec<u8>) -> Vec<u8> {
+    pub fn add(&mut self, input: &OsStr, data: Input) -> Input {
         let Some(objcopy) = self.objcopy.clone() else {
             return data;
         };
@@ -205,7 +206,7 @@ impl<'d> Notes<'d> {
             Ok(_) => {}
         }
         match fs::read(&elf_path) {
-            Ok(with_notes) => with_notes,
+            Ok(with_notes) => with_notes.into(),
             Err(e) => {
                 self.warn_file(elf_path.as_os_str(), &e);
                 data

@@ -120,7 +120,7 @@ struct Loaded {
     kind: ImageKind,
     offload: OffloadKind,
     strings: Vec<(Vec<u8>, Vec<u8>)>,
-    data: Vec<u8>,
+    data: fsio::Input,
 }
 
 /// `-o`: every `--image` (and every file of each) becomes one binary; the

@@ -110,7 +110,7 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
         let data = read_input(input).map_err(|e| file_error(input, &os_error_text(&e)))?;
         buffers.push(data);
     }
-    let images: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+    let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
     let triple = match &args.triple {
         Some(t) => String::from_utf8_lossy(t.as_bytes()).into_owned(),
         None => wrapper::default_target_triple(),

@@ -9,40 +9,189 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+
+use crate::mapped::{self, Mapping};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-/// Reads a whole input; `-` reads standard input.
+/// Inputs smaller than this are read into memory: mapping them costs more
+/// system calls than it saves.
+const MAP_THRESHOLD: u64 = 64 * 1024;
+
+/// Writes of mapped bytes shorter than this are plain writes; longer ones
+/// become kernel copies from the input file.
+const COPY_THRESHOLD: usize = 64 * 1024;
+
+/// The bytes of one input: a memory mapping for regular files of some
+/// size, else the bytes read (stdin, pipes, small files).
+///
+/// Dereferences to `[u8]`, so the format library parses it like any slice.
+/// Writing a slice of a mapped input to an [`OutputFile`] (or through
+/// [`ReadThrough`]) copies it from the file, without making it resident.
+pub struct Input {
+    backing: Backing,
+}
+
+enum Backing {
+    Mapped(Mapping),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.backing {
+            Backing::Mapped(m) => m.bytes(),
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+impl Input {
+    /// The bytes as a vector (a copy only if they are mapped).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.backing {
+            Backing::Owned(v) => v,
+            Backing::Mapped(m) => m.bytes().to_vec(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for Input {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<Vec<u8>> for Input {
+    fn from(v: Vec<u8>) -> Input {
+        Input {
+            backing: Backing::Owned(v),
+        }
+    }
+}
+
+/// Opens an input; `-` reads standard input.
 ///
 /// An input too large for the memory available is an error, not an abort:
-/// the buffer is reserved fallibly, and the failure is reported as ENOMEM
+/// buffers are reserved fallibly, and the failure is reported as ENOMEM
 /// ("Cannot allocate memory"), the text LLVM's tools print in that case.
-pub fn read_input(path: &OsStr) -> io::Result<Vec<u8>> {
-    let out_of_memory = |e: io::Error| {
-        if e.kind() == io::ErrorKind::OutOfMemory {
-            io::Error::from_raw_os_error(12)
-        } else {
-            e
-        }
-    };
+pub fn read_input(path: &OsStr) -> io::Result<Input> {
     if path == "-" {
         let mut v = Vec::new();
         io::stdin()
             .lock()
             .read_to_end(&mut v)
             .map_err(out_of_memory)?;
-        Ok(v)
-    } else {
-        let p = Path::new(path);
-        // Reading a directory fails late and with EISDIR only on some
-        // systems; check first so the message is always "Is a directory".
-        if fs::metadata(p)?.is_dir() {
-            return Err(io::Error::from_raw_os_error(21));
+        return Ok(v.into());
+    }
+    let p = Path::new(path);
+    // Reading a directory fails late and with EISDIR only on some systems;
+    // check first so the message is always "Is a directory".
+    if fs::metadata(p)?.is_dir() {
+        return Err(io::Error::from_raw_os_error(21));
+    }
+    let mut file = File::open(p)?;
+    let md = file.metadata()?;
+    if md.is_file() && md.len() >= MAP_THRESHOLD {
+        // A file system that cannot map (some FUSE ones) is read instead.
+        if let Ok(m) = file.try_clone().and_then(Mapping::new) {
+            return Ok(Input {
+                backing: Backing::Mapped(m),
+            });
         }
-        // `fs::read` sizes its buffer from the file's length with a
-        // fallible reservation.
-        fs::read(p).map_err(out_of_memory)
+    }
+    let mut v = Vec::new();
+    if md.is_file() {
+        let len = usize::try_from(md.len()).unwrap_or(usize::MAX);
+        v.try_reserve_exact(len)
+            .map_err(|_| io::Error::from_raw_os_error(12))?;
+    }
+    file.read_to_end(&mut v).map_err(out_of_memory)?;
+    Ok(v.into())
+}
+
+fn out_of_memory(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        io::Error::from_raw_os_error(12)
+    } else {
+        e
+    }
+}
+
+/// Copies `len` bytes at `offset` of `src` to `dst` without passing them
+/// through this process's memory where the kernel can do it
+/// (`copy_file_range`, `sendfile` or `splice`, which std's `io::copy`
+/// chooses between for files, pipes and sockets).
+fn copy_range<W: Write>(src: &File, offset: u64, len: u64, dst: &mut W) -> io::Result<()> {
+    let mut src = src;
+    src.seek(SeekFrom::Start(offset))?;
+    let copied = io::copy(&mut src.take(len), dst)?;
+    if copied != len {
+        // Only if the file shrank under us.
+        return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+    }
+    Ok(())
+}
+
+/// Writes into `W` the way an output does: bytes that lie in a mapped
+/// input are read from its file in chunks (`pread`) instead of through the
+/// mapping, so that feeding a whole input to, say, a compressor does not
+/// make it resident in this process.
+pub struct ReadThrough<W> {
+    inner: W,
+    chunk: Vec<u8>,
+}
+
+impl<W: Write> ReadThrough<W> {
+    pub fn new(inner: W) -> ReadThrough<W> {
+        ReadThrough {
+            inner,
+            chunk: Vec::new(),
+        }
+    }
+
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for ReadThrough<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        const CHUNK: usize = 1 << 20;
+        let located = if buf.len() >= COPY_THRESHOLD {
+            mapped::locate(buf)
+        } else {
+            None
+        };
+        let Some((file, mut offset)) = located else {
+            return self.inner.write_all(buf);
+        };
+        self.chunk.resize(CHUNK.min(buf.len()), 0);
+        let mut left = buf.len();
+        while left > 0 {
+            let n = left.min(self.chunk.len());
+            file.read_exact_at(&mut self.chunk[..n], offset)?;
+            self.inner.write_all(&self.chunk[..n])?;
+            offset += n as u64;
+            left -= n;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -97,11 +246,38 @@ impl Write for Sink {
     }
 }
 
+impl OutputFile {
+    /// If `buf` lies in a mapped input, has the kernel copy it from the
+    /// input file and returns true.
+    fn copy_if_mapped(&mut self, buf: &[u8]) -> io::Result<bool> {
+        if buf.len() < COPY_THRESHOLD {
+            return Ok(false);
+        }
+        let Some((file, offset)) = mapped::locate(buf) else {
+            return Ok(false);
+        };
+        let w = self.writer()?;
+        w.flush()?;
+        let len = buf.len() as u64;
+        match w.get_mut() {
+            Sink::File(f) => copy_range(&file, offset, len, f)?,
+            Sink::Stdout(s) => copy_range(&file, offset, len, &mut s.lock())?,
+        }
+        Ok(true)
+    }
+}
+
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.copy_if_mapped(buf)? {
+            return Ok(buf.len());
+        }
         self.writer()?.write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if self.copy_if_mapped(buf)? {
+            return Ok(());
+        }
         self.writer()?.write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -315,18 +491,11 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(2));
     }
 
-    /// An input larger than any allocation can be must give ENOMEM, not
-    /// abort. A sparse file of 8 TiB costs no disk; the allocation for it
-    /// is refused up front under the kernel's default overcommit policy
-    /// (with overcommit forced on, the read would really happen, so the
-    /// test does not run then).
+    /// A huge input costs nothing until it is read: an 8 TiB sparse file
+    /// (no disk) is mapped, not read, and only the pages looked at become
+    /// resident.
     #[test]
-    fn an_input_too_large_for_memory_is_enomem() {
-        let policy = fs::read_to_string("/proc/sys/vm/overcommit_memory").unwrap_or_default();
-        if policy.trim() == "1" {
-            eprintln!("skipped: vm.overcommit_memory=1 would let the read go ahead");
-            return;
-        }
+    fn a_huge_input_is_mapped_not_read() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("huge");
         let f = File::create(&p).unwrap();
@@ -334,8 +503,60 @@ mod tests {
             eprintln!("skipped: the file system refuses an 8 TiB sparse file");
             return;
         }
-        let e = read_input(p.as_os_str()).unwrap_err();
-        assert_eq!(e.raw_os_error(), Some(12), "{e}");
+        let input = read_input(p.as_os_str()).unwrap();
+        assert_eq!(input.len() as u64, 8 << 40);
+        assert_eq!(input[..16], [0; 16]);
+        assert_eq!(input[(8 << 40) - 1], 0);
+    }
+
+    /// Mapped bytes written to an output arrive whole, whether they are
+    /// copied by the kernel (long slices) or written (short ones), and
+    /// mixed with ordinary buffered writes in the right order.
+    #[test]
+    fn mapped_slices_are_copied_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        fs::write(&src, &data).unwrap();
+        let input = read_input(src.as_os_str()).unwrap();
+        assert!(matches!(input.backing, Backing::Mapped(_)));
+        let out = d.path().join("out");
+        let mut outs = Outputs::new();
+        let i = outs.create(out.as_os_str(), true).unwrap();
+        let f = outs.file(i);
+        f.write_all(b"head").unwrap();
+        f.write_all(&input[1000..250_000]).unwrap();
+        f.write_all(&input[5..10]).unwrap();
+        assert_eq!(f.write(&input[100_000..]).unwrap(), 200_000);
+        f.write_all(b"tail").unwrap();
+        outs.commit().unwrap();
+        let mut want = b"head".to_vec();
+        want.extend_from_slice(&data[1000..250_000]);
+        want.extend_from_slice(&data[5..10]);
+        want.extend_from_slice(&data[100_000..]);
+        want.extend_from_slice(b"tail");
+        assert_eq!(fs::read(&out).unwrap(), want);
+
+        let mut through = ReadThrough::new(Vec::new());
+        through.write_all(b"x").unwrap();
+        through.write_all(&input[..]).unwrap();
+        let got = through.into_inner();
+        assert_eq!(got[0], b'x');
+        assert_eq!(&got[1..], &data[..]);
+    }
+
+    #[test]
+    fn small_files_and_empty_files_are_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("small");
+        fs::write(&p, b"abc").unwrap();
+        let input = read_input(p.as_os_str()).unwrap();
+        assert!(matches!(input.backing, Backing::Owned(_)));
+        assert_eq!(&input[..], b"abc");
+        fs::write(&p, b"").unwrap();
+        assert!(read_input(p.as_os_str()).unwrap().is_empty());
+        let e = read_input(d.path().as_os_str()).err().unwrap();
+        assert_eq!(e.raw_os_error(), Some(21));
     }
 
     /// Outputs written whole with [`Outputs::write`] are closed at once, so

@@ -6,9 +6,13 @@
 //! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
 //! It holds no knowledge of any file format.
 
+// `unsafe` is confined to `mapped` (memory-mapping inputs).
+#![deny(unsafe_code)]
+
 pub mod cl;
 pub mod diag;
 pub mod fsio;
+mod mapped;
 mod response;
 
 /// The GNU response-file tokenizer `@file` expansion uses, exposed for the

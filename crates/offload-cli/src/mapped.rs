@@ -1,0 +1,102 @@
+//! Memory-mapped inputs, and finding out which input a byte slice came
+//! from. This is the only module of the workspace's tools with `unsafe`.
+//!
+//! Mapping an input instead of reading it costs no memory up front: the
+//! format library parses the mapping as an ordinary `&[u8]` and touches only
+//! the pages it looks at (headers, tables). Entry data is then never touched
+//! at all: when a slice of a mapping is written to an output, the output
+//! asks the kernel to copy that range of the input file
+//! ([`locate`] gives the file and offset), so peak memory stays flat
+//! whatever the input's size.
+//!
+//! The safety condition of a file mapping is that nobody shrinks the file
+//! while it is mapped (the pages would vanish and reading them raise
+//! SIGBUS). LLVM's tools map their inputs under the same condition; build
+//! systems do not truncate a compiler's inputs while it runs.
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+/// A mapped file, registered for [`locate`] while it lives.
+pub(crate) struct Mapping {
+    map: memmap2::Mmap,
+}
+
+struct Region {
+    start: usize,
+    len: usize,
+    file: Arc<File>,
+}
+
+/// Every live mapping. A handful at most, so a vector is the right map.
+static REGIONS: Mutex<Vec<Region>> = Mutex::new(Vec::new());
+
+fn regions() -> std::sync::MutexGuard<'static, Vec<Region>> {
+    // A panic while the lock was held cannot leave the vector inconsistent
+    // (each update is one push or one retain), so poisoning is ignored.
+    REGIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Mapping {
+    /// Maps all of `file` (which must not be empty) read-only.
+    pub(crate) fn new(file: File) -> io::Result<Mapping> {
+        // SAFETY: the mapping is private and read-only, so we never write
+        // through it; the remaining hazard, the file being truncated by
+        // another process while mapped, is the documented condition of
+        // this module.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        regions().push(Region {
+            start: map.as_ptr() as usize,
+            len: map.len(),
+            file: Arc::new(file),
+        });
+        Ok(Mapping { map })
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        let start = self.map.as_ptr() as usize;
+        regions().retain(|r| r.start != start);
+    }
+}
+
+/// If `bytes` lies wholly inside a live mapping: the mapped file and the
+/// offset of `bytes` in it.
+pub(crate) fn locate(bytes: &[u8]) -> Option<(Arc<File>, u64)> {
+    let start = bytes.as_ptr() as usize;
+    let end = start.checked_add(bytes.len())?;
+    regions().iter().find_map(|r| {
+        let offset = start.checked_sub(r.start)?;
+        (end <= r.start + r.len).then(|| (Arc::clone(&r.file), offset as u64))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn slices_of_a_mapping_are_located_and_forgotten_on_drop() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&[7u8; 10000]).unwrap();
+        let m = Mapping::new(f).unwrap();
+        let bytes = m.bytes();
+        let (_, off) = locate(&bytes[100..200]).unwrap();
+        assert_eq!(off, 100);
+        assert_eq!(locate(&bytes[9999..]).unwrap().1, 9999);
+        let elsewhere = vec![7u8; 100];
+        assert!(locate(&elsewhere).is_none());
+        let start = bytes.as_ptr() as usize;
+        drop(m);
+        assert!(regions().iter().all(|r| r.start != start));
+    }
+}
