@@ -210,6 +210,23 @@ impl OutputFile {
             .ok_or_else(|| io::Error::other("output already finished"))
     }
 
+    /// The output's file, for a writer that must seek (to fill in a header
+    /// once the data after it is written, say), with what was buffered
+    /// flushed first. `None` for outputs written in place (stdout, devices,
+    /// FIFOs), which may not seek; write those through the `OutputFile`.
+    /// Bytes written through the file skip the kernel-copy path.
+    pub fn seekable_file(&mut self) -> io::Result<Option<&mut File>> {
+        if !matches!(self.target, Target::Staged(..)) {
+            return Ok(None);
+        }
+        let w = self.writer()?;
+        w.flush()?;
+        Ok(match w.get_mut() {
+            Sink::File(f) => Some(f),
+            Sink::Stdout(_) => None,
+        })
+    }
+
     /// Flushes and closes the file; what is left is the rename.
     fn close(&mut self) -> io::Result<()> {
         if let Some(w) = self.writer.take() {
@@ -581,6 +598,32 @@ mod tests {
         outs.commit().unwrap();
         assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
+    }
+
+    #[test]
+    fn staged_outputs_can_seek_and_others_cannot() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let mut outs = Outputs::new();
+        let i = outs.create(a.as_os_str(), true).unwrap();
+        outs.file(i).write_all(b"buffered ").unwrap();
+        let f = outs
+            .file(i)
+            .seekable_file()
+            .unwrap()
+            .expect("a staged file");
+        f.write_all(b"XXXX tail").unwrap();
+        f.seek(SeekFrom::Start(9)).unwrap();
+        f.write_all(b"head").unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        outs.file(i).write_all(b"!").unwrap();
+        let n = outs.create(OsStr::new("/dev/null"), true).unwrap();
+        assert!(outs.file(n).seekable_file().unwrap().is_none());
+        let s = outs.create(OsStr::new("-"), true).unwrap();
+        assert!(outs.file(s).seekable_file().unwrap().is_none());
+        assert!(!a.exists());
+        outs.commit().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"buffered head tail!");
     }
 
     #[test]
