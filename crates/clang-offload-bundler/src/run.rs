@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr};
-use offload_cli::fsio::{read_input, Input, Outputs, ReadThrough};
+use offload_cli::fsio::{self, read_input, Input, Outputs, ReadThrough};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::object_bundle::{self, HOST_PLACEHOLDER};
@@ -59,7 +59,10 @@ pub fn run(job: &Job) -> Result<(), Fail> {
 pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
     let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
     let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
-        let d = ccob::decompress_unverified(bytes).map_err(fail)?;
+        // A mapped input's payload is read with pread, so that only the
+        // decompressed bundle becomes resident.
+        let d =
+            ccob::decompress_unverified_with(bytes, Some(&mut fsio::read_into)).map_err(fail)?;
         if verbose {
             write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
         }

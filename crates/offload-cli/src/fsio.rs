@@ -195,6 +195,24 @@ impl<W: Write> Write for ReadThrough<W> {
     }
 }
 
+/// Copies `src`, a slice of an input, into `dst` (as long): bytes of a
+/// mapped input are read from its file (`pread`) rather than through the
+/// mapping, so that reading a whole input piece by piece (a decompressor
+/// working through a payload, say) does not make it resident.
+pub fn read_into(src: &[u8], dst: &mut [u8]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    if src.len() != dst.len() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    match mapped::locate(src) {
+        Some((file, offset)) => file.read_exact_at(dst, offset),
+        None => {
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+    }
+}
+
 /// One output being written.
 pub struct OutputFile {
     target: Target,
@@ -598,6 +616,27 @@ mod tests {
         outs.commit().unwrap();
         assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
+    }
+
+    #[test]
+    fn read_into_copies_mapped_and_unmapped_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        let bytes: Vec<u8> = (0..MAP_THRESHOLD as usize * 4)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        fs::write(&p, &bytes).unwrap();
+        let input = read_input(p.as_os_str()).unwrap();
+        assert!(matches!(input.backing, Backing::Mapped(_)));
+        for range in [0..10, 5000..200_000, bytes.len() - 7..bytes.len()] {
+            let mut dst = vec![0u8; range.len()];
+            read_into(&input[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range.clone()]);
+            let mut dst = vec![0u8; range.len()];
+            read_into(&bytes[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range]);
+        }
+        assert!(read_into(&input[..3], &mut [0u8; 2]).is_err());
     }
 
     #[test]

@@ -42,8 +42,8 @@ mod segments;
 mod writer;
 
 pub use codec::{
-    compress, decompress, decompress_unverified, truncated_md5, CompressInfo, CompressOptions,
-    Compressed, Decompressed,
+    compress, decompress, decompress_unverified, decompress_unverified_with, truncated_md5,
+    CompressInfo, CompressOptions, Compressed, Decompressed, Fetch, FetchFn,
 };
 pub use error::CcobError;
 pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};

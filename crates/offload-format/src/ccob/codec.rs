@@ -333,6 +333,27 @@ pub fn decompress(input: &[u8]) -> Result<Decompressed, CcobError> {
 /// buffer is exactly that large, so a payload that expands further fails
 /// like it does in LLVM, and one that expands less is an error here.
 pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
+    decompress_unverified_with(input, None)
+}
+
+/// Copies the bytes of a slice of the input into a buffer of the same
+/// length; see [`decompress_unverified_with`].
+pub type Fetch<'a> = &'a mut FetchFn<'a>;
+
+/// The function behind [`Fetch`].
+pub type FetchFn<'f> = dyn FnMut(&[u8], &mut [u8]) -> std::io::Result<()> + 'f;
+
+/// Like [`decompress_unverified`], with the compressed payload read through
+/// `fetch` (when given), a step at a time: it is handed a slice of `input`
+/// and a buffer as long, and fills the buffer with those bytes. A caller
+/// whose input is a file mapping can read them with `pread`, so that the
+/// payload never becomes resident. Should `fetch` fail, or decoding fail
+/// for any reason, the payload is decoded again from `input` directly (so
+/// errors are the same either way).
+pub fn decompress_unverified_with(
+    input: &[u8],
+    fetch: Option<Fetch<'_>>,
+) -> Result<Decompressed, CcobError> {
     let header = Header::parse(input)?;
     let ccob_len = header.ccob_len(input.len())?;
     let payload = input
@@ -367,7 +388,7 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
             // which is what gives the error its exact text.
             let (streamed, hash) = hash_alongside(capacity_usize, |sink| {
                 let started = Instant::now();
-                let complete = zstd_decompress_streamed(payload, &mut data, sink);
+                let complete = zstd_decompress_streamed(payload, fetch, &mut data, sink);
                 (complete, started.elapsed())
             });
             match streamed {
@@ -408,14 +429,16 @@ const DECODE_STEP: usize = 64 << 10;
 
 /// Streaming zstd decoding of every frame in `payload` straight into the
 /// spare capacity of the empty `out` (zstd's stable-output mode: no window
-/// buffer of its own, no copy), passing each step's output to `sink`.
+/// buffer of its own, no copy), passing each step's output to `sink`. With
+/// `fetch`, each step's input is copied through it first.
 ///
 /// Returns whether every frame decoded completely. Anything else (an error,
 /// a truncated frame, output beyond the capacity) returns false: the caller
 /// then decodes again in one shot, as LLVM does, so that errors read the
 /// same whichever path found them.
-fn zstd_decompress_streamed(
+fn zstd_decompress_streamed<'f>(
     payload: &[u8],
+    mut fetch: Option<&mut FetchFn<'f>>,
     out: &mut Vec<u8>,
     sink: &mut dyn FnMut(&[u8]),
 ) -> bool {
@@ -429,11 +452,23 @@ fn zstd_decompress_streamed(
     if setup.is_err() {
         return false;
     }
+    let mut fetched = Vec::new();
     let mut read = 0;
     let mut frame_done = true;
     while read < payload.len() {
         let end = read.saturating_add(DECODE_STEP).min(payload.len());
-        let mut input = zstd_safe::InBuffer::around(&payload[read..end]);
+        let step = &payload[read..end];
+        let step = match fetch.as_deref_mut() {
+            None => step,
+            Some(fetch) => {
+                fetched.resize(step.len(), 0);
+                if fetch(step, &mut fetched).is_err() {
+                    return false;
+                }
+                &fetched[..]
+            }
+        };
+        let mut input = zstd_safe::InBuffer::around(step);
         let before = out.len();
         let mut output = zstd_safe::OutBuffer::around_pos(&mut *out, before);
         let Ok(hint) = dctx.decompress_stream(&mut output, &mut input) else {
@@ -523,7 +558,7 @@ mod tests {
         let mut out = Vec::with_capacity(capacity);
         let mut seen = Vec::new();
         let complete =
-            zstd_decompress_streamed(payload, &mut out, &mut |b| seen.extend_from_slice(b));
+            zstd_decompress_streamed(payload, None, &mut out, &mut |b| seen.extend_from_slice(b));
         (complete, out, seen)
     }
 
@@ -599,5 +634,34 @@ mod tests {
         let mut one_shot = Vec::with_capacity(a.len() + 1);
         let expected = zstd_decompress(&cut[32..], &mut one_shot, a.len()).unwrap_err();
         assert_eq!(e, expected);
+    }
+
+    /// Payload bytes read through a fetch function give the same result;
+    /// a failing fetch only sends decoding down the one-shot path.
+    #[test]
+    fn payload_read_through_fetch() {
+        let a = sample(500_000);
+        let c = super::compress(&a, &CompressOptions::default()).unwrap();
+        let mut fetched = 0usize;
+        let mut copy = |src: &[u8], dst: &mut [u8]| {
+            // Each request is a slice of the CCOB's own payload.
+            assert!(c.bytes.as_ptr_range().contains(&src.as_ptr()));
+            fetched += src.len();
+            dst.copy_from_slice(src);
+            Ok(())
+        };
+        let d = decompress_unverified_with(&c.bytes, Some(&mut copy)).unwrap();
+        assert_eq!(d.data, a);
+        assert!(d.hash_matches());
+        assert_eq!(fetched, c.bytes.len() - 32);
+        let mut broken =
+            |_: &[u8], _: &mut [u8]| Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        let d = decompress_unverified_with(&c.bytes, Some(&mut broken)).unwrap();
+        assert_eq!(d.data, a);
+        assert!(d.hash_matches());
+        let mut out = Vec::with_capacity(a.len() + 1);
+        let complete =
+            zstd_decompress_streamed(&c.bytes[32..], Some(&mut broken), &mut out, &mut |_| {});
+        assert!(!complete);
     }
 }
