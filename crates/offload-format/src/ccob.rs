@@ -37,6 +37,7 @@ mod codec;
 mod error;
 mod hasher;
 mod header;
+mod md5;
 mod report;
 mod segments;
 mod writer;

@@ -10,12 +10,12 @@ use std::io::Cursor;
 use std::time::{Duration, Instant};
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
-use md5::{Digest, Md5};
 use zstd::zstd_safe;
 
 use super::error::CcobError;
 use super::hasher::{hash_alongside, truncate};
 use super::header::{Header, Method, V2Field, Version};
+use super::md5::Md5;
 use super::report::DecompressReport;
 
 /// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
