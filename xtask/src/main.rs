@@ -34,7 +34,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "bench",
         bench::run,
-        "time and memory against LLVM 22 and cp [SCENARIO...] [--smoke] [--sizes 1M,16M] [--reps N] [--write-docs]",
+        "time and memory against LLVM 22 and the floor (cp, cat, zstd) [SCENARIO...] [--smoke] [--sizes 1M,16M,256M,2G] [--reps N] [--write-docs] [--list]",
     ),
     (
         "fuzz",

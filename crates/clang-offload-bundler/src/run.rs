@@ -11,7 +11,7 @@ use offload_cli::diag::{os_error_text, write_stderr};
 use offload_cli::fsio::{self, read_input, Input, Outputs, ReadThrough};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
-use offload_format::object_bundle::{self, HOST_PLACEHOLDER};
+use offload_format::object_bundle::{self, Pieces, HOST_PLACEHOLDER};
 use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler, Reader};
@@ -372,8 +372,8 @@ fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Res
         .enumerate()
         .map(|(i, &(id, data))| (id, if i == host { HOST_PLACEHOLDER } else { data }))
         .collect();
-    let fat =
-        object_bundle::add_bundle_sections(&inputs[host], &with_placeholder).map_err(|e| {
+    let fat = object_bundle::add_bundle_sections_pieces(&inputs[host], &with_placeholder).map_err(
+        |e| {
             Fail::bytes(
                 [
                     b"'".as_slice(),
@@ -383,8 +383,14 @@ fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Res
                 ]
                 .concat(),
             )
-        })?;
-    outs.write(out_path, true, &fat)
+        },
+    )?;
+    // Streamed: the host's section data and the device images go from the
+    // inputs to the output without being assembled in memory.
+    let idx = outs
+        .create(out_path, true)
+        .map_err(|e| file_fail(out_path, &e))?;
+    fat.write_to(outs.file(idx))
         .and_then(|()| outs.commit())
         .map_err(|e| file_fail(out_path, &e))
 }
@@ -467,15 +473,15 @@ fn take_entries(
         let Some(k) = found else { continue };
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
-        let content = if reader.is_host_placeholder() {
-            host_object(job, data)?
-        } else {
-            reader.content(&lossy(name))?
-        };
         // Flushed at once so that several `-` outputs reach stdout whole and
         // in order, as LLVM writes them.
         let f = outs.file(i);
-        f.write_all(&content)
+        let written = if reader.is_host_placeholder() {
+            host_object(job, data)?.write_to(f)
+        } else {
+            f.write_all(&reader.content(&lossy(name))?)
+        };
+        written
             .and_then(|()| f.flush())
             .map_err(|e| file_fail(path, &e))?;
         worklist.remove(job.targets[k].id.as_bytes());
@@ -531,9 +537,10 @@ fn finish_unbundle(
 }
 
 /// The host object of an object bundle: the input without its bundle
-/// sections, as llvm-objcopy writes it for 22. Under `-###` 22 prints the
-/// objcopy command instead and the output stays empty.
-fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
+/// sections, as llvm-objcopy writes it for 22, in pieces borrowing the
+/// input's section data. Under `-###` 22 prints the objcopy command instead
+/// and the output stays empty.
+fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, Fail> {
     // As when bundling: the temporary file objcopy would write to is made
     // even though we do not need it, so an unusable TMPDIR fails alike.
     let temp = make_temp_file()?;
@@ -543,9 +550,7 @@ fn host_object<'a>(job: &Job, data: &[u8]) -> Result<Cow<'a, [u8]>, Fail> {
             job.inputs[0].as_bytes(),
             &temp,
         ));
-        return Ok(Cow::Borrowed(&[]));
+        return Ok(Pieces::default());
     }
-    object_bundle::strip_bundle_sections(data)
-        .map(Cow::Owned)
-        .map_err(|e| handler::object_fail(&e))
+    object_bundle::strip_bundle_sections_pieces(data).map_err(|e| handler::object_fail(&e))
 }

@@ -1,5 +1,5 @@
 //! Memory-mapped inputs, and finding out which input a byte slice came
-//! from. This is the only module of the workspace's tools with `unsafe`.
+//! from. This is the only module of the tools with `unsafe`.
 //!
 //! Mapping an input instead of reading it costs no memory up front: the
 //! format library parses the mapping as an ordinary `&[u8]` and touches only
@@ -43,8 +43,7 @@ fn regions() -> std::sync::MutexGuard<'static, Vec<Region>> {
 impl Mapping {
     /// Maps all of `file` (which must not be empty) read-only.
     pub(crate) fn new(file: File) -> io::Result<Mapping> {
-        // SAFETY: the mapping is private and read-only, so we never write
-        // through it; the remaining hazard, the file being truncated by
+        // SAFETY: the mapping is read-only, so we never write through it; the remaining hazard, the file being truncated by
         // another process while mapped, is the documented condition of
         // this module.
         let map = unsafe { memmap2::Mmap::map(&file)? };

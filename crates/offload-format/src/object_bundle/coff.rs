@@ -14,6 +14,7 @@
 //! with LLVM's tail-merging order, section names first.
 
 use super::error::{CoffError, Error, NotObject};
+use super::pieces::{Data, Pieces, Sequence};
 use crate::string_table::Builder as StrTabBuilder;
 
 const HEADER_SIZE: usize = 20;
@@ -52,7 +53,7 @@ fn u32_at(d: &[u8], off: usize) -> Option<u32> {
 /// A COFF object as LLVM's `COFFObjectFile` accepts it.
 #[derive(Debug, Clone)]
 pub(crate) struct CoffFile<'a> {
-    data: &'a [u8],
+    data: Data<'a>,
     bigobj: bool,
     machine: u16,
     timestamp: u32,
@@ -159,35 +160,42 @@ fn decode_decimal(s: &[u8]) -> Option<u32> {
 impl<'a> CoffFile<'a> {
     /// `COFFObjectFile::initialize` for objects (not PE images).
     pub(crate) fn parse(data: &'a [u8]) -> Result<Self, NotObject> {
+        Self::parse_data(Data::Slice(data))
+    }
+
+    /// [`CoffFile::parse`] for any [`Data`].
+    pub(crate) fn parse_data(data: Data<'a>) -> Result<Self, NotObject> {
         let eof = NotObject::Coff(CoffError::UnexpectedEof);
         if data.len() < HEADER_SIZE {
             return Err(eof);
         }
-        let machine = u16_at(data, 0).ok_or(eof.clone())?;
-        let nsect16 = u16_at(data, 2).ok_or(eof.clone())?;
+        let h = data.head(HEADER_SIZE);
+        let machine = u16_at(h, 0).ok_or(eof.clone())?;
+        let nsect16 = u16_at(h, 2).ok_or(eof.clone())?;
         let mut file = CoffFile {
             data,
             bigobj: false,
             machine,
-            timestamp: u32_at(data, 4).ok_or(eof.clone())?,
-            characteristics: u16_at(data, 18).ok_or(eof.clone())?,
+            timestamp: u32_at(h, 4).ok_or(eof.clone())?,
+            characteristics: u16_at(h, 18).ok_or(eof.clone())?,
             nsections: usize::from(nsect16),
-            section_table: HEADER_SIZE + usize::from(u16_at(data, 16).ok_or(eof.clone())?),
-            nsyms: u32_at(data, 12).ok_or(eof.clone())?,
+            section_table: HEADER_SIZE + usize::from(u16_at(h, 16).ok_or(eof.clone())?),
+            nsyms: u32_at(h, 12).ok_or(eof.clone())?,
             symtab: None,
             strtab: &[],
         };
-        let mut symtab_ptr = u32_at(data, 8).ok_or(eof.clone())?;
+        let mut symtab_ptr = u32_at(h, 8).ok_or(eof.clone())?;
         if machine == 0 && nsect16 == 0xffff && data.len() >= BIGOBJ_HEADER_SIZE {
-            let version = u16_at(data, 4).ok_or(eof.clone())?;
-            if version >= 2 && data[12..28] == BIGOBJ_MAGIC {
+            let h = data.head(BIGOBJ_HEADER_SIZE);
+            let version = u16_at(h, 4).ok_or(eof.clone())?;
+            if version >= 2 && h.get(12..28) == Some(&BIGOBJ_MAGIC[..]) {
                 file.bigobj = true;
-                file.machine = u16_at(data, 6).ok_or(eof.clone())?;
-                file.timestamp = u32_at(data, 8).ok_or(eof.clone())?;
+                file.machine = u16_at(h, 6).ok_or(eof.clone())?;
+                file.timestamp = u32_at(h, 8).ok_or(eof.clone())?;
                 file.characteristics = 0;
-                file.nsections = u32_at(data, 44).ok_or(eof.clone())? as usize;
-                symtab_ptr = u32_at(data, 48).ok_or(eof.clone())?;
-                file.nsyms = u32_at(data, 52).ok_or(eof.clone())?;
+                file.nsections = u32_at(h, 44).ok_or(eof.clone())? as usize;
+                symtab_ptr = u32_at(h, 48).ok_or(eof.clone())?;
+                file.nsyms = u32_at(h, 52).ok_or(eof.clone())?;
                 file.section_table = BIGOBJ_HEADER_SIZE;
             }
         }
@@ -226,7 +234,11 @@ impl<'a> CoffFile<'a> {
         }
         // LLVM computes the string table position in 32 bits.
         let st = ptr.wrapping_add(self.nsyms.wrapping_mul(self.sym_size() as u32)) as usize;
-        let Some(raw_size) = u32_at(self.data, st) else {
+        let Some(raw_size) = self
+            .data
+            .get(st..st.saturating_add(4))
+            .and_then(|b| u32_at(b, 0))
+        else {
             return;
         };
         let Some(table) = self.data.get(st..st.saturating_add(raw_size as usize)) else {
@@ -251,7 +263,10 @@ impl<'a> CoffFile<'a> {
 
     fn header(&self, index: usize) -> SectionHeader {
         // In bounds: checked in `parse`.
-        SectionHeader::parse(self.data, self.section_table + index * SECTION_HEADER_SIZE)
+        let at = self.section_table + index * SECTION_HEADER_SIZE;
+        self.data
+            .get(at..at + SECTION_HEADER_SIZE)
+            .and_then(|h| SectionHeader::parse(h, 0))
             .unwrap_or_default()
     }
 
@@ -271,7 +286,7 @@ impl<'a> CoffFile<'a> {
     /// `COFFObjectFile::getSectionName` for section `index` (0-based).
     pub(crate) fn section_name(&self, index: usize) -> Result<&'a [u8], CoffError> {
         let off = self.section_table + index * SECTION_HEADER_SIZE;
-        let raw = &self.data[off..off + NAME_SIZE];
+        let raw = self.data.slice(off..off + NAME_SIZE);
         let name = super::elf::cstr(raw);
         if let Some(rest) = name.strip_prefix(b"/") {
             let offset = match rest.strip_prefix(b"/") {
@@ -302,7 +317,11 @@ impl<'a> CoffFile<'a> {
     fn relocations(&self, h: &SectionHeader) -> Result<&'a [u8], CoffError> {
         let ptr = h.pointer_to_relocations as usize;
         let count = if h.has_extended_relocations() {
-            match u32_at(self.data, ptr) {
+            match self
+                .data
+                .get(ptr..ptr.saturating_add(4))
+                .and_then(|b| u32_at(b, 0))
+            {
                 Some(n) => n.wrapping_sub(1) as usize,
                 None => 0,
             }
@@ -337,10 +356,12 @@ struct Reloc<'a> {
 }
 
 #[derive(Debug, Clone)]
-struct Section<'a> {
+struct Section<'a, 'd> {
     header: SectionHeader,
     name: &'a [u8],
-    contents: &'a [u8],
+    /// Borrowed from the input or an added entry, never from a name: the
+    /// output borrows it for as long as the input lives.
+    contents: &'d [u8],
     /// Replacement contents (rewritten symbol-index tables).
     owned: Option<Vec<u8>>,
     relocs: Vec<Reloc<'a>>,
@@ -373,16 +394,18 @@ struct Symbol<'a> {
 
 /// The COFF part of an edit: what llvm-objcopy's COFF backend does with the
 /// bundler's options.
-pub(crate) struct CoffEdit<'a> {
+pub(crate) struct CoffEdit<'a, 'd> {
     pub(crate) remove: Option<super::objcopy::NamePredicate<'a>>,
-    pub(crate) add: &'a [(Vec<u8>, &'a [u8])],
+    pub(crate) add: &'a [(Vec<u8>, &'d [u8])],
 }
 
-struct Object<'a> {
+/// `'a` is the lifetime of names and symbols, `'d` that of section
+/// contents (the input and the added entries), which may be longer.
+struct Object<'a, 'd> {
     machine: u16,
     timestamp: u32,
     characteristics: u16,
-    sections: Vec<Section<'a>>,
+    sections: Vec<Section<'a, 'd>>,
     /// Contents of added sections are owned by the caller; same lifetime.
     symbols: Vec<Symbol<'a>>,
     next_section_id: usize,
@@ -392,8 +415,8 @@ fn coff_err(e: CoffError) -> Error {
     Error::Coff(e)
 }
 
-impl<'a> Object<'a> {
-    fn read(file: &CoffFile<'a>) -> Result<Self, Error> {
+impl<'a, 'd: 'a> Object<'a, 'd> {
+    fn read(file: &CoffFile<'d>) -> Result<Self, Error> {
         let mut obj = Object {
             machine: file.machine,
             timestamp: file.timestamp,
@@ -458,7 +481,7 @@ impl<'a> Object<'a> {
         Ok(obj)
     }
 
-    fn read_symbols(&mut self, file: &CoffFile<'a>) -> Result<(), Error> {
+    fn read_symbols(&mut self, file: &CoffFile<'d>) -> Result<(), Error> {
         let ss = file.sym_size();
         let mut i: u32 = 0;
         while i < file.nsyms {
@@ -573,7 +596,7 @@ impl<'a> Object<'a> {
 
     /// `Object::removeSections`, including sections associative to removed
     /// ones, and the symbols defined in removed sections.
-    fn remove_sections(&mut self, pred: &dyn Fn(&Section<'a>) -> bool) {
+    fn remove_sections(&mut self, pred: &dyn Fn(&Section<'a, 'd>) -> bool) {
         let mut associated: Vec<usize> = Vec::new();
         let mut first = true;
         loop {
@@ -608,7 +631,7 @@ impl<'a> Object<'a> {
         (old & IMAGE_SCN_ALIGN_MASK) | IMAGE_SCN_MEM_READ | IMAGE_SCN_LNK_REMOVE
     }
 
-    fn add_section(&mut self, name: &'a [u8], contents: &'a [u8]) -> Result<(), Error> {
+    fn add_section(&mut self, name: &'a [u8], contents: &'d [u8]) -> Result<(), Error> {
         let chars = Self::readonly_exclude(0);
         let need_va =
             chars & (IMAGE_SCN_MEM_EXECUTE | IMAGE_SCN_MEM_READ | IMAGE_SCN_MEM_WRITE) != 0;
@@ -645,7 +668,7 @@ impl<'a> Object<'a> {
     /// Serialises the object; `limit` caps the output size (a `.bss`-like
     /// section is written out as zeros, so a header word alone could ask for
     /// gigabytes).
-    fn write(mut self, limit: u64) -> Result<Vec<u8>, Error> {
+    fn write(mut self, limit: u64) -> Result<Pieces<'d>, Error> {
         let bigobj = self.sections.len() > MAX_SECTIONS_16;
         let ss = if bigobj { 20 } else { 18 };
         // Raw symbol indexes; file records take as many slots as their name needs.
@@ -777,7 +800,9 @@ impl<'a> Object<'a> {
             return Err(Error::OutputTooLarge { size: file_size });
         }
 
-        let mut out: Vec<u8> = Vec::with_capacity(file_size as usize);
+        // Section contents are borrowed; everything else is made here.
+        let mut seq = Sequence::new();
+        let out = seq.buf();
         let nsections = self.sections.len();
         if bigobj {
             out.extend_from_slice(&0u16.to_le_bytes());
@@ -800,21 +825,31 @@ impl<'a> Object<'a> {
             out.extend_from_slice(&self.characteristics.to_le_bytes());
         }
         for sec in &self.sections {
-            sec.header.write(&mut out);
+            sec.header.write(out);
         }
         for sec in &self.sections {
             let h = &sec.header;
             let raw_len = h.size_of_raw_data as usize;
-            let contents = sec.owned.as_deref().unwrap_or(sec.contents);
-            let take = contents.len().min(raw_len);
-            out.extend_from_slice(&contents[..take]);
+            let take = match &sec.owned {
+                Some(owned) => {
+                    let take = owned.len().min(raw_len);
+                    seq.buf().extend_from_slice(&owned[..take]);
+                    take
+                }
+                None => {
+                    let take = sec.contents.len().min(raw_len);
+                    seq.borrowed(&sec.contents[..take]);
+                    take
+                }
+            };
             // Code is padded with int3, everything else with zeros.
             let pad = if h.characteristics & IMAGE_SCN_CNT_CODE != 0 {
                 0xcc
             } else {
                 0
             };
-            out.resize(out.len() + (raw_len - take), pad);
+            seq.fill(pad, (raw_len - take) as u64);
+            let out = seq.buf();
             if sec.relocs.len() >= 0xffff {
                 out.extend_from_slice(&((sec.relocs.len() + 1) as u32).to_le_bytes());
                 out.extend_from_slice(&[0; 6]);
@@ -823,6 +858,7 @@ impl<'a> Object<'a> {
                 out.extend_from_slice(&r.record);
             }
         }
+        let out = seq.buf();
         for s in &self.symbols {
             let start = out.len();
             if s.name.len() > NAME_SIZE {
@@ -864,12 +900,12 @@ impl<'a> Object<'a> {
         out.resize(at + strtab_size as usize, 0);
         strtab.write_into(&mut out[at..]);
         out[at..at + 4].copy_from_slice(&(strtab_size as u32).to_le_bytes());
-        debug_assert_eq!(out.len() as u64, file_size);
-        Ok(out)
+        debug_assert_eq!(seq.len(), file_size);
+        Ok(seq.finish())
     }
 }
 
-impl Object<'_> {
+impl Object<'_, '_> {
     /// Control Flow Guard tables (`.gfids$y` and friends) hold raw symbol
     /// indexes: llvm-objcopy maps them to the new indexes and recomputes the
     /// checksum in the section's definition symbol (objects only).
@@ -967,7 +1003,7 @@ fn encode_section_name(out: &mut [u8; 8], offset: u32) -> Option<()> {
 }
 
 /// Runs the bundler's llvm-objcopy edit on a COFF object.
-pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &CoffEdit<'a>) -> Result<Vec<u8>, Error> {
+pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &CoffEdit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     let file = CoffFile::parse(data)?;
     if !file.bigobj && u16_at(data, 2) == Some(0xffff) {
         return Err(coff_err(CoffError::ImportLibraryHeader));

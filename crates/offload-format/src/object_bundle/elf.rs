@@ -8,6 +8,7 @@
 //! against the buffer before use.
 
 use super::error::{ElfError, NotObject};
+use super::pieces::Data;
 
 // ELF constants used by this module and by the rewriter.
 pub(crate) const SHT_NULL: u32 = 0;
@@ -223,7 +224,7 @@ pub(crate) struct Phdr {
 /// An ELF file that LLVM's object library would accept as an object.
 #[derive(Clone, Debug)]
 pub(crate) struct ElfFile<'a> {
-    pub(crate) data: &'a [u8],
+    pub(crate) data: Data<'a>,
     pub(crate) class: Class,
     pub(crate) ehdr: Ehdr,
     /// The section header table, including the null entry at index 0.
@@ -343,10 +344,17 @@ impl<'a> ElfFile<'a> {
     /// `SHT_SYMTAB_SHNDX` tables must be sound. Anything else is left to the
     /// individual accessors, as in LLVM.
     pub(crate) fn parse(data: &'a [u8]) -> Result<Self, NotObject> {
-        if !has_elf_magic(data) {
+        Self::parse_data(Data::Slice(data))
+    }
+
+    /// [`ElfFile::parse`] for any [`Data`].
+    pub(crate) fn parse_data(data: Data<'a>) -> Result<Self, NotObject> {
+        // The magic and the two identification bytes.
+        let head = data.head(18);
+        if !has_elf_magic(head) {
             return Err(NotObject::NotElf);
         }
-        let class = match (data[4], data[5]) {
+        let class = match (head[4], head[5]) {
             (1, 1) => Class {
                 is64: false,
                 big_endian: false,
@@ -372,7 +380,10 @@ impl<'a> ElfFile<'a> {
                 header: class.ehdr_size() as u64,
             });
         }
-        let ehdr = parse_ehdr(data, class).ok_or(NotObject::NotElf)?;
+        let ehdr = data
+            .get(0..class.ehdr_size())
+            .and_then(|h| parse_ehdr(h, class))
+            .ok_or(NotObject::NotElf)?;
         let shdrs = section_table(data, class, &ehdr)?;
         let file = ElfFile {
             data,
@@ -510,7 +521,7 @@ impl<'a> ElfFile<'a> {
                 file_size: self.data.len() as u64,
             });
         }
-        Ok(&self.data[sec.offset as usize..end as usize])
+        Ok(self.data.slice(sec.offset as usize..end as usize))
     }
 
     /// Section contents as `ELFObjectFile::getSectionContents` returns them:
@@ -523,7 +534,7 @@ impl<'a> ElfFile<'a> {
         let start = sec.offset;
         match start.checked_add(sec.size) {
             Some(end) if end <= self.data.len() as u64 => {
-                Ok(&self.data[start as usize..end as usize])
+                Ok(self.data.slice(start as usize..end as usize))
             }
             _ => Err(ElfError::UnexpectedEof),
         }
@@ -552,7 +563,10 @@ impl<'a> ElfFile<'a> {
         }
         (0..usize::from(e.phnum))
             .map(|i| {
-                parse_phdr(self.data, self.class, e.phoff as usize + i * phsize)
+                let at = e.phoff as usize + i * phsize;
+                self.data
+                    .get(at..at + phsize)
+                    .and_then(|h| parse_phdr(h, self.class, 0))
                     .ok_or(ElfError::UnexpectedEof)
             })
             .collect()
@@ -564,7 +578,7 @@ impl<'a> ElfFile<'a> {
 }
 
 /// The section header table, checked like `ELFFile::sections`.
-fn section_table(data: &[u8], class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, NotObject> {
+fn section_table(data: Data<'_>, class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, NotObject> {
     let shoff = ehdr.shoff;
     if shoff == 0 {
         return Ok(Vec::new());
@@ -579,7 +593,11 @@ fn section_table(data: &[u8], class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, No
     if shoff.checked_add(shsize).is_none_or(|e| e > file_size) || first_end < shoff {
         return Err(NotObject::SectionTableStartPastEnd { shoff });
     }
-    let first = parse_shdr(data, class, shoff as usize).ok_or(NotObject::NotElf)?;
+    let shdr_at = |at: usize| {
+        data.get(at..at + shsize as usize)
+            .and_then(|h| parse_shdr(h, class, 0))
+    };
+    let first = shdr_at(shoff as usize).ok_or(NotObject::NotElf)?;
     let count = if ehdr.shnum == 0 {
         first.size
     } else {
@@ -599,9 +617,7 @@ fn section_table(data: &[u8], class: Class, ehdr: &Ehdr) -> Result<Vec<Shdr>, No
     }
     // The table lies inside the buffer, so `count` is bounded by its size.
     (0..count as usize)
-        .map(|i| {
-            parse_shdr(data, class, shoff as usize + i * shsize as usize).ok_or(NotObject::NotElf)
-        })
+        .map(|i| shdr_at(shoff as usize + i * shsize as usize).ok_or(NotObject::NotElf))
         .collect()
 }
 

@@ -27,6 +27,7 @@ mod command;
 mod elf;
 mod error;
 mod objcopy;
+mod pieces;
 
 pub use command::{
     bundle_command_line, bundle_objcopy_args, render_command_line, temp_file_path,
@@ -34,8 +35,10 @@ pub use command::{
     TEMP_FILE_SUFFIX,
 };
 pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
+pub use pieces::Pieces;
 
 use elf::ElfFile;
+use pieces::{Data, PieceReader};
 
 /// Prefix of every bundle section name; the rest of the name is the entry ID.
 pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
@@ -46,6 +49,12 @@ pub const HOST_PLACEHOLDER: &[u8] = &[0];
 /// Recognises the object-file formats LLVM would try to open, from the magic
 /// bytes alone (LLVM's `identify_magic`, restricted to object files).
 pub fn sniff_format(data: &[u8]) -> Option<ObjectFormat> {
+    sniff(Data::Slice(data))
+}
+
+fn sniff(bytes: Data<'_>) -> Option<ObjectFormat> {
+    // Everything but the PE signature is in the first 32 bytes.
+    let data = bytes.head(32);
     if data.len() < 4 {
         return None;
     }
@@ -80,7 +89,7 @@ pub fn sniff_format(data: &[u8]) -> Option<ObjectFormat> {
         0x90 | 0x68 if b1 == 0x02 => Some(ObjectFormat::Coff),
         0x64 if b1 == 0x86 || b1 == 0xaa => Some(ObjectFormat::Coff),
         0x41 if b1 == 0xa6 => Some(ObjectFormat::Coff),
-        b'M' if is_pe(data) => Some(ObjectFormat::Coff),
+        b'M' if is_pe(bytes) => Some(ObjectFormat::Coff),
         b'D' if data.starts_with(b"DXBC") => Some(ObjectFormat::DxContainer),
         _ => None,
     }
@@ -93,12 +102,14 @@ const WIN_RES_MAGIC: [u8; 32] = [
 ];
 
 /// A PE image: `MZ`, and `PE\0\0` at the offset stored at 0x3c.
-fn is_pe(data: &[u8]) -> bool {
+fn is_pe(data: Data<'_>) -> bool {
     let Some(off) = data.get(0x3c..0x40) else {
         return false;
     };
     let at = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
-    data.get(at..).is_some_and(|r| r.starts_with(b"PE\0\0"))
+    at.checked_add(4)
+        .and_then(|end| data.get(at..end))
+        .is_some_and(|r| r == b"PE\0\0")
 }
 
 /// The Mach-O file type, when the header is complete and the type is one
@@ -175,10 +186,14 @@ impl<'a> ObjectFile<'a> {
     /// * [`Error::Unsupported`]: an object format this module cannot read
     ///   (PE images, WebAssembly, XCOFF, GOFF, DXContainer).
     pub fn parse(data: &'a [u8]) -> Result<Self, Error> {
-        let inner = match sniff_format(data) {
-            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse(data)?),
+        Self::parse_data(Data::Slice(data))
+    }
+
+    fn parse_data(data: Data<'a>) -> Result<Self, Error> {
+        let inner = match sniff(data) {
+            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse_data(data)?),
             Some(ObjectFormat::Coff) if is_pe(data) => return Err(unsupported_pe()),
-            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse(data)?),
+            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse_data(data)?),
             Some(ObjectFormat::MachO) => Inner::MachO,
             Some(format) => return Err(unsupported_read(format)),
             None => return Err(Error::NotAnObject(NotObject::NotElf)),
@@ -222,26 +237,27 @@ impl<'a> ObjectFile<'a> {
         }
     }
 
-    /// Name of section `i`, and its contents (read lazily by LLVM, so their
-    /// error is only reported when an entry is extracted).
-    fn section(&self, i: usize) -> Result<NamedContents<'a>, Error> {
+    /// Name of section `i`.
+    fn section_name(&self, i: usize) -> Result<&'a [u8], Error> {
         match &self.inner {
-            Inner::Elf(elf) => {
-                let name = elf
-                    .section_name_table()
-                    .and_then(|table| elf.section_name(i, table))?;
-                Ok((name, elf.object_section_contents(i).map_err(Error::Elf)))
-            }
-            Inner::Coff(c) => {
-                let name = c.section_name(i).map_err(Error::Coff)?;
-                Ok((name, c.section_contents(i).map_err(Error::Coff)))
-            }
+            Inner::Elf(elf) => Ok(elf
+                .section_name_table()
+                .and_then(|table| elf.section_name(i, table))?),
+            Inner::Coff(c) => c.section_name(i).map_err(Error::Coff),
+            Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
+        }
+    }
+
+    /// Contents of section `i`: LLVM reads them lazily, so their error is
+    /// only reported when an entry is extracted.
+    fn section_contents(&self, i: usize) -> Result<&'a [u8], Error> {
+        match &self.inner {
+            Inner::Elf(elf) => elf.object_section_contents(i).map_err(Error::Elf),
+            Inner::Coff(c) => c.section_contents(i).map_err(Error::Coff),
             Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
         }
     }
 }
-
-type NamedContents<'a> = (&'a [u8], Result<&'a [u8], Error>);
 
 /// Iterator over the bundle sections of an [`ObjectFile`].
 #[derive(Debug)]
@@ -258,7 +274,7 @@ impl<'a> Iterator for BundleSections<'_, 'a> {
         while !self.done && self.next < self.file.section_count() {
             let i = self.next;
             self.next += 1;
-            let (name, contents) = match self.file.section(i) {
+            let name = match self.file.section_name(i) {
                 Ok(x) => x,
                 Err(e) => {
                     self.done = true;
@@ -274,7 +290,7 @@ impl<'a> Iterator for BundleSections<'_, 'a> {
                 return Some(Ok(BundleSection {
                     id,
                     section_index: i,
-                    contents,
+                    contents: self.file.section_contents(i),
                 }));
             }
         }
@@ -317,10 +333,23 @@ fn section_name(id: &[u8]) -> Vec<u8> {
 /// [`HOST_PLACEHOLDER`]. Existing sections with one of the new names get the
 /// same flags, as llvm-objcopy applies `--set-section-flags` by name. The same
 /// ID twice is [`Error::DuplicateEntry`] (llvm-objcopy refuses it too).
+///
+/// This assembles the object in memory; [`add_bundle_sections_pieces`] gives
+/// the same bytes without copying the host's data or the entries.
 pub fn add_bundle_sections<I: AsRef<[u8]>>(
     host: &[u8],
     entries: &[(I, &[u8])],
 ) -> Result<Vec<u8>, Error> {
+    add_bundle_sections_pieces(host, entries).map(|p| p.to_vec())
+}
+
+/// [`add_bundle_sections`], returning the object as [`Pieces`] that borrow
+/// the host's section data and the entries' contents: write it with
+/// [`Pieces::write_to`], and memory use does not grow with their size.
+pub fn add_bundle_sections_pieces<'d, I: AsRef<[u8]>>(
+    host: &'d [u8],
+    entries: &[(I, &'d [u8])],
+) -> Result<Pieces<'d>, Error> {
     let mut add: Vec<(Vec<u8>, &[u8])> = Vec::with_capacity(entries.len());
     for (id, contents) in entries {
         let name = section_name(id.as_ref());
@@ -340,18 +369,7 @@ pub fn add_bundle_sections<I: AsRef<[u8]>>(
     // host without a section table, or with an alignment that wraps the
     // layout, llvm-objcopy 22 writes such an object (the entries are lost
     // or the headers overwritten) and the bundler exits 0.
-    let readable = bundle_sections(&fat).is_ok_and(|found| {
-        entries.iter().all(|(id, contents)| {
-            let id = id.as_ref();
-            id.is_empty()
-                || found
-                    .iter()
-                    .rev()
-                    .find(|s| s.id == id)
-                    .is_some_and(|s| s.contents().is_ok_and(|c| c == *contents))
-        })
-    });
-    if readable {
+    if read_back(&fat, |data| entries_readable(data, entries)) {
         Ok(fat)
     } else {
         Err(Error::Unreadable)
@@ -361,7 +379,16 @@ pub fn add_bundle_sections<I: AsRef<[u8]>>(
 /// Removes every section whose name starts with `__CLANG_OFFLOAD_BUNDLE__`,
 /// as `llvm-objcopy --regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.*` does:
 /// this is the host object the bundler extracts for a placeholder entry.
+///
+/// This assembles the object in memory; [`strip_bundle_sections_pieces`]
+/// gives the same bytes without copying the sections' data.
 pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
+    strip_bundle_sections_pieces(fat).map(|p| p.to_vec())
+}
+
+/// [`strip_bundle_sections`], returning the object as [`Pieces`] that borrow
+/// the section data of `fat`.
+pub fn strip_bundle_sections_pieces(fat: &[u8]) -> Result<Pieces<'_>, Error> {
     let pred = |name: &[u8]| name.starts_with(SECTION_PREFIX.as_bytes());
     let host = rewrite(
         fat,
@@ -371,16 +398,54 @@ pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
         },
     )?;
     // As for adding: no output that is not a readable object.
-    match bundle_sections(&host) {
-        Ok(_) => Ok(host),
-        Err(_) => Err(Error::Unreadable),
+    if read_back(&host, |data| {
+        ObjectFile::parse_data(data).is_ok_and(|f| f.collect_bundle_sections().is_ok())
+    }) {
+        Ok(host)
+    } else {
+        Err(Error::Unreadable)
     }
 }
 
-fn rewrite<'a>(data: &'a [u8], edit: &objcopy::Edit<'a>) -> Result<Vec<u8>, Error> {
+/// True when `data` is an object in which the last section of each entry's
+/// ID holds the entry's contents (empty IDs are not looked for).
+fn entries_readable<I: AsRef<[u8]>>(data: Data<'_>, entries: &[(I, &[u8])]) -> bool {
+    let Ok(found) = ObjectFile::parse_data(data).and_then(|f| f.collect_bundle_sections()) else {
+        return false;
+    };
+    entries.iter().all(|(id, contents)| {
+        let id = id.as_ref();
+        id.is_empty()
+            || found
+                .iter()
+                .rev()
+                .find(|s| s.id == id)
+                .is_some_and(|s| s.contents().is_ok_and(|c| same_bytes(c, contents)))
+    })
+}
+
+/// Equal contents; the same slice is equal without reading it (a device
+/// image compared with itself stays on disk).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+/// Applies the read-back check `readable` to a rewritten object, in place
+/// if it only needs bytes that lie within single pieces (headers, tables,
+/// names, whole sections), else on the assembled object.
+fn read_back(image: &Pieces<'_>, readable: impl Fn(Data<'_>) -> bool) -> bool {
+    let reader = PieceReader::new(image);
+    let verdict = readable(Data::Pieces(&reader));
+    if !reader.incomplete() {
+        return verdict;
+    }
+    readable(Data::Slice(&image.to_vec()))
+}
+
+fn rewrite<'d>(data: &'d [u8], edit: &objcopy::Edit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     match sniff_format(data) {
         Some(ObjectFormat::Elf) => objcopy::rewrite(data, edit),
-        Some(ObjectFormat::Coff) if is_pe(data) => Err(unsupported_pe()),
+        Some(ObjectFormat::Coff) if is_pe(Data::Slice(data)) => Err(unsupported_pe()),
         Some(ObjectFormat::Coff) => coff::rewrite(
             data,
             &coff::CoffEdit {

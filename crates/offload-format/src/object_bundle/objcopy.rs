@@ -27,6 +27,7 @@
 
 use super::elf::*;
 use super::error::{ElfError, Error};
+use super::pieces::{Canvas, Pieces};
 use crate::string_table::Builder as StrTabBuilder;
 
 /// How much larger than its inputs a rewritten object may become. Real
@@ -38,12 +39,12 @@ pub(crate) const MAX_GROWTH: u64 = 64 << 20;
 pub(crate) type NamePredicate<'a> = &'a dyn Fn(&[u8]) -> bool;
 
 /// What to do to the object.
-pub(crate) struct Edit<'a> {
+pub(crate) struct Edit<'a, 'd> {
     /// Sections whose name satisfies this predicate are removed.
     pub(crate) remove: Option<NamePredicate<'a>>,
     /// Sections to append: (name, contents). Their names also get the
     /// `readonly,exclude` flags, as do existing sections with those names.
-    pub(crate) add: &'a [(Vec<u8>, &'a [u8])],
+    pub(crate) add: &'a [(Vec<u8>, &'d [u8])],
 }
 
 type SecId = usize;
@@ -104,7 +105,7 @@ struct Reloc {
 }
 
 #[derive(Debug)]
-struct Section<'a> {
+struct Section<'a, 'd> {
     name: &'a [u8],
     sh_type: u32,
     orig_type: u32,
@@ -119,7 +120,7 @@ struct Section<'a> {
     info: u32,
     align: u64,
     entsize: u64,
-    kind: Kind<'a>,
+    kind: Kind<'d>,
     parent: Option<usize>,
     has_symbol: bool,
     removed: bool,
@@ -156,7 +157,9 @@ struct Segment<'a> {
     contents: &'a [u8],
 }
 
-struct Object<'a> {
+/// `'a` is the lifetime of names, `'d` that of the bytes the output
+/// borrows (the input and the added contents), which may be longer.
+struct Object<'a, 'd> {
     class: Class,
     mips64el: bool,
     os_abi: u8,
@@ -169,7 +172,7 @@ struct Object<'a> {
     had_shdrs: bool,
     /// All sections ever known, in original order then added ones; removed
     /// ones stay (flagged) so that ids remain stable.
-    secs: Vec<Section<'a>>,
+    secs: Vec<Section<'a, 'd>>,
     /// Output order of live sections.
     order: Vec<SecId>,
     symbols: Vec<Symbol<'a>>,
@@ -182,7 +185,7 @@ struct Object<'a> {
     section_names: Option<SecId>,
     shndx_table: Option<SecId>,
     /// Real segments, then the ELF header and program header pseudo-segments.
-    segs: Vec<Segment<'a>>,
+    segs: Vec<Segment<'d>>,
     real_segs: usize,
     shoff: u64,
 }
@@ -218,9 +221,9 @@ fn align_to_skew(value: u64, align: u64, skew: u64) -> u64 {
     align_to(value.wrapping_sub(skew), align).wrapping_add(skew)
 }
 
-impl<'a> Object<'a> {
+impl<'a, 'd: 'a> Object<'a, 'd> {
     /// Builds the model from the input, with llvm-objcopy's checks.
-    fn read(data: &'a [u8]) -> Result<Self, Error> {
+    fn read(data: &'d [u8]) -> Result<Self, Error> {
         let elf = ElfFile::parse(data)?;
         let class = elf.class;
         let n = elf.section_count();
@@ -255,7 +258,7 @@ impl<'a> Object<'a> {
         Ok(obj)
     }
 
-    fn read_section_headers(&mut self, elf: &ElfFile<'a>) -> Result<(), Error> {
+    fn read_section_headers(&mut self, elf: &ElfFile<'d>) -> Result<(), Error> {
         let n = elf.section_count();
         for i in 1..n {
             let sh = elf.shdrs[i];
@@ -366,7 +369,7 @@ impl<'a> Object<'a> {
         s.orig_flags & SHF_ALLOC == 0 && s.orig_type == SHT_STRTAB
     }
 
-    fn read_sections(&mut self, elf: &ElfFile<'a>) -> Result<(), Error> {
+    fn read_sections(&mut self, elf: &ElfFile<'d>) -> Result<(), Error> {
         let mut shstr = u32::from(elf.ehdr.shstrndx);
         if shstr == SHN_XINDEX {
             shstr = elf
@@ -435,7 +438,7 @@ impl<'a> Object<'a> {
         Ok(())
     }
 
-    fn read_symbols(&mut self, elf: &ElfFile<'a>, st: SecId) -> Result<(), Error> {
+    fn read_symbols(&mut self, elf: &ElfFile<'d>, st: SecId) -> Result<(), Error> {
         let class = self.class;
         let sh_index = self.secs[st].orig_index;
         let link = elf.shdrs[sh_index].link;
@@ -449,7 +452,7 @@ impl<'a> Object<'a> {
             Kind::SymTab { shndx, .. } => *shndx,
             _ => None,
         };
-        let mut shndx_data: Option<&'a [u8]> = None;
+        let mut shndx_data: Option<&'d [u8]> = None;
         self.symbols.reserve(count);
         for j in 0..count {
             let off = j * class.sym_size();
@@ -554,7 +557,7 @@ impl<'a> Object<'a> {
             .ok_or(Error::Elf(ElfError::InvalidSymbolIndex(index)))
     }
 
-    fn init_section(&mut self, elf: &ElfFile<'a>, id: SecId) -> Result<(), Error> {
+    fn init_section(&mut self, elf: &ElfFile<'d>, id: SecId) -> Result<(), Error> {
         let (link, info, name) = {
             let s = &self.secs[id];
             (s.link, s.info, s.name)
@@ -744,7 +747,7 @@ impl<'a> Object<'a> {
         Ok(())
     }
 
-    fn read_program_headers(&mut self, elf: &ElfFile<'a>, data: &'a [u8]) -> Result<(), Error> {
+    fn read_program_headers(&mut self, elf: &ElfFile<'d>, data: &'d [u8]) -> Result<(), Error> {
         let phdrs = elf.program_headers()?;
         for (i, ph) in phdrs.iter().enumerate() {
             let end = ph.offset.checked_add(ph.filesz);
@@ -842,7 +845,10 @@ impl<'a> Object<'a> {
     }
 
     /// `Object::removeSections`.
-    fn remove_sections(&mut self, pred: &dyn Fn(&Section<'a>, SecId) -> bool) -> Result<(), Error> {
+    fn remove_sections(
+        &mut self,
+        pred: &dyn Fn(&Section<'a, 'd>, SecId) -> bool,
+    ) -> Result<(), Error> {
         let mut keep = Vec::with_capacity(self.order.len());
         let mut gone = Vec::new();
         for &id in &self.order {
@@ -905,7 +911,8 @@ impl<'a> Object<'a> {
     /// `removeSectionReferences` of one kept section.
     fn remove_references(&mut self, id: SecId, symtab_gone: bool) -> Result<(), Error> {
         let name = self.secs[id].name;
-        let removed = |secs: &[Section<'a>], s: Option<SecId>| s.is_some_and(|s| secs[s].removed);
+        let removed =
+            |secs: &[Section<'a, 'd>], s: Option<SecId>| s.is_some_and(|s| secs[s].removed);
         match &self.secs[id].kind {
             Kind::Plain { link, .. } => {
                 if let Some(l) = link.filter(|&l| self.secs[l].removed) {
@@ -1047,7 +1054,7 @@ impl<'a> Object<'a> {
         self.sym_order = new;
     }
 
-    fn add_section(&mut self, name: &'a [u8], contents: &'a [u8]) {
+    fn add_section(&mut self, name: &'a [u8], contents: &'d [u8]) {
         let note = name.starts_with(b".note") && name != b".note.GNU-stack";
         let sh_type = if note { SHT_NOTE } else { SHT_PROGBITS };
         self.push_new_section(
@@ -1058,7 +1065,7 @@ impl<'a> Object<'a> {
         );
     }
 
-    fn push_new_section(&mut self, name: &'a [u8], sh_type: u32, size: u64, kind: Kind<'a>) {
+    fn push_new_section(&mut self, name: &'a [u8], sh_type: u32, size: u64, kind: Kind<'d>) {
         let id = self.secs.len();
         self.secs.push(Section {
             name,
@@ -1276,7 +1283,7 @@ impl<'a> Object<'a> {
     }
 
     fn finalize_section(&mut self, id: SecId) {
-        let index_of = |secs: &[Section<'a>], s: Option<SecId>| s.map_or(0, |s| secs[s].index);
+        let index_of = |secs: &[Section<'a, 'd>], s: Option<SecId>| s.map_or(0, |s| secs[s].index);
         let (link, info) = {
             let s = &self.secs[id];
             match &s.kind {
@@ -1380,21 +1387,20 @@ impl<'a> Object<'a> {
         self.shoff = offset;
     }
 
-    fn write(&self, total: u64, write_shdrs: bool) -> Result<Vec<u8>, Error> {
+    /// Serialises the laid-out object: `total` bytes, zero where nothing
+    /// is written, later writes replacing earlier ones where they overlap
+    /// (as llvm-objcopy's writer does in its buffer). Verbatim data is
+    /// borrowed, not copied.
+    fn write(&self, total: u64, write_shdrs: bool) -> Result<Pieces<'d>, Error> {
         let class = self.class;
-        let mut out = vec![0u8; total as usize];
+        let mut out = Canvas::new(total);
         let too_large = || Error::OutputTooLarge { size: total };
-        fn place(out: &mut [u8], offset: u64, bytes: &[u8]) -> Option<()> {
-            let start = usize::try_from(offset).ok()?;
-            let end = start.checked_add(bytes.len())?;
-            out.get_mut(start..end)?.copy_from_slice(bytes);
-            Some(())
-        }
 
         // Segment images first; headers and section data may overwrite them.
         for seg in &self.segs[..self.real_segs] {
             let len = (seg.filesz as usize).min(seg.contents.len());
-            place(&mut out, seg.offset, &seg.contents[..len]).ok_or_else(too_large)?;
+            out.borrowed(seg.offset, &seg.contents[..len])
+                .ok_or_else(too_large)?;
         }
         for s in self.secs.iter().filter(|s| s.removed) {
             let Some(p) = s.parent else { continue };
@@ -1406,8 +1412,7 @@ impl<'a> Object<'a> {
                 .orig_offset
                 .wrapping_sub(seg.orig_offset)
                 .wrapping_add(seg.offset);
-            let zeros = vec![0u8; usize::try_from(s.size).map_err(|_| too_large())?];
-            place(&mut out, at, &zeros).ok_or_else(too_large)?;
+            out.zeros(at, s.size).ok_or_else(too_large)?;
         }
 
         // ELF header.
@@ -1471,7 +1476,7 @@ impl<'a> Object<'a> {
         class.put_u16(&mut eh, rest + 10, shentsize);
         class.put_u16(&mut eh, rest + 12, shnum);
         class.put_u16(&mut eh, rest + 14, shstrndx);
-        place(&mut out, 0, &eh).ok_or_else(too_large)?;
+        out.owned(0, &eh).ok_or_else(too_large)?;
 
         // Program headers.
         for seg in &self.segs[..self.real_segs] {
@@ -1498,7 +1503,7 @@ impl<'a> Object<'a> {
             let at = phdr_seg
                 .offset
                 .wrapping_add(u64::from(seg.index) * class.phdr_size() as u64);
-            place(&mut out, at, &ph).ok_or_else(too_large)?;
+            out.owned(at, &ph).ok_or_else(too_large)?;
         }
 
         // Section contents (sections inside segments came with the segment).
@@ -1509,24 +1514,23 @@ impl<'a> Object<'a> {
             }
             // Verbatim contents are copied straight from the input; the
             // rebuilt tables are serialised first.
-            let verbatim: Option<&[u8]> = match &s.kind {
-                Kind::Plain { contents, .. } if s.sh_type != SHT_NOBITS => Some(contents),
+            let verbatim: Option<&'d [u8]> = match &s.kind {
+                Kind::Plain { contents, .. } if s.sh_type != SHT_NOBITS => Some(*contents),
                 Kind::Plain { .. } => Some(&[]),
                 Kind::Raw { contents }
                 | Kind::DynReloc { contents, .. }
-                | Kind::Added { contents } => Some(contents),
+                | Kind::Added { contents } => Some(*contents),
                 _ => None,
             };
-            let built;
-            let bytes = match verbatim {
-                Some(b) => b,
+            match verbatim {
+                Some(b) if !b.is_empty() => out.borrowed(s.offset, b).ok_or_else(too_large)?,
+                Some(_) => {}
                 None => {
-                    built = self.section_image(s);
-                    &built
+                    let built = self.section_image(s);
+                    if !built.is_empty() {
+                        out.owned(s.offset, &built).ok_or_else(too_large)?;
+                    }
                 }
-            };
-            if !bytes.is_empty() {
-                place(&mut out, s.offset, bytes).ok_or_else(too_large)?;
             }
         }
 
@@ -1548,7 +1552,7 @@ impl<'a> Object<'a> {
                 },
             );
             self.put_shdr(&mut null, 0, 0, 0, 0, 0, size0, link0, 0, 0, 0);
-            place(&mut out, self.shoff, &null).ok_or_else(too_large)?;
+            out.owned(self.shoff, &null).ok_or_else(too_large)?;
             for (pos, id) in self.live().enumerate() {
                 let s = &self.secs[id];
                 let mut h = vec![0u8; sz];
@@ -1566,10 +1570,10 @@ impl<'a> Object<'a> {
                     s.entsize,
                 );
                 let at = self.shoff + (pos as u64 + 1) * sz as u64;
-                place(&mut out, at, &h).ok_or_else(too_large)?;
+                out.owned(at, &h).ok_or_else(too_large)?;
             }
         }
-        Ok(out)
+        Ok(out.finish())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1613,7 +1617,7 @@ impl<'a> Object<'a> {
 
     /// The bytes a rewritten table section contributes to the file
     /// (verbatim sections are copied by the caller).
-    fn section_image(&self, s: &Section<'a>) -> Vec<u8> {
+    fn section_image(&self, s: &Section<'a, 'd>) -> Vec<u8> {
         let c = self.class;
         match &s.kind {
             Kind::Plain { .. } | Kind::Raw { .. } | Kind::DynReloc { .. } | Kind::Added { .. } => {
@@ -1715,7 +1719,7 @@ fn seg_less(a: &Segment<'_>, b: &Segment<'_>) -> bool {
 }
 
 /// `sectionWithinSegment`, evaluated while reading (offsets still original).
-fn section_within_segment(sec: &Section<'_>, seg: &Segment<'_>) -> bool {
+fn section_within_segment(sec: &Section<'_, '_>, seg: &Segment<'_>) -> bool {
     let size = if sec.size == 0 { 1 } else { sec.size };
     if sec.orig_offset == u64::MAX {
         return false;
@@ -1769,7 +1773,7 @@ fn encode_r_info(c: Class, mips64el: bool, sym: u32, r_type: u32) -> u64 {
 }
 
 /// Runs the edit on an ELF object and serialises the result.
-pub(crate) fn rewrite<'a>(data: &'a [u8], edit: &Edit<'a>) -> Result<Vec<u8>, Error> {
+pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &Edit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     let mut obj = Object::read(data)?;
     // llvm-objcopy always runs its section removal, even with nothing to
     // remove: that pass also drops empty groups.
