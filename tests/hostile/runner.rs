@@ -26,6 +26,9 @@
 //!     owner, not a failure;
 //!   * `sparse=<size>`: the input is extended (sparse, no disk used) to
 //!     `<size>` bytes (`5G`, `4097M`, a plain number);
+//!   * `endless`: the case reads an input without end (`/dev/zero`), so
+//!     only the memory limit stops it: like `sparse`, skipped without
+//!     `prlimit`;
 //!   * `known-crash`: a crash found and not yet fixed; the case is run and
 //!     reported, but does not fail the test suite;
 //!   * `pending`: the tool does not handle this kind of input yet (the
@@ -87,6 +90,7 @@ pub struct Case {
     pub cl: bool,
     pub name: Option<String>,
     pub sparse: Option<u64>,
+    pub endless: bool,
     pub known_crash: bool,
     pub pending: bool,
     pub disputed: bool,
@@ -143,6 +147,7 @@ pub fn load_index() -> Result<Vec<Case>, String> {
             cl: false,
             name: None,
             sparse: None,
+            endless: false,
             known_crash: false,
             pending: false,
             disputed: false,
@@ -156,6 +161,7 @@ pub fn load_index() -> Result<Vec<Case>, String> {
                     None if flag == "no-name" => case.no_name = true,
                     None if flag == "cl" => case.cl = true,
                     None if flag == "unnamed" => case.unnamed = true,
+                    None if flag == "endless" => case.endless = true,
                     None if flag == "known-crash" => case.known_crash = true,
                     None if flag == "pending" => case.pending = true,
                     None if flag == "disputed" => case.disputed = true,
@@ -181,6 +187,11 @@ pub fn load_index() -> Result<Vec<Case>, String> {
                     return Err(format!("index.txt:{line}: no file tests/hostile/{name}"));
                 }
             }
+        }
+        if case.args.iter().any(|a| a.contains("/dev/zero")) && !case.endless {
+            return Err(format!(
+                "index.txt:{line}: a case reading /dev/zero needs the 'endless' flag"
+            ));
         }
         if case.what.is_empty() {
             return Err(format!("index.txt:{line}: say what the case breaks"));
@@ -290,7 +301,7 @@ pub fn run_case(case: &Case, program: &Path) -> Run {
 fn run_in(case: &Case, program: &Path, work: &Path) -> Result<Run, String> {
     let corpus = corpus_dir();
     let prlimit = has_prlimit();
-    if case.sparse.is_some() && !prlimit {
+    if (case.sparse.is_some() || case.endless) && !prlimit {
         return Ok(Run {
             exit: Exit::Code(0),
             stderr: String::new(),

@@ -39,7 +39,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 return runner::load_index().map(|_| ());
             }
             "--bin-dir" => {
-                bin_dir = Some(PathBuf::from(it.next().ok_or("--bin-dir needs a value")?))
+                let dir = it.next().ok_or("--bin-dir needs a value")?;
+                // Absolute: each case runs in a scratch directory of its own.
+                let dir = std::fs::canonicalize(dir).map_err(|e| format!("{dir}: {e}"))?;
+                bin_dir = Some(dir)
             }
             t if TOOLS.contains(&t) => tools.push(t.to_string()),
             other => {
@@ -118,12 +121,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Exit and the first stderr line.
+/// Exit and the first error line of stderr (or its first line).
 fn summary(run: &runner::Run) -> String {
-    let first = run
-        .stderr
-        .lines()
-        .find(|l| !l.trim().is_empty())
+    let mut lines = run.stderr.lines().filter(|l| !l.trim().is_empty());
+    let first = lines
+        .clone()
+        .find(|l| l.contains("error"))
+        .or_else(|| lines.next())
         .unwrap_or("")
         .replace('|', "\\|");
     let first: String = first.chars().take(140).collect();

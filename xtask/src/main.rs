@@ -39,7 +39,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "fuzz",
         fuzz::run,
-        "run the cargo-fuzz targets (nightly) [TARGET...] [--seconds N] [--list] [--seed-corpus]",
+        "run the cargo-fuzz targets, report executions and crashes [TARGET...] [--seconds N] [--sanitizer none|address] [--toolchain NAME] [--dev] [--write-docs] [--list] [--seed-corpus]",
     ),
     (
         "hostile",

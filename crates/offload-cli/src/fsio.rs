@@ -206,6 +206,24 @@ impl<W: Write> Write for ReadThrough<W> {
     }
 }
 
+/// Copies `src`, a slice of an input, into `dst` (as long): bytes of a
+/// mapped input are read from its file (`pread`) rather than through the
+/// mapping, so that reading a whole input piece by piece (a decompressor
+/// working through a payload, say) does not make it resident.
+pub fn read_into(src: &[u8], dst: &mut [u8]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    if src.len() != dst.len() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    match mapped::locate(src) {
+        Some((file, offset)) => file.read_exact_at(dst, offset),
+        None => {
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+    }
+}
+
 /// One output being written.
 pub struct OutputFile {
     target: Target,
@@ -219,6 +237,23 @@ impl OutputFile {
         self.writer
             .as_mut()
             .ok_or_else(|| io::Error::other("output already finished"))
+    }
+
+    /// The output's file, for a writer that must seek (to fill in a header
+    /// once the data after it is written, say), with what was buffered
+    /// flushed first. `None` for outputs written in place (stdout, devices,
+    /// FIFOs), which may not seek; write those through the `OutputFile`.
+    /// Bytes written through the file skip the kernel-copy path.
+    pub fn seekable_file(&mut self) -> io::Result<Option<&mut File>> {
+        if !matches!(self.target, Target::Staged(..)) {
+            return Ok(None);
+        }
+        let w = self.writer()?;
+        w.flush()?;
+        Ok(match w.get_mut() {
+            Sink::File(f) => Some(f),
+            Sink::Stdout(_) => None,
+        })
     }
 
     /// Flushes and closes the file; what is left is the rename.
@@ -641,6 +676,53 @@ mod tests {
         outs.commit().unwrap();
         assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
+    }
+
+    #[test]
+    fn read_into_copies_mapped_and_unmapped_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        let bytes: Vec<u8> = (0..MAP_THRESHOLD as usize * 4)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        fs::write(&p, &bytes).unwrap();
+        let input = read_input(p.as_os_str()).unwrap();
+        assert!(matches!(input.backing, Backing::Mapped(_)));
+        for range in [0..10, 5000..200_000, bytes.len() - 7..bytes.len()] {
+            let mut dst = vec![0u8; range.len()];
+            read_into(&input[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range.clone()]);
+            let mut dst = vec![0u8; range.len()];
+            read_into(&bytes[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range]);
+        }
+        assert!(read_into(&input[..3], &mut [0u8; 2]).is_err());
+    }
+
+    #[test]
+    fn staged_outputs_can_seek_and_others_cannot() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let mut outs = Outputs::new();
+        let i = outs.create(a.as_os_str(), true).unwrap();
+        outs.file(i).write_all(b"buffered ").unwrap();
+        let f = outs
+            .file(i)
+            .seekable_file()
+            .unwrap()
+            .expect("a staged file");
+        f.write_all(b"XXXX tail").unwrap();
+        f.seek(SeekFrom::Start(9)).unwrap();
+        f.write_all(b"head").unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        outs.file(i).write_all(b"!").unwrap();
+        let n = outs.create(OsStr::new("/dev/null"), true).unwrap();
+        assert!(outs.file(n).seekable_file().unwrap().is_none());
+        let s = outs.create(OsStr::new("-"), true).unwrap();
+        assert!(outs.file(s).seekable_file().unwrap().is_none());
+        assert!(!a.exists());
+        outs.commit().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"buffered head tail!");
     }
 
     #[test]

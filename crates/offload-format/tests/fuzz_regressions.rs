@@ -47,6 +47,31 @@ fn thin_member_that_is_a_device_is_refused() {
     assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
 }
 
+/// The same through the device-archive reader behind `clang-offload-bundler
+/// -unbundle -type=a`, which read the member without end until memory ran
+/// out (found with the hostile corpus run under a memory limit).
+#[test]
+fn device_archive_thin_member_that_is_a_device_is_refused() {
+    use offload_format::device_archive::{Input, Options, Target, Unbundled};
+    let table = b"/dev/zero/\n";
+    let mut data = b"!<thin>\n".to_vec();
+    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    data.extend_from_slice(table);
+    data.push(b'\n');
+    data.extend(header("/0", 100));
+    let mut input = Input::from_bytes(data, std::path::Path::new("x.a")).unwrap();
+    let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx906").unwrap()];
+    let e = Unbundled::to_vecs(
+        &mut input,
+        &targets,
+        &Options::default(),
+        "x.a",
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
+}
+
 /// object_bundle_roundtrip: a host whose sections have alignments near
 /// 2^64 made the layout wrap to small offsets, and the "fat" object was
 /// written with a section over the ELF header (the bundler exited 0 with
@@ -90,4 +115,37 @@ fn hosts_whose_rewrite_is_unreadable_are_refused() {
     assert_eq!(add_bundle_sections(&host, &entries), Err(Error::Unreadable));
     let host = std::fs::read(dir.join("elf-host-align-max.o")).unwrap();
     assert!(add_bundle_sections(&host, &entries).is_err());
+}
+
+/// member_symbols: an ELF member whose section header table offset is
+/// 2^64-1 with `e_shnum` 0 (the real count then lives in the first section
+/// header) made the reader add field offsets to that offset and overflow
+/// (a panic in debug builds, a read of the wrong bytes in release builds).
+/// LLVM 22 reports the table as past the end of the file (`llvm-ar-22 rc`:
+/// "section header table goes past the end of the file: e_shoff =
+/// 0xffffffffffffffff"), and so do we, through the archive writer too.
+#[test]
+fn section_table_offset_near_2_pow_64_is_past_the_end() {
+    use offload_format::archive::{member_symbols, write_archive_to_vec, NewMember, WriteOptions};
+    let expected =
+        "section header table goes past the end of the file: e_shoff = 0xffffffffffffffff";
+    // The input the fuzzer found, and a minimal one: a 64-bit little-endian
+    // header with e_shoff = 2^64-1, e_shentsize = 64, e_shnum = 0.
+    let found = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/corpus/member_symbols/regress-shoff-max-shnum-0"),
+    )
+    .unwrap();
+    let mut minimal = vec![0u8; 64];
+    minimal[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x00");
+    minimal[16..18].copy_from_slice(&1u16.to_le_bytes());
+    minimal[18..20].copy_from_slice(&62u16.to_le_bytes());
+    minimal[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+    minimal[58..60].copy_from_slice(&64u16.to_le_bytes());
+    for data in [&found, &minimal] {
+        assert_eq!(member_symbols(data).unwrap_err(), expected);
+        let members = [NewMember { name: b"m.o", data }];
+        let e = write_archive_to_vec(&members, &WriteOptions::default()).unwrap_err();
+        assert!(e.to_string().contains(expected), "{e}");
+    }
 }

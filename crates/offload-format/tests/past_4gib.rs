@@ -338,3 +338,86 @@ fn bundle_writer_offsets_past_4gib() {
         second + 4
     );
 }
+
+/// A version 1 offload binary with `image`, and two strings.
+fn offload_entry(image: &[u8]) -> offload_format::offload_binary::ImageEntry<'_> {
+    use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
+    ImageEntry {
+        image_kind: ImageKind::OBJECT,
+        offload_kind: OffloadKind(1),
+        flags: 0,
+        strings: vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", b"gfx906")],
+        image,
+    }
+}
+
+/// Two concatenated offload binaries, the first with an image of a little
+/// more than 4 GiB, so the second starts past 4 GiB; a decoy binary sits
+/// where its offset modulo 2^32 points. The reader (alone, and through the
+/// extraction that `llvm-offload-binary` uses) must find the second binary
+/// at its full offset, and take its strings and image from there.
+#[test]
+fn offload_binary_past_4gib() {
+    use offload_format::offload_binary::{extract::extract, parse_binaries};
+    let image_len = FOUR_GIB + 24;
+    let second = offload_entry(b"DEV2").to_v1();
+    let decoy = offload_entry(b"BAD!").to_v1();
+    // Only the first binary's size is needed to place the others.
+    let Some(probe) = lazy_zeros(image_len) else {
+        return;
+    };
+    let (prefix, layout) = offload_entry(&probe).v1_prefix();
+    drop(probe);
+    let far = layout.size as usize;
+    assert!(far > FOUR_GIB);
+    let Some(mut buf) = lazy_zeros(far + second.len()) else {
+        return;
+    };
+    buf[..prefix.len()].copy_from_slice(&prefix);
+    buf[layout.image as usize..layout.image as usize + 8].copy_from_slice(b"BIGIMAGE");
+    let decoy_at = far - FOUR_GIB;
+    assert!(
+        decoy_at >= layout.image as usize,
+        "the decoy lies in the image"
+    );
+    buf[decoy_at..decoy_at + decoy.len()].copy_from_slice(&decoy);
+    buf[far..].copy_from_slice(&second);
+
+    let binaries = parse_binaries(&buf).unwrap();
+    assert_eq!(binaries.len(), 2);
+    assert_eq!(binaries[0].image.len(), image_len);
+    assert_eq!(&binaries[0].image[..8], b"BIGIMAGE");
+    assert_eq!(binaries[1].offset, far as u64);
+    assert_eq!(&binaries[1].image[..], b"DEV2");
+    assert_eq!(binaries[1].arch(), b"gfx906");
+
+    let found = extract(&buf, b"big.bin").unwrap();
+    assert_eq!(found.len(), 2);
+    assert_eq!(&found[1].binary.image[..], b"DEV2");
+}
+
+/// Writing an offload binary with an image of more than 4 GiB: the size
+/// and image fields hold the full 64-bit values, and the image is written
+/// from the caller's slice (no 4 GiB buffer).
+#[test]
+fn offload_binary_writer_sizes_past_4gib() {
+    let Some(big) = lazy_zeros(FOUR_GIB + 3) else {
+        return;
+    };
+    let entry = offload_entry(&big);
+    let mut out = Head {
+        kept: Vec::new(),
+        total: 0,
+    };
+    entry.write_v1(&mut out).unwrap();
+    let field = |at: usize| u64::from_le_bytes(out.kept[at..at + 8].try_into().unwrap());
+    let layout = entry.layout_v1();
+    // Header: magic, version, size; entry at 32: kinds and flags, string
+    // offset, string count, image offset, image size.
+    assert_eq!(field(8), layout.size);
+    assert!(layout.size > u64::from(u32::MAX));
+    assert_eq!(field(32 + 24), layout.image);
+    assert_eq!(field(32 + 32), FOUR_GIB as u64 + 3);
+    assert_eq!(out.total, layout.size);
+    assert_eq!(layout.size % 8, 0);
+}

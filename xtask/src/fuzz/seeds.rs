@@ -62,6 +62,20 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
                 Some((n, seed))
             })
             .collect(),
+        "device_archive" => fixture_files("hda/inputs", 35_000, |n| {
+            n.ends_with(".a") && !n.contains("thin")
+        })
+        .into_iter()
+        // Switches: every target, and once more with missing bundles
+        // allowed and the input archive checked.
+        .flat_map(|(n, b)| {
+            [0xF8u8, 0xFB].map(|switches| {
+                let mut seed = vec![switches];
+                seed.extend_from_slice(&b);
+                (format!("{n}-{switches:02x}"), seed)
+            })
+        })
+        .collect(),
         "object_bundle_read" => fixture_files("object_bundle", 4096, |n| n.ends_with(".o")),
         "object_bundle_roundtrip" => fixture_files("object_bundle", 4096, |n| {
             n.starts_with("host-") && n.ends_with(".o")

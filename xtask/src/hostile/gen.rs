@@ -267,6 +267,18 @@ fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
         "archive-member-ob-image-oob.a",
         archive(&[("k.o/", &ob_image_oob())]),
     ));
+    // Found by the member_symbols fuzz target (a panic before the fix): a
+    // device entry that is an ELF object whose section header table offset
+    // is 2^64-1 with e_shnum 0. The output archive lists member symbols.
+    let mut elf = vec![0u8; 64];
+    elf[..8].copy_from_slice(b"\x7fELF\x02\x01\x01\x00");
+    elf[16..18].copy_from_slice(&1u16.to_le_bytes());
+    elf[18..20].copy_from_slice(&224u16.to_le_bytes());
+    elf[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+    elf[58..60].copy_from_slice(&64u16.to_le_bytes());
+    let h = header_len(&[HOST, GFX906]);
+    let b = bundle(2, &[(h, 0, HOST), (h, elf.len() as u64, GFX906)], &elf);
+    v.push(("archive-member-elf-shoff-max.a", archive(&[("k.o/", &b)])));
     // A thin archive naming a member that does not exist.
     let mut a = b"!<thin>\n".to_vec();
     a.extend(ar_header("missing.o/", 100));

@@ -160,21 +160,24 @@ struct Section {
 fn read_section(elf: &Elf<'_>, table: u64, index: u64) -> Option<Section> {
     let shdr = if elf.is64 { 64 } else { 40 };
     let base = table.checked_add(index.checked_mul(shdr)?)?;
+    // `table` comes from the file: a header near 2^64 must read as out of
+    // bounds, not wrap around to the start of the file.
+    let field = |at: u64, size: u64| elf.uint(base.checked_add(at)?, size);
     if elf.is64 {
         Some(Section {
-            sh_type: elf.uint(base + 4, 4)?,
-            offset: elf.uint(base + 24, 8)?,
-            size: elf.uint(base + 32, 8)?,
-            link: elf.uint(base + 40, 4)?,
-            entsize: elf.uint(base + 56, 8)?,
+            sh_type: field(4, 4)?,
+            offset: field(24, 8)?,
+            size: field(32, 8)?,
+            link: field(40, 4)?,
+            entsize: field(56, 8)?,
         })
     } else {
         Some(Section {
-            sh_type: elf.uint(base + 4, 4)?,
-            offset: elf.uint(base + 16, 4)?,
-            size: elf.uint(base + 20, 4)?,
-            link: elf.uint(base + 24, 4)?,
-            entsize: elf.uint(base + 36, 4)?,
+            sh_type: field(4, 4)?,
+            offset: field(16, 4)?,
+            size: field(20, 4)?,
+            link: field(24, 4)?,
+            entsize: field(36, 4)?,
         })
     }
 }

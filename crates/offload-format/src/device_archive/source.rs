@@ -72,7 +72,7 @@ impl<'a> Input<'a> {
         if std::fs::metadata(path).map_err(input_error)?.is_dir() {
             return Err(input_error(io::Error::from_raw_os_error(21)));
         }
-        let data = std::fs::read(path).map_err(input_error)?;
+        let data = std::fs::read(path).map_err(enomem).map_err(input_error)?;
         Input::from_bytes(data, path).map_err(Error::Archive)
     }
 
@@ -151,11 +151,22 @@ impl MemberBytes<'_, '_> {
 /// into `buf`.
 fn load_thin(archive_path: &Path, name: &[u8], buf: &mut Vec<u8>) -> Result<(), Error> {
     let path = thin_member_path(archive_path, name);
-    let read = if path.is_dir() {
-        Err(io::Error::from_raw_os_error(21))
-    } else {
-        buf.clear();
-        File::open(&path).and_then(|mut f| f.read_to_end(buf))
+    let read = match std::fs::metadata(&path) {
+        Ok(md) if md.is_dir() => Err(io::Error::from_raw_os_error(21)),
+        // The name comes from the archive: a device or FIFO (`/dev/zero`)
+        // would be read without end or block, as `Archive::member_data`
+        // also refuses.
+        Ok(md) if !md.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )),
+        Ok(_) => {
+            buf.clear();
+            File::open(&path)
+                .and_then(|mut f| f.read_to_end(buf))
+                .map_err(enomem)
+        }
+        Err(e) => Err(e),
     };
     read.map(drop).map_err(|error| {
         Error::Archive(ArchiveError::ThinMember {
@@ -163,4 +174,15 @@ fn load_thin(archive_path: &Path, name: &[u8], buf: &mut Vec<u8>) -> Result<(), 
             error,
         })
     })
+}
+
+/// A failed reservation while reading reports Rust's "out of memory"; the
+/// tools print the OS text for ENOMEM, as LLVM does for an input it cannot
+/// hold.
+fn enomem(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        io::Error::from_raw_os_error(12)
+    } else {
+        e
+    }
 }
