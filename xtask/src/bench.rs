@@ -397,12 +397,11 @@ fn cp_floor(d: &Path, input: &str) -> Option<Cmd> {
 
 const ARCHIVE_TARGETS: [&str; 4] = ["gfx906", "gfx908", "gfx90a", "gfx1030"];
 
-/// `libdev.a`: 1,000 binary bundles, each with a host entry and one 4 KiB
-/// code object for each of the four archive targets, as a device library
-/// of HIP objects looks to the bundler.
-fn device_archive(d: &Path) -> Result<(), String> {
-    use offload_format::archive::{write_archive_to_vec, NewMember, WriteOptions};
-    let mut rng = Rng::new(6);
+/// `libdev.a`: `count` binary bundles, each with a host entry and one
+/// 4 KiB code object for each of the four archive targets, as a device
+/// library of HIP objects looks to the bundler. 1,000 members is the case
+/// issue 6 names; more show how time and memory grow with the archive.
+fn device_archive(d: &Path, count: usize) -> Result<(), String> {
     let ids: Vec<String> = std::iter::once("host-x86_64-unknown-linux-gnu".to_string())
         .chain(
             ARCHIVE_TARGETS
@@ -410,8 +409,7 @@ fn device_archive(d: &Path) -> Result<(), String> {
                 .map(|a| format!("hip-amdgcn-amd-amdhsa--{a}")),
         )
         .collect();
-    let mut bundles = Vec::with_capacity(1000);
-    for _ in 0..1000 {
+    let member = |rng: &mut Rng, _: usize| -> Result<Vec<u8>, String> {
         let codes: Vec<Vec<u8>> = ids
             .iter()
             .enumerate()
@@ -433,20 +431,137 @@ fn device_archive(d: &Path) -> Result<(), String> {
             .collect();
         let mut b = Vec::new();
         offload_format::bundle::write(&mut b, &entries, 1).map_err(|e| e.to_string())?;
-        bundles.push(b);
-    }
-    let names: Vec<String> = (0..1000).map(|i| format!("k{i}.o")).collect();
-    let members: Vec<NewMember<'_>> = names
-        .iter()
-        .zip(&bundles)
-        .map(|(n, b)| NewMember {
-            name: n.as_bytes(),
-            data: b,
-        })
+        Ok(b)
+    };
+    streamed_archive(&d.join("libdev.a"), count, 6, member)
+}
+
+/// `libdev.a`: `count` HIP fat objects as `clang -c -fgpu-rdc` makes them
+/// (an x86-64 host object with one `__CLANG_OFFLOAD_BUNDLE__` section of
+/// device bitcode per target), the members of a real static device
+/// library. One object is compiled; each member is a copy whose symbol
+/// names carry the member's number, so that every member differs.
+fn hip_device_archive(d: &Path, count: usize) -> Result<(), String> {
+    const TAG: &str = "k000000";
+    let source = format!(
+        "typedef __SIZE_TYPE__ size_t;\n\
+         typedef struct {{ unsigned x, y, z; }} dim3;\n\
+         extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, size_t, void *);\n\
+         extern \"C\" int __hipPushCallConfiguration(dim3, dim3, size_t, void *);\n\
+         extern \"C\" int __hipPopCallConfiguration(dim3 *, dim3 *, size_t *, void *);\n\
+         extern \"C\" __attribute__((device)) int helper_{TAG}(int x) {{ return x * 3 + 1; }}\n\
+         extern \"C\" __attribute__((device)) float scale_{TAG}(float x, int n) {{\n\
+           for (int i = 0; i < n; ++i) x = x * 1.5f + (float)helper_{TAG}(i);\n\
+           return x;\n\
+         }}\n\
+         extern \"C\" __attribute__((global)) void kern_{TAG}(float *p, int n) {{\n\
+           for (int i = 0; i < n; ++i) p[i] = scale_{TAG}(p[i], i & 15);\n\
+         }}\n\
+         extern \"C\" int host_{TAG}(int a) {{ return a + 42; }}\n"
+    );
+    fs::write(d.join("k.hip"), source).map_err(|e| e.to_string())?;
+    let offload_arch = format!("--offload-arch={}", ARCHIVE_TARGETS.join(","));
+    run_in(
+        d,
+        Path::new("clang-22"),
+        &[
+            "-x",
+            "hip",
+            "-fgpu-rdc",
+            "-nogpulib",
+            "-nogpuinc",
+            "-O2",
+            "-c",
+            &offload_arch,
+            "k.hip",
+            "-o",
+            "k.o",
+        ],
+    )?;
+    let template = fs::read(d.join("k.o")).map_err(|e| e.to_string())?;
+    let _ = fs::remove_file(d.join("k.o"));
+    // Names are raw bytes in the ELF string table and in the bitcode
+    // string table blob, so a same-length rewrite keeps both valid.
+    let tag_at: Vec<usize> = template
+        .windows(TAG.len())
+        .enumerate()
+        .filter(|(_, w)| *w == TAG.as_bytes())
+        .map(|(i, _)| i)
         .collect();
-    let (bytes, _) =
-        write_archive_to_vec(&members, &WriteOptions::default()).map_err(|e| e.to_string())?;
-    fs::write(d.join("libdev.a"), bytes).map_err(|e| e.to_string())
+    if tag_at.is_empty() {
+        return Err("the compiled HIP object does not name its symbols as expected".into());
+    }
+    let member = |_: &mut Rng, i: usize| -> Result<Vec<u8>, String> {
+        let mut m = template.clone();
+        let tag = format!("k{i:06}");
+        for &at in &tag_at {
+            m[at..at + TAG.len()].copy_from_slice(tag.as_bytes());
+        }
+        Ok(m)
+    };
+    streamed_archive(&d.join("libdev.a"), count, 0, member)
+}
+
+/// Writes the archive of `count` members made by `member` (called twice
+/// per member, with the same generator state each time) without holding
+/// the members in memory, byte for byte as LLVM's archive writer would.
+fn streamed_archive(
+    path: &Path,
+    count: usize,
+    seed: u64,
+    mut member: impl FnMut(&mut Rng, usize) -> Result<Vec<u8>, String>,
+) -> Result<(), String> {
+    use offload_format::archive::{member_symbols, ArchiveHead, ArchiveLayout, WriteOptions};
+    let name = |i: usize| format!("k{i}.o");
+    let mut layout = ArchiveLayout::new(&WriteOptions::default());
+    let mut rng = Rng::new(seed);
+    for i in 0..count {
+        let m = member(&mut rng, i)?;
+        layout
+            .push(name(i).as_bytes(), m.len() as u64, &member_symbols(&m)?)
+            .map_err(|e| e.to_string())?;
+    }
+    let head = layout.finish();
+    let f = fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    head.write_head(&mut w).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(seed);
+    for i in 0..count {
+        let m = member(&mut rng, i)?;
+        let size = m.len() as u64;
+        let header = head
+            .member_header(name(i).as_bytes(), size)
+            .ok_or("member missing from the layout")?;
+        w.write_all(&header)
+            .and_then(|()| w.write_all(&m))
+            .and_then(|()| w.write_all(ArchiveHead::member_padding(size)))
+            .map_err(|e| e.to_string())?;
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+/// Unbundling `libdev.a` for the four archive targets; the floor copies
+/// the input.
+fn archive_unbundle_trio(d: &Path, t: &Tools) -> Trio {
+    let outs: Vec<String> = ARCHIVE_TARGETS
+        .iter()
+        .map(|a| format!("-output=lib-{a}.a"))
+        .collect();
+    let targets = format!(
+        "-targets={}",
+        ARCHIVE_TARGETS
+            .iter()
+            .map(|a| format!("hip-amdgcn-amd-amdhsa--{a}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let mut args = vec!["-type=a", "-unbundle", "-input=libdev.a", targets.as_str()];
+    args.extend(outs.iter().map(String::as_str));
+    Trio {
+        ours: t.ours("clang-offload-bundler", &args),
+        llvm: t.llvm("clang-offload-bundler", &args),
+        floor: Some(Cmd::new("cp", &[&p(d, "libdev.a"), &p(d, "floor.out")])),
+    }
 }
 
 const BUNDLE_TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
@@ -712,26 +827,41 @@ const SCENARIOS: &[Scenario] = &[
         goal: Goal::Archive,
         llvm_mem_per_byte: 0,
         setup: |d, _, t| {
-            device_archive(d)?;
-            let outs: Vec<String> = ARCHIVE_TARGETS
-                .iter()
-                .map(|a| format!("-output=lib-{a}.a"))
-                .collect();
-            let targets = format!(
-                "-targets={}",
-                ARCHIVE_TARGETS
-                    .iter()
-                    .map(|a| format!("hip-amdgcn-amd-amdhsa--{a}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            );
-            let mut args = vec!["-type=a", "-unbundle", "-input=libdev.a", targets.as_str()];
-            args.extend(outs.iter().map(String::as_str));
-            Ok(Trio {
-                ours: t.ours("clang-offload-bundler", &args),
-                llvm: t.llvm("clang-offload-bundler", &args),
-                floor: Some(Cmd::new("cp", &[&p(d, "libdev.a"), &p(d, "floor.out")])),
-            })
+            device_archive(d, 1000)?;
+            Ok(archive_unbundle_trio(d, t))
+        },
+    },
+    Scenario {
+        name: "archive-unbundle-4k",
+        about: "the same with 4,000 members (how time and memory grow with the archive); floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
+        setup: |d, _, t| {
+            device_archive(d, 4000)?;
+            Ok(archive_unbundle_trio(d, t))
+        },
+    },
+    Scenario {
+        name: "archive-unbundle-16k",
+        about: "the same with 16,000 members; floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
+        setup: |d, _, t| {
+            device_archive(d, 16000)?;
+            Ok(archive_unbundle_trio(d, t))
+        },
+    },
+    Scenario {
+        name: "archive-unbundle-hip",
+        about: "`-type=a -unbundle` of 1,000 HIP fat objects made by `clang-22 -x hip -fgpu-rdc` (device bitcode in bundle sections, symbol tables in every output) into 4 per-target archives; floor: `cp` of the archive",
+        sizes: Sizes::Fixed,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
+        setup: |d, _, t| {
+            hip_device_archive(d, 1000)?;
+            Ok(archive_unbundle_trio(d, t))
         },
     },
     Scenario {

@@ -6,7 +6,7 @@
 //! the output files. Outputs are committed all together or not at all,
 //! where LLVM 22 leaves the archives of earlier targets behind.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,18 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
     };
     let input_name = &job.inputs[0];
     let shown = input_name.to_string_lossy();
-    let mut input = open_input(input_name)?;
+    // Mapped: only the headers and tables looked at are read, and code
+    // objects go from the input file to the outputs in the kernel.
+    let data = read_input(input_name).map_err(|e| {
+        let mut m = b"'".to_vec();
+        m.extend_from_slice(input_name.as_bytes());
+        m.extend_from_slice(b"': ");
+        m.extend_from_slice(os_error_text(&e).as_bytes());
+        Fail::bytes(m)
+    })?;
+    let mut input = Input::from_bytes(&data[..], Path::new(input_name))
+        .map_err(|e| Fail::msg(e.to_string()))?
+        .with_release(|range| data.release(range));
 
     let objcopy = find_objcopy();
     let mut notes = |note: Note| match note {
@@ -90,19 +101,6 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
         plan.write(&mut input, &mut writers).map_err(fail)?;
     }
     outs.commit().map_err(|e| Fail::msg(os_error_text(&e)))
-}
-
-fn open_input(name: &OsStr) -> Result<Input<'static>, Fail> {
-    if name == "-" {
-        let data = read_input(name).map_err(|e| {
-            let mut m = b"'-': ".to_vec();
-            m.extend_from_slice(os_error_text(&e).as_bytes());
-            Fail::bytes(m)
-        })?;
-        return Input::from_bytes(data.into_vec(), Path::new("-"))
-            .map_err(|e| Fail::msg(e.to_string()));
-    }
-    Input::open(Path::new(name)).map_err(|e| Fail::msg(e.to_string()))
 }
 
 /// Where LLVM 22 finds `llvm-objcopy` (beside the bundler, else on PATH),

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr};
-use offload_cli::fsio::{read_input, Input, Outputs};
+use offload_cli::fsio::{self, read_input, Input, Outputs, ReadThrough};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::object_bundle::{self, Pieces, HOST_PLACEHOLDER};
@@ -59,7 +59,10 @@ pub fn run(job: &Job) -> Result<(), Fail> {
 pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
     let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
     let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
-        let d = ccob::decompress_unverified(bytes).map_err(fail)?;
+        // A mapped input's payload is read with pread, so that only the
+        // decompressed bundle becomes resident.
+        let d =
+            ccob::decompress_unverified_with(bytes, Some(&mut fsio::read_into)).map_err(fail)?;
         if verbose {
             write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
         }
@@ -90,21 +93,96 @@ pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>
     }
 }
 
-/// Compresses a serialized bundle as `-compress` asks (zstd, the only
-/// method LLVM 22 writes), printing the `-verbose` report.
-fn compress(job: &Job, bundle: &[u8]) -> Result<Vec<u8>, Fail> {
+/// What `-compress` asks for: zstd (the only method LLVM 22 writes) at the
+/// job's level, in the job's header version.
+fn compress_options(job: &Job) -> ccob::CompressOptions {
     let version = ccob::Version::from_number(job.format_version).unwrap_or(ccob::Version::V3);
-    let options = ccob::CompressOptions {
+    ccob::CompressOptions {
         method: ccob::Method::Zstd,
         level: job.compression_level,
         version,
-    };
-    let c = ccob::compress(bundle, &options).map_err(|e| Fail::msg(e.to_string()))?;
+    }
+}
+
+/// Compresses a serialized bundle as `-compress` asks, printing the
+/// `-verbose` report.
+fn compress(job: &Job, bundle: &[u8]) -> Result<Vec<u8>, Fail> {
+    let c = ccob::compress(bundle, &compress_options(job)).map_err(|e| Fail::msg(e.to_string()))?;
     if job.verbose {
         write_stderr(ccob::format_compress_report(&c.info).as_bytes());
     }
     Ok(c.bytes)
 }
+
+/// `-compress` for binary and text bundles: the bundle is serialized
+/// straight into the compressor, reading mapped inputs with `pread` (so
+/// they do not become resident), and the CCOB goes straight to the output
+/// file, its header filled in at the end. Only zstd's own copy of the
+/// bundle is held (see [`ccob::Writer`]). Outputs that cannot seek
+/// (stdout, FIFOs) get the CCOB built in memory first.
+fn bundle_compressed(
+    job: &Job,
+    entries: &[(&[u8], &[u8])],
+    text_comment: Option<&str>,
+) -> Result<(), Fail> {
+    let out_path = &job.outputs[0];
+    let size = match text_comment {
+        None => bundle::written_size(entries, job.align)
+            .map_err(|e| Fail::msg(format!("invalid -bundle-align: {e}")))?,
+        Some(c) => text_bundle::written_size(c, entries),
+    };
+    let options = compress_options(job);
+    // Errors of the compressor itself are reported like LLVM's; anything
+    // else is an I/O error, put on the output.
+    let fail = |e: io::Error| match ccob::CcobError::from_io(&e) {
+        Some(c) => Fail::msg(c.to_string()),
+        None => file_fail(out_path, &e),
+    };
+    let stream = |out: &mut dyn WriteSeek| -> io::Result<ccob::CompressInfo> {
+        let mut w = ReadThrough::new(ccob::Writer::new(out, size, &options)?);
+        match text_comment {
+            None => bundle::write(&mut w, entries, job.align),
+            Some(c) => text_bundle::write(&mut w, c, entries),
+        }?;
+        Ok(w.into_inner().finish()?.1)
+    };
+    let in_memory = || -> Result<(Vec<u8>, ccob::CompressInfo), Fail> {
+        let mut out = io::Cursor::new(Vec::new());
+        let info = stream(&mut out).map_err(fail)?;
+        Ok((out.into_inner(), info))
+    };
+    let report = |info: &ccob::CompressInfo| {
+        if job.verbose {
+            write_stderr(ccob::format_compress_report(info).as_bytes());
+        }
+    };
+    // 22 opens the output before compressing: an unusable output fails
+    // without a report.
+    let mut outs = Outputs::new();
+    let idx = outs
+        .create(out_path, true)
+        .map_err(|e| file_fail(out_path, &e))?;
+    let seekable = outs
+        .file(idx)
+        .seekable_file()
+        .map_err(|e| file_fail(out_path, &e))?;
+    let info = match seekable {
+        Some(file) => stream(file).map_err(fail)?,
+        None => {
+            let (bytes, info) = in_memory()?;
+            outs.file(idx)
+                .write_all(&bytes)
+                .map_err(|e| file_fail(out_path, &e))?;
+            info
+        }
+    };
+    report(&info);
+    outs.commit().map_err(|e| file_fail(out_path, &e))
+}
+
+/// A seekable output, as [`ccob::Writer`] needs.
+trait WriteSeek: Write + io::Seek {}
+impl<T: Write + io::Seek> WriteSeek for T {}
 
 /// The `llvm-objcopy` path LLVM 22 would run, for `-###`: next to the
 /// bundler (argv[0] if that names an existing file, else the running
@@ -215,22 +293,10 @@ fn bundle_files(job: &Job) -> Result<(), Fail> {
         Handler::Text(c) => Some(c),
         Handler::Object => return bundle_object(job, &inputs, &entries),
     };
-    let mut outs = Outputs::new();
     if job.compress {
-        // The whole serialized bundle, padding included, is compressed.
-        let mut buf = Vec::new();
-        match text_comment {
-            None => bundle::write(&mut buf, &entries, job.align),
-            Some(c) => text_bundle::write(&mut buf, c, &entries),
-        }
-        .map_err(|e| file_fail(out_path, &e))?;
-        let bytes = compress(job, &buf)?;
-        drop(buf);
-        return outs
-            .write(out_path, true, &bytes)
-            .and_then(|()| outs.commit())
-            .map_err(|e| file_fail(out_path, &e));
+        return bundle_compressed(job, &entries, text_comment);
     }
+    let mut outs = Outputs::new();
     let idx = outs
         .create(out_path, true)
         .map_err(|e| file_fail(out_path, &e))?;

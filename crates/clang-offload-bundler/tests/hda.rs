@@ -191,3 +191,132 @@ fn recorded_llvm22_archive_cases() {
         failures.join("\n")
     );
 }
+
+/// An archive of a few MiB goes through the paths small fixtures never
+/// reach: the input is mapped, its pages are released as the walk moves
+/// on, and a large code object is copied file to file. The output must be
+/// what the library makes from the same bytes in memory, and, when LLVM 22
+/// is installed, what its bundler writes.
+#[test]
+fn large_archive_through_the_mapped_path() {
+    use offload_format::archive::{write_archive_to_vec, Archive, MemberContent, NewMember};
+    use offload_format::device_archive::{Input, Options, Target, Unbundled};
+
+    let inputs = root().join("inputs");
+    let mut members: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for round in 0..16 {
+        for lib in ["libgnu.a", "libz.a", "liblong.a"] {
+            let bytes = fs::read(inputs.join(lib)).unwrap();
+            let archive = Archive::parse(&bytes).unwrap();
+            for m in archive.members() {
+                let m = m.unwrap();
+                let MemberContent::Inline(data) = m.content else {
+                    panic!("thin member in {lib}")
+                };
+                // Every other round keeps the names, so names repeat.
+                let mut name = m.name.to_vec();
+                if round % 2 == 1 {
+                    name = [format!("r{round}-").as_bytes(), &name].concat();
+                }
+                members.push((name, data.to_vec()));
+            }
+        }
+    }
+    // A code object far above the size from which outputs copy it in the
+    // kernel, in a member of odd size.
+    let big: Vec<u8> = (0..300_001u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut bundle = Vec::new();
+    offload_format::bundle::write(
+        &mut bundle,
+        &[
+            (b"host-x86_64-unknown-linux-gnu".as_slice(), b"".as_slice()),
+            (b"hip-amdgcn-amd-amdhsa--gfx906", &big),
+        ],
+        1,
+    )
+    .unwrap();
+    members.insert(members.len() / 2, (b"big-code-object.o".to_vec(), bundle));
+    let news: Vec<NewMember<'_>> = members
+        .iter()
+        .map(|(name, data)| NewMember { name, data })
+        .collect();
+    let archive = write_archive_to_vec(&news, &Default::default()).unwrap().0;
+    assert!(archive.len() > 2 << 20, "{} bytes", archive.len());
+
+    let targets = [
+        "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "hip-amdgcn-amd-amdhsa--gfx1030",
+        "hip-amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-",
+        "host-x86_64-pc-linux-gnu",
+    ];
+    let work = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("libbig.a"), &archive).unwrap();
+    let mut args = vec![
+        "-unbundle".to_string(),
+        "-type=a".into(),
+        "-input=libbig.a".into(),
+        format!("-targets={}", targets.join(",")),
+        "-allow-missing-bundles".into(),
+        "-hip-openmp-compatible".into(),
+    ];
+    args.extend((1..=targets.len()).map(|i| format!("-output=out{i}.a")));
+    let run = |program: &str| -> Vec<Vec<u8>> {
+        for i in 1..=targets.len() {
+            let _ = fs::remove_file(work.path().join(format!("out{i}.a")));
+        }
+        let out = Command::new(program)
+            .args(&args)
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{program}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (1..=targets.len())
+            .map(|i| fs::read(work.path().join(format!("out{i}.a"))).unwrap())
+            .collect()
+    };
+    let ours = run(env!("CARGO_BIN_EXE_clang-offload-bundler"));
+
+    // The standardised spellings the command line turns these into.
+    let standard = [
+        "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "hip-amdgcn-amd-amdhsa--gfx1030",
+        "hip-amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-",
+        "host-x86_64-pc-linux-gnu-",
+    ];
+    let options = Options {
+        allow_missing_bundles: true,
+        hip_openmp_compatible: true,
+        ..Options::default()
+    };
+    let targets_lib: Vec<Target> = standard.iter().map(|t| Target::new(t).unwrap()).collect();
+    let mut input = Input::from_bytes(archive.clone(), Path::new("libbig.a")).unwrap();
+    let in_memory =
+        Unbundled::to_vecs(&mut input, &targets_lib, &options, "libbig.a", &mut |_| {}).unwrap();
+    assert!(
+        ours.iter().all(|a| a.len() > 8),
+        "every target gets members"
+    );
+    assert!(
+        ours[0].windows(big.len()).any(|w| w == big),
+        "the big code object"
+    );
+    assert!(
+        ours == in_memory,
+        "the mapped path differs from the in-memory one"
+    );
+
+    let llvm = "/usr/lib/llvm-22/bin/clang-offload-bundler";
+    if Path::new(llvm).exists() {
+        assert!(run(llvm) == ours, "LLVM 22 writes other archives");
+    } else {
+        eprintln!("LLVM 22 comparison skipped: {llvm} not installed");
+    }
+}

@@ -49,6 +49,17 @@ impl std::ops::Deref for Input {
 }
 
 impl Input {
+    /// Says the caller is done with `range` of the bytes for now. A mapped
+    /// input drops those pages from the process's resident set (they stay
+    /// in the page cache and come back if touched), so that one pass over
+    /// a large input does not end up holding all of it; otherwise this
+    /// does nothing.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Backing::Mapped(m) = &self.backing {
+            m.release(range);
+        }
+    }
+
     /// The bytes as a vector (a copy only if they are mapped).
     pub fn into_vec(self) -> Vec<u8> {
         match self.backing {
@@ -195,6 +206,24 @@ impl<W: Write> Write for ReadThrough<W> {
     }
 }
 
+/// Copies `src`, a slice of an input, into `dst` (as long): bytes of a
+/// mapped input are read from its file (`pread`) rather than through the
+/// mapping, so that reading a whole input piece by piece (a decompressor
+/// working through a payload, say) does not make it resident.
+pub fn read_into(src: &[u8], dst: &mut [u8]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    if src.len() != dst.len() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    match mapped::locate(src) {
+        Some((file, offset)) => file.read_exact_at(dst, offset),
+        None => {
+            dst.copy_from_slice(src);
+            Ok(())
+        }
+    }
+}
+
 /// One output being written.
 pub struct OutputFile {
     target: Target,
@@ -208,6 +237,23 @@ impl OutputFile {
         self.writer
             .as_mut()
             .ok_or_else(|| io::Error::other("output already finished"))
+    }
+
+    /// The output's file, for a writer that must seek (to fill in a header
+    /// once the data after it is written, say), with what was buffered
+    /// flushed first. `None` for outputs written in place (stdout, devices,
+    /// FIFOs), which may not seek; write those through the `OutputFile`.
+    /// Bytes written through the file skip the kernel-copy path.
+    pub fn seekable_file(&mut self) -> io::Result<Option<&mut File>> {
+        if !matches!(self.target, Target::Staged(..)) {
+            return Ok(None);
+        }
+        let w = self.writer()?;
+        w.flush()?;
+        Ok(match w.get_mut() {
+            Sink::File(f) => Some(f),
+            Sink::Stdout(_) => None,
+        })
     }
 
     /// Flushes and closes the file; what is left is the rename.
@@ -238,6 +284,13 @@ impl Write for Sink {
             Sink::Stdout(s) => s.write(buf),
         }
     }
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write_vectored(bufs),
+            Sink::Stdout(s) => s.write_vectored(bufs),
+        }
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::File(f) => f.flush(),
@@ -274,6 +327,20 @@ impl Write for OutputFile {
         }
         self.writer()?.write(buf)
     }
+    /// Gathered writes at least as large as the buffer go to the file as
+    /// one `writev`, so a caller gathering many small pieces of a mapped
+    /// input has them copied once, by the kernel, not first into the
+    /// buffer.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let w = self.writer()?;
+        let total = bufs.iter().fold(0usize, |n, b| n.saturating_add(b.len()));
+        if total < w.capacity() {
+            return w.write_vectored(bufs);
+        }
+        w.flush()?;
+        w.get_mut().write_vectored(bufs)
+    }
+
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         if self.copy_if_mapped(buf)? {
             return Ok(());
@@ -465,6 +532,34 @@ mod tests {
         assert_eq!(names.len(), 2, "no temporary files left behind");
     }
 
+    /// Gathered writes, small ones buffered and large ones going straight
+    /// to the file, keep their order with the plain writes around them.
+    #[test]
+    fn vectored_writes_keep_order() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let mut outs = Outputs::new();
+        let i = outs.create(a.as_os_str(), true).unwrap();
+        let big = vec![b'b'; 100_000];
+        let mut expected = Vec::new();
+        let f = outs.file(i);
+        for round in 0..3u8 {
+            f.write_all(&[round; 10]).unwrap();
+            expected.extend_from_slice(&[round; 10]);
+            let pieces = [&b"head"[..], &big[..round as usize * 40_000], b"tail"];
+            let mut slices: Vec<io::IoSlice<'_>> =
+                pieces.iter().map(|p| io::IoSlice::new(p)).collect();
+            let mut rest = &mut slices[..];
+            while !rest.is_empty() {
+                let n = f.write_vectored(rest).unwrap();
+                io::IoSlice::advance_slices(&mut rest, n);
+            }
+            pieces.iter().for_each(|p| expected.extend_from_slice(p));
+        }
+        outs.commit().unwrap();
+        assert!(fs::read(&a).unwrap() == expected);
+    }
+
     #[test]
     fn dropped_outputs_leave_nothing() {
         let d = tempfile::tempdir().unwrap();
@@ -581,6 +676,53 @@ mod tests {
         outs.commit().unwrap();
         assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
+    }
+
+    #[test]
+    fn read_into_copies_mapped_and_unmapped_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        let bytes: Vec<u8> = (0..MAP_THRESHOLD as usize * 4)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        fs::write(&p, &bytes).unwrap();
+        let input = read_input(p.as_os_str()).unwrap();
+        assert!(matches!(input.backing, Backing::Mapped(_)));
+        for range in [0..10, 5000..200_000, bytes.len() - 7..bytes.len()] {
+            let mut dst = vec![0u8; range.len()];
+            read_into(&input[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range.clone()]);
+            let mut dst = vec![0u8; range.len()];
+            read_into(&bytes[range.clone()], &mut dst).unwrap();
+            assert_eq!(dst, bytes[range]);
+        }
+        assert!(read_into(&input[..3], &mut [0u8; 2]).is_err());
+    }
+
+    #[test]
+    fn staged_outputs_can_seek_and_others_cannot() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let mut outs = Outputs::new();
+        let i = outs.create(a.as_os_str(), true).unwrap();
+        outs.file(i).write_all(b"buffered ").unwrap();
+        let f = outs
+            .file(i)
+            .seekable_file()
+            .unwrap()
+            .expect("a staged file");
+        f.write_all(b"XXXX tail").unwrap();
+        f.seek(SeekFrom::Start(9)).unwrap();
+        f.write_all(b"head").unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        outs.file(i).write_all(b"!").unwrap();
+        let n = outs.create(OsStr::new("/dev/null"), true).unwrap();
+        assert!(outs.file(n).seekable_file().unwrap().is_none());
+        let s = outs.create(OsStr::new("-"), true).unwrap();
+        assert!(outs.file(s).seekable_file().unwrap().is_none());
+        assert!(!a.exists());
+        outs.commit().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"buffered head tail!");
     }
 
     #[test]

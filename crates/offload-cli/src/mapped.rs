@@ -58,6 +58,28 @@ impl Mapping {
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.map
     }
+
+    /// Drops the pages of `range` (clamped to the mapping, widened to
+    /// whole pages) from this process's resident set. They stay in the
+    /// page cache, and touching them again maps them back with the same
+    /// contents.
+    pub(crate) fn release(&self, range: std::ops::Range<usize>) {
+        let end = range.end.min(self.map.len());
+        if range.start >= end {
+            return;
+        }
+        // SAFETY: the mapping is private, read-only and never written, so
+        // dropping its pages loses nothing: the next access reads the same
+        // bytes from the file (the file not changing is this module's
+        // condition anyway). Failure only means the pages stay.
+        let _ = unsafe {
+            self.map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                range.start,
+                end - range.start,
+            )
+        };
+    }
 }
 
 impl Drop for Mapping {

@@ -27,21 +27,27 @@
 //!   whose size is capped by the header and checked against what the payload
 //!   could possibly produce; the produced size and the hash are verified.
 //! * [`compress`]: the exact bytes LLVM 22's bundler writes (given the same
-//!   libzstd / zlib; see the `system-compression` Cargo feature).
+//!   libzstd / zlib; see the `system-compression` Cargo feature); [`Writer`]
+//!   writes the same bytes from a bundle fed through `Write`, straight to a
+//!   seekable output.
 //! * [`format_compress_report`] / [`format_decompress_report`]: the text of
 //!   the bundler's `-verbose` reports, from measured figures.
 
 mod codec;
 mod error;
+mod hasher;
 mod header;
+mod md5;
 mod report;
 mod segments;
+mod writer;
 
 pub use codec::{
-    compress, decompress, decompress_unverified, truncated_md5, CompressInfo, CompressOptions,
-    Compressed, Decompressed,
+    compress, decompress, decompress_unverified, decompress_unverified_with, truncated_md5,
+    CompressInfo, CompressOptions, Compressed, Decompressed, Fetch, FetchFn,
 };
 pub use error::CcobError;
 pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
 pub use report::{format_compress_report, format_decompress_report, DecompressReport};
 pub use segments::{segments, Segment, Segments};
+pub use writer::{Writer, ZSTD_STREAM_MAX};

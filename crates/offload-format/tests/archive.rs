@@ -204,6 +204,79 @@ fn member_names_and_padding() {
     );
 }
 
+/// Each long name is stored once in the long-name table, in order of first
+/// use, and every member naming it points there: checked with thousands of
+/// names (the writer's index grows many times), repeats, and names that
+/// hold the table's own `/\n` terminator or are a prefix of such a name.
+#[test]
+fn long_names_are_stored_once_at_any_count() {
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for i in 0..3000 {
+        names.push(format!("member-with-a-long-name-{i}.o").into_bytes());
+        if i % 2 == 0 {
+            // A prefix of a name already stored.
+            names.push(format!("member-with-a-long-name-{i}").into_bytes());
+        }
+        if i % 3 == 0 {
+            names.push(format!("member-with-a-long-name-{}.o", i / 2).into_bytes());
+        }
+    }
+    for odd in [
+        &b"a-long-odd-name/\nwith-terminator.o"[..],
+        b"a-long-odd-name",
+        b"a-long-odd-name/\nwith-terminator.o",
+        b"a-long-odd-name/",
+        b"a-long-odd-name",
+        // A repeat while the next new name starts with it and the
+        // terminator.
+        b"another-long-odd-name",
+        b"another-long-odd-name",
+        b"another-long-odd-name/\nmore.o",
+    ] {
+        names.push(odd.to_vec());
+    }
+    let members: Vec<NewMember<'_>> = names
+        .iter()
+        .map(|name| NewMember { name, data: b"x" })
+        .collect();
+    let (bytes, _) = write_archive_to_vec(&members, &WriteOptions::default()).unwrap();
+
+    // The rule, kept plainly: first use appends `name/\n`.
+    let mut table: Vec<u8> = Vec::new();
+    let mut offsets: Vec<(Vec<u8>, usize)> = Vec::new();
+    let mut expected_fields = Vec::new();
+    for name in &names {
+        let field = if name.len() >= 16 || name.contains(&b'/') {
+            let at = match offsets.iter().find(|(n, _)| n == name) {
+                Some(&(_, at)) => at,
+                None => {
+                    offsets.push((name.clone(), table.len()));
+                    table.extend_from_slice(name);
+                    table.extend_from_slice(b"/\n");
+                    table.len() - name.len() - 2
+                }
+            };
+            format!("{:<16}", format!("/{at}")).into_bytes()
+        } else {
+            format!("{:<16}", format!("{}/", String::from_utf8_lossy(name))).into_bytes()
+        };
+        expected_fields.push(field);
+    }
+    assert_eq!(&bytes[8..10], b"//");
+    let size: usize = String::from_utf8_lossy(&bytes[8 + 48..8 + 58])
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(size, table.len().next_multiple_of(2));
+    assert_eq!(&bytes[68..68 + table.len()], &table[..]);
+    let mut at = 68 + size;
+    for field in &expected_fields {
+        assert_eq!(&bytes[at..at + 16], &field[..]);
+        at += 60 + 2;
+    }
+    assert_eq!(at, bytes.len());
+}
+
 #[test]
 fn other_formats_list_like_llvm() {
     for (name, kind) in [

@@ -52,7 +52,7 @@ fn thin_member_that_is_a_device_is_refused() {
 /// out (found with the hostile corpus run under a memory limit).
 #[test]
 fn device_archive_thin_member_that_is_a_device_is_refused() {
-    use offload_format::device_archive::Input;
+    use offload_format::device_archive::{Input, Options, Target, Unbundled};
     let table = b"/dev/zero/\n";
     let mut data = b"!<thin>\n".to_vec();
     data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
@@ -60,9 +60,15 @@ fn device_archive_thin_member_that_is_a_device_is_refused() {
     data.push(b'\n');
     data.extend(header("/0", 100));
     let mut input = Input::from_bytes(data, std::path::Path::new("x.a")).unwrap();
-    assert_eq!(input.members().len(), 1);
-    assert!(input.members()[0].is_thin());
-    let e = input.load(0).unwrap_err();
+    let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx906").unwrap()];
+    let e = Unbundled::to_vecs(
+        &mut input,
+        &targets,
+        &Options::default(),
+        "x.a",
+        &mut |_| {},
+    )
+    .unwrap_err();
     assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
 }
 

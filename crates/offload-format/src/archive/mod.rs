@@ -19,7 +19,7 @@
 //! symbol table member `/` (or `/SYM64/` when offsets need 64 bits) listing
 //! the global defined symbols of ELF members and of bitcode members (see
 //! [`member_symbols`]). An archive without members is the 8 bytes
-//! [`EMPTY_ARCHIVE`]. [`plan_archive`] lays out the same bytes from member
+//! [`EMPTY_ARCHIVE`]. [`ArchiveLayout`] lays out the same bytes from member
 //! names, sizes and symbols alone, so that large archives can be streamed.
 
 mod error;
@@ -31,7 +31,7 @@ pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
 pub use read::{thin_member_path, Archive, ArchiveKind, Member, MemberContent, Members};
 pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{
-    plan_archive, write_archive, write_archive_to_vec, ArchivePlan, MemberLayout, NewMember,
+    write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, HeaderCursor, NewMember,
     WriteOptions, WriteReport, SYM64_THRESHOLD,
 };
 

@@ -10,11 +10,12 @@ use std::io::Cursor;
 use std::time::{Duration, Instant};
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
-use md5::{Digest, Md5};
 use zstd::zstd_safe;
 
 use super::error::CcobError;
+use super::hasher::{hash_alongside, truncate};
 use super::header::{Header, Method, V2Field, Version};
+use super::md5::Md5;
 use super::report::DecompressReport;
 
 /// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
@@ -26,10 +27,9 @@ const ZLIB_MAX_RATIO: u64 = 1032;
 /// The hash CCOB headers carry: the first 8 bytes of the MD5 digest of
 /// `data`, read as a little-endian integer.
 pub fn truncated_md5(data: &[u8]) -> u64 {
-    let digest = Md5::digest(data);
-    let mut low = [0u8; 8];
-    low.copy_from_slice(&digest[..8]);
-    u64::from_le_bytes(low)
+    let mut md5 = Md5::new();
+    md5.update(data);
+    truncate(md5)
 }
 
 /// How to compress: what the bundler's `-compress`, `--compression-level`
@@ -117,21 +117,9 @@ pub fn compress(input: &[u8], options: &CompressOptions) -> Result<Compressed, C
     let hash = truncated_md5(input);
     let header_len = version.header_len();
 
-    let mut out = Vec::new();
-    let (codec_time, payload_len) = match options.method {
-        Method::Zstd => {
-            let bound = zstd_safe::compress_bound(input.len());
-            reserve(&mut out, header_len.saturating_add(bound))?;
-            out.resize(header_len, 0);
-            zstd_compress(input, level, &mut out)?
-        }
-        Method::Zlib => {
-            let level = zlib_level(level)?;
-            reserve(&mut out, header_len.saturating_add(zlib_bound(input.len())))?;
-            out.resize(header_len, 0);
-            zlib_compress(input, level, &mut out)?
-        }
-    };
+    let mut out = vec![0; header_len];
+    let codec_time = compress_payload(input, options.method, level, &mut out)?;
+    let payload_len = out.len() - header_len;
 
     let total_len = (header_len as u64).saturating_add(payload_len as u64);
     let header = Header {
@@ -158,6 +146,30 @@ pub fn compress(input: &[u8], options: &CompressOptions) -> Result<Compressed, C
     })
 }
 
+/// Appends the compressed form of `input` to `out` (a zstd frame or a zlib
+/// stream, as LLVM's one-shot calls make them), reserving room for the
+/// worst case first. Returns the time spent in the codec.
+pub(super) fn compress_payload(
+    input: &[u8],
+    method: Method,
+    level: i32,
+    out: &mut Vec<u8>,
+) -> Result<Duration, CcobError> {
+    let (time, _) = match method {
+        Method::Zstd => {
+            reserve(out, zstd_safe::compress_bound(input.len()))?;
+            zstd_compress(input, level, out)?
+        }
+        Method::Zlib => {
+            let level = zlib_level(level)?;
+            reserve(out, zlib_bound(input.len()))?;
+            zlib_compress(input, level, out)?
+        }
+    };
+    Ok(time)
+}
+
+/// Makes room for `size` more bytes.
 fn reserve(buf: &mut Vec<u8>, size: usize) -> Result<(), CcobError> {
     buf.try_reserve_exact(size)
         .map_err(|_| CcobError::OutOfMemory { size: size as u64 })
@@ -171,7 +183,7 @@ fn zlib_bound(len: usize) -> usize {
         .saturating_add(13)
 }
 
-fn zlib_level(level: i32) -> Result<u32, CcobError> {
+pub(super) fn zlib_level(level: i32) -> Result<u32, CcobError> {
     match level {
         // zlib's Z_DEFAULT_COMPRESSION stands for level 6.
         -1 => Ok(6),
@@ -190,6 +202,19 @@ fn zstd_error(code: usize) -> CcobError {
     }
 }
 
+/// Sets the parameters LLVM's `zstd::compress` sets, in the same order:
+/// long-distance matching on, then the level.
+pub(super) fn set_llvm_zstd_parameters(
+    cctx: &mut zstd_safe::CCtx<'_>,
+    level: i32,
+) -> Result<(), CcobError> {
+    cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
+        .map_err(zstd_error)?;
+    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+        .map_err(zstd_error)?;
+    Ok(())
+}
+
 /// Append one zstd frame to `out` (which holds the header so far).
 fn zstd_compress(
     input: &[u8],
@@ -200,11 +225,7 @@ fn zstd_compress(
     let mut cctx = zstd_safe::CCtx::try_create().ok_or(CcobError::OutOfMemory {
         size: input.len() as u64,
     })?;
-    // Same parameters, in the same order, as LLVM's zstd::compress.
-    cctx.set_parameter(zstd_safe::CParameter::EnableLongDistanceMatching(true))
-        .map_err(zstd_error)?;
-    cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
-        .map_err(zstd_error)?;
+    set_llvm_zstd_parameters(&mut cctx, level)?;
     let started = Instant::now();
     let mut cursor = Cursor::new(&mut *out);
     cursor.set_position(start_len as u64);
@@ -312,6 +333,27 @@ pub fn decompress(input: &[u8]) -> Result<Decompressed, CcobError> {
 /// buffer is exactly that large, so a payload that expands further fails
 /// like it does in LLVM, and one that expands less is an error here.
 pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
+    decompress_unverified_with(input, None)
+}
+
+/// Copies the bytes of a slice of the input into a buffer of the same
+/// length; see [`decompress_unverified_with`].
+pub type Fetch<'a> = &'a mut FetchFn<'a>;
+
+/// The function behind [`Fetch`].
+pub type FetchFn<'f> = dyn FnMut(&[u8], &mut [u8]) -> std::io::Result<()> + 'f;
+
+/// Like [`decompress_unverified`], with the compressed payload read through
+/// `fetch` (when given), a step at a time: it is handed a slice of `input`
+/// and a buffer as long, and fills the buffer with those bytes. A caller
+/// whose input is a file mapping can read them with `pread`, so that the
+/// payload never becomes resident. Should `fetch` fail, or decoding fail
+/// for any reason, the payload is decoded again from `input` directly (so
+/// errors are the same either way).
+pub fn decompress_unverified_with(
+    input: &[u8],
+    fetch: Option<Fetch<'_>>,
+) -> Result<Decompressed, CcobError> {
     let header = Header::parse(input)?;
     let ccob_len = header.ccob_len(input.len())?;
     let payload = input
@@ -338,20 +380,39 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
     data.try_reserve_exact(capacity_usize)
         .map_err(|_| CcobError::OutOfMemory { size: capacity })?;
 
-    let started = Instant::now();
     let limit = usize::try_from(claimed).unwrap_or(usize::MAX);
-    match header.method {
-        Method::Zstd => zstd_decompress(payload, &mut data, limit)?,
-        Method::Zlib => zlib_decompress(payload, &mut data, limit)?,
-    }
-    let codec_time = started.elapsed();
+    let (codec_time, computed_hash) = match header.method {
+        Method::Zstd => {
+            // Decode in steps, hashing each step's output on the side; any
+            // failure (or an unfinished frame) is decoded again in one shot,
+            // which is what gives the error its exact text.
+            let (streamed, hash) = hash_alongside(capacity_usize, |sink| {
+                let started = Instant::now();
+                let complete = zstd_decompress_streamed(payload, fetch, &mut data, sink);
+                (complete, started.elapsed())
+            });
+            match streamed {
+                (true, elapsed) if data.len() <= limit => (elapsed, hash),
+                _ => {
+                    data.clear();
+                    let started = Instant::now();
+                    zstd_decompress(payload, &mut data, limit)?;
+                    (started.elapsed(), truncated_md5(&data))
+                }
+            }
+        }
+        Method::Zlib => {
+            let started = Instant::now();
+            zlib_decompress(payload, &mut data, limit)?;
+            (started.elapsed(), truncated_md5(&data))
+        }
+    };
     if data.len() as u64 != claimed {
         return Err(CcobError::SizeMismatch {
             expected: claimed,
             actual: data.len() as u64,
         });
     }
-    let computed_hash = truncated_md5(&data);
     Ok(Decompressed {
         header,
         data,
@@ -360,6 +421,69 @@ pub fn decompress_unverified(input: &[u8]) -> Result<Decompressed, CcobError> {
         computed_hash,
         codec_time,
     })
+}
+
+/// Compressed bytes handed to the streaming decoder per step: small enough
+/// that a step's output is still in cache when it is hashed.
+const DECODE_STEP: usize = 64 << 10;
+
+/// Streaming zstd decoding of every frame in `payload` straight into the
+/// spare capacity of the empty `out` (zstd's stable-output mode: no window
+/// buffer of its own, no copy), passing each step's output to `sink`. With
+/// `fetch`, each step's input is copied through it first.
+///
+/// Returns whether every frame decoded completely. Anything else (an error,
+/// a truncated frame, output beyond the capacity) returns false: the caller
+/// then decodes again in one shot, as LLVM does, so that errors read the
+/// same whichever path found them.
+fn zstd_decompress_streamed<'f>(
+    payload: &[u8],
+    mut fetch: Option<&mut FetchFn<'f>>,
+    out: &mut Vec<u8>,
+    sink: &mut dyn FnMut(&[u8]),
+) -> bool {
+    let Some(mut dctx) = zstd_safe::DCtx::try_create() else {
+        return false;
+    };
+    // One-shot decoding accepts any window; so must this.
+    let setup = dctx
+        .set_parameter(zstd_safe::DParameter::StableOutBuffer(true))
+        .and_then(|_| dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(31)));
+    if setup.is_err() {
+        return false;
+    }
+    let mut fetched = Vec::new();
+    let mut read = 0;
+    let mut frame_done = true;
+    while read < payload.len() {
+        let end = read.saturating_add(DECODE_STEP).min(payload.len());
+        let step = &payload[read..end];
+        let step = match fetch.as_deref_mut() {
+            None => step,
+            Some(fetch) => {
+                fetched.resize(step.len(), 0);
+                if fetch(step, &mut fetched).is_err() {
+                    return false;
+                }
+                &fetched[..]
+            }
+        };
+        let mut input = zstd_safe::InBuffer::around(step);
+        let before = out.len();
+        let mut output = zstd_safe::OutBuffer::around_pos(&mut *out, before);
+        let Ok(hint) = dctx.decompress_stream(&mut output, &mut input) else {
+            return false;
+        };
+        frame_done = hint == 0;
+        let consumed = input.pos();
+        sink(&out[before..]);
+        if consumed == 0 && out.len() == before {
+            // No progress: the output is full.
+            return false;
+        }
+        read += consumed;
+    }
+    frame_done
 }
 
 /// One-shot zstd decoding of every frame in `payload` into the spare
@@ -417,5 +541,127 @@ fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<()
         if now_read == read && out.len() == written {
             return Err(zlib_error("Z_DATA_ERROR"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(data: &[u8], level: i32) -> Vec<u8> {
+        let mut out = Vec::new();
+        compress_payload(data, Method::Zstd, level, &mut out).unwrap();
+        out
+    }
+
+    fn streamed(payload: &[u8], capacity: usize) -> (bool, Vec<u8>, Vec<u8>) {
+        let mut out = Vec::with_capacity(capacity);
+        let mut seen = Vec::new();
+        let complete =
+            zstd_decompress_streamed(payload, None, &mut out, &mut |b| seen.extend_from_slice(b));
+        (complete, out, seen)
+    }
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len as u64).map(|i| (i * i / 7 % 253) as u8).collect()
+    }
+
+    /// The streamed decoder gives what the one-shot one gives, in every
+    /// case it accepts, and hands every byte to the sink exactly once.
+    #[test]
+    fn streamed_decoding_of_frames() {
+        let a = sample(700_000);
+        let b = sample(3000);
+        let fa = frame(&a, 3);
+        let fb = frame(&b, 1);
+        // A skippable frame (magic 0x184D2A50, 4-byte length, content).
+        let skippable = [
+            &0x184D_2A50u32.to_le_bytes()[..],
+            &3u32.to_le_bytes(),
+            b"xyz",
+        ]
+        .concat();
+        let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (Vec::new(), Vec::new()),
+            (fa.clone(), a.clone()),
+            ([&fa[..], &fb].concat(), [&a[..], &b].concat()),
+            ([&skippable[..], &fb, &skippable].concat(), b.clone()),
+        ];
+        for (i, (payload, expected)) in cases.iter().enumerate() {
+            let (complete, out, seen) = streamed(payload, expected.len() + 1);
+            assert!(complete, "case {i}");
+            assert_eq!(&out, expected, "case {i}");
+            assert_eq!(&seen, expected, "case {i}");
+            let mut one_shot = Vec::with_capacity(expected.len() + 1);
+            zstd_decompress(payload, &mut one_shot, expected.len()).unwrap();
+            assert_eq!(&one_shot, expected, "case {i}");
+        }
+    }
+
+    /// Whatever the streamed decoder cannot finish is left to the one-shot
+    /// decoder: truncations, trailing bytes, too little room, garbage.
+    #[test]
+    fn streamed_decoding_gives_up_on_anything_odd() {
+        let a = sample(300_000);
+        let fa = frame(&a, 3);
+        let odd: Vec<(Vec<u8>, usize)> = vec![
+            (fa[..fa.len() - 1].to_vec(), a.len() + 1),
+            (fa[..fa.len() / 2].to_vec(), a.len() + 1),
+            ([&fa[..], b"\0\0"].concat(), a.len() + 1),
+            ([&fa[..], &fa[..7]].concat(), a.len() + 1),
+            (fa.clone(), a.len() - 1),
+            (b"not zstd at all".to_vec(), 100),
+        ];
+        for (i, (payload, capacity)) in odd.iter().enumerate() {
+            let (complete, out, _) = streamed(payload, *capacity);
+            assert!(!complete, "case {i}");
+            assert!(out.len() <= *capacity, "case {i}");
+        }
+    }
+
+    /// The whole path, through both decoders: a payload that the streamed
+    /// decoder rejects still fails with the one-shot decoder's message.
+    #[test]
+    fn errors_read_as_the_one_shot_decoder_words_them() {
+        let a = sample(200_000);
+        let c = super::compress(&a, &CompressOptions::default()).unwrap();
+        let cut = &c.bytes[..c.bytes.len() - 3];
+        let mut header = Header::parse(cut).unwrap();
+        header.total_size = Some(cut.len() as u64);
+        let mut f = header.to_bytes().unwrap();
+        f.extend_from_slice(&cut[f.len()..]);
+        let e = decompress(&f).unwrap_err();
+        let mut one_shot = Vec::with_capacity(a.len() + 1);
+        let expected = zstd_decompress(&cut[32..], &mut one_shot, a.len()).unwrap_err();
+        assert_eq!(e, expected);
+    }
+
+    /// Payload bytes read through a fetch function give the same result;
+    /// a failing fetch only sends decoding down the one-shot path.
+    #[test]
+    fn payload_read_through_fetch() {
+        let a = sample(500_000);
+        let c = super::compress(&a, &CompressOptions::default()).unwrap();
+        let mut fetched = 0usize;
+        let mut copy = |src: &[u8], dst: &mut [u8]| {
+            // Each request is a slice of the CCOB's own payload.
+            assert!(c.bytes.as_ptr_range().contains(&src.as_ptr()));
+            fetched += src.len();
+            dst.copy_from_slice(src);
+            Ok(())
+        };
+        let d = decompress_unverified_with(&c.bytes, Some(&mut copy)).unwrap();
+        assert_eq!(d.data, a);
+        assert!(d.hash_matches());
+        assert_eq!(fetched, c.bytes.len() - 32);
+        let mut broken =
+            |_: &[u8], _: &mut [u8]| Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        let d = decompress_unverified_with(&c.bytes, Some(&mut broken)).unwrap();
+        assert_eq!(d.data, a);
+        assert!(d.hash_matches());
+        let mut out = Vec::with_capacity(a.len() + 1);
+        let complete =
+            zstd_decompress_streamed(&c.bytes[32..], Some(&mut broken), &mut out, &mut |_| {});
+        assert!(!complete);
     }
 }

@@ -77,6 +77,14 @@ pub enum CcobError {
     MissingTotalSize,
     /// Compression was asked to write a version LLVM 22 never writes (v1).
     UnsupportedWriteVersion(Version),
+    /// A [`super::Writer`] was given a different number of bytes than it
+    /// was told to expect.
+    StreamLength {
+        /// The size announced when the writer was made.
+        announced: u64,
+        /// Bytes written (or that a write would have brought it to).
+        written: u64,
+    },
     /// A zlib level outside -1..=9 (zstd clamps any level itself).
     InvalidLevel {
         /// Method the level was given for.
@@ -137,6 +145,10 @@ impl fmt::Display for CcobError {
                 "Compressed bundle format version {} cannot be written (only 2 or 3)",
                 v.number()
             ),
+            CcobError::StreamLength { announced, written } => write!(
+                f,
+                "Compressed bundle writer was announced {announced} bytes but given {written}"
+            ),
             CcobError::InvalidLevel { method, level } => {
                 write!(f, "Invalid {} compression level: {level}", method.name())
             }
@@ -145,3 +157,13 @@ impl fmt::Display for CcobError {
 }
 
 impl std::error::Error for CcobError {}
+
+impl CcobError {
+    /// The CCOB error an I/O error carries, if any: [`super::Writer`]
+    /// reports its own errors through `Write`, wrapped this way, so that
+    /// callers can tell them from the output's errors.
+    pub fn from_io(e: &std::io::Error) -> Option<&CcobError> {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<CcobError>())
+    }
+}

@@ -11,17 +11,24 @@
 //! [`EntryId::is_compatible_code_object`]) goes into it, named
 //! `<stem>-<entry id><stem><ext>` ([`naming`]).
 //!
-//! The work happens in two passes over the input, so that memory does not
-//! grow with the archive:
+//! The work happens in two passes over the input (a byte slice, which the
+//! command-line tool maps from the file), so that memory does not grow
+//! with the members' data:
 //!
-//! 1. [`Unbundled::plan`] reads the members one at a time, finds the
-//!    compatible entries, and records for each output member its name,
-//!    size, archive symbols and where its bytes are. It also runs
-//!    `-check-input-archive` and decides every error and warning LLVM 22
-//!    would report, in LLVM 22's order, before anything is written.
-//! 2. [`Unbundled::write`] streams the output archives (GNU format with
-//!    LLVM's symbol table, byte-identical to 22), reading each member's
-//!    bytes again.
+//! 1. [`Unbundled::plan`] walks the members, finds the compatible entries,
+//!    and builds for each output archive what precedes its members: the
+//!    symbol table and the long-name table ([`ArchiveLayout`]). It also
+//!    runs `-check-input-archive` and decides every error and warning
+//!    LLVM 22 would report, in LLVM 22's order, before anything is written.
+//! 2. [`Unbundled::write`] walks the members again and streams the output
+//!    archives (GNU format with LLVM's symbol table, byte-identical to 22),
+//!    each code object as one slice of the input.
+//!
+//! What is kept between the passes is the archives' heads (about the
+//! length of each output member's name, plus 4 bytes and the name of each
+//! archive symbol: LLVM's layout puts both tables before the first member,
+//! so they must be complete before a member is written), one bit per
+//! input member, and one entry per distinct entry ID.
 //!
 //! ```no_run
 //! use offload_format::device_archive::{Input, Options, Target, Unbundled};
@@ -42,6 +49,7 @@
 //! before any output exists; see `docs/compat.md#heterogeneous-device-archives-clang-offload-bundler--unbundle--typea`.
 
 mod entries;
+mod gather;
 pub mod naming;
 mod source;
 
@@ -54,15 +62,17 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::archive::{
-    member_symbols, plan_archive, ArchiveError, ArchivePlan, ArchiveWriteError, MemberLayout,
-    MemberSymbols, MemberWarning, WriteOptions,
+    member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor, MemberSymbols,
+    MemberWarning, WriteOptions, HEADER_SIZE,
 };
 use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
 use crate::object_bundle;
 
 pub use entries::{entries, ids_for_check, EntriesError, Entry, EntryData};
-pub use source::{Input, MemberInfo};
+use gather::Gather;
+pub use source::Input;
+use source::MemberBytes;
 
 /// A requested target: a standardised entry ID such as
 /// `hip-amdgcn-amd-amdhsa--gfx90a:xnack+`.
@@ -294,50 +304,180 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Where an output member's bytes come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Content {
-    /// At this offset of the (decompressed) input member.
-    Range(u64),
-    /// The input member without its bundle sections.
-    HostObject,
-    /// Nothing (host objects under `-###`).
-    Empty,
-}
-
-/// One code object taken from the input: it becomes a member of every
-/// archive in `targets`.
+/// How the entries with one ID are handled.
 #[derive(Debug)]
-struct Planned {
-    content: Content,
-    size: u64,
-    name: Vec<u8>,
-    symbols: Result<MemberSymbols, String>,
-    module_asm: bool,
+struct Selection {
+    /// The targets whose archives take them.
     targets: Vec<usize>,
+    /// The target ID of the entry ID, for output member names.
+    target_id: String,
 }
 
-/// An input member with at least one planned code object.
+/// The entry IDs seen so far and what to do with each. Members of a
+/// library repeat the same few IDs in the same order, so the slot after
+/// the last one found is tried before the hash table.
+#[derive(Debug, Default)]
+struct Selections {
+    ids: Vec<(Vec<u8>, Selection)>,
+    index: HashMap<Vec<u8>, usize>,
+    next: std::cell::Cell<usize>,
+}
+
+impl Selections {
+    fn find(&self, id: &[u8]) -> Option<&Selection> {
+        let hint = self.next.get();
+        let at = match self.ids.get(hint) {
+            Some((known, _)) if known == id => hint,
+            _ => *self.index.get(id)?,
+        };
+        self.next.set(at + 1);
+        Some(&self.ids[at].1)
+    }
+
+    fn add(&mut self, id: &[u8], selection: Selection) -> &Selection {
+        self.index.insert(id.to_vec(), self.ids.len());
+        self.ids.push((id.to_vec(), selection));
+        self.next.set(self.ids.len());
+        &self.ids[self.ids.len() - 1].1
+    }
+}
+
+/// One output archive while the first pass runs, then its head.
 #[derive(Debug)]
-struct Source {
-    member: usize,
-    compressed: bool,
-    /// Whether the member must be loaded whole in the second pass.
-    whole: bool,
-    entries: std::ops::Range<usize>,
+struct TargetArchive {
+    /// Code objects planned for it.
+    count: u64,
+    /// `None` once finished.
+    layout: Option<ArchiveLayout>,
+    head: Option<ArchiveHead>,
+    /// Bitcode members whose symbols cannot be read, up to the first error.
+    warnings: Vec<MemberWarning>,
+    /// The first member that makes writing this archive fail.
+    error: Option<Error>,
+    /// The first member too large for a member header.
+    too_large: Option<Vec<u8>>,
+}
+
+impl TargetArchive {
+    fn new(options: &WriteOptions) -> TargetArchive {
+        TargetArchive {
+            count: 0,
+            layout: Some(ArchiveLayout::new(options)),
+            head: None,
+            warnings: Vec::new(),
+            error: None,
+            too_large: None,
+        }
+    }
+
+    /// Plans the next member, with the checks LLVM 22 makes when it
+    /// writes the archive, in its order: for each member in turn, a broken
+    /// object or module-level assembly is an error and unreadable bitcode
+    /// a warning; then a member too large is an error.
+    fn add(
+        &mut self,
+        name: &[u8],
+        size: u64,
+        symbols: &Result<MemberSymbols, String>,
+        module_asm: bool,
+    ) {
+        self.count += 1;
+        if self.error.is_some() {
+            return;
+        }
+        let symbols = match symbols {
+            Ok(s) => s,
+            Err(reason) => {
+                self.error = Some(Error::MemberSymbols {
+                    name: name.to_vec(),
+                    reason: reason.clone(),
+                });
+                return;
+            }
+        };
+        if module_asm {
+            self.error = Some(Error::ModuleAsm {
+                name: name.to_vec(),
+            });
+            return;
+        }
+        if let MemberSymbols::Unreadable(message) = symbols {
+            self.warnings.push(MemberWarning {
+                member: name.to_vec(),
+                message: message.clone(),
+            });
+        }
+        if self.too_large.is_some() {
+            return;
+        }
+        if let Some(layout) = &mut self.layout {
+            if layout.push(name, size, symbols).is_err() {
+                self.too_large = Some(name.to_vec());
+            }
+        }
+    }
 }
 
 /// The outcome of the first pass: what every output archive will hold.
+/// It keeps, per output archive, what precedes the members in it (symbol
+/// table, long-name table), and per input member one bit (whether
+/// anything is taken from it); everything else is found again while
+/// writing.
 #[derive(Debug)]
 pub struct Unbundled {
-    sources: Vec<Source>,
-    planned: Vec<Planned>,
-    /// Layouts of the finished targets.
-    archives: Vec<ArchivePlan>,
+    selections: Selections,
+    /// Bit `i`: input member `i` has a code object to copy.
+    wanted: Vec<u64>,
+    /// Number of input members.
+    members: usize,
+    archives: Vec<TargetArchive>,
+    /// How many targets are finished.
+    finished: usize,
     /// The standardised targets.
     targets: Vec<String>,
     options: Options,
     archive_name: String,
+}
+
+/// The second pass's member headers, and what was written to each output
+/// (members, bytes) to check against the plan at the end.
+struct Headers<'p> {
+    heads: Vec<&'p ArchiveHead>,
+    cursors: Vec<HeaderCursor>,
+    written: Vec<(u64, u64)>,
+}
+
+/// A code object to write: a slice of the input member, or bytes made
+/// from it (a host object).
+#[derive(Clone, Copy)]
+enum Piece<'d, 'm> {
+    Input(&'d [u8]),
+    Made(&'m [u8]),
+}
+
+impl Piece<'_, '_> {
+    fn bytes(&self) -> &[u8] {
+        match *self {
+            Piece::Input(b) | Piece::Made(b) => b,
+        }
+    }
+}
+
+/// Where the second pass hands each code object: the target, its member
+/// header, its bytes.
+type Emit<'e, 'd> =
+    dyn for<'m> FnMut(usize, [u8; HEADER_SIZE], Piece<'d, 'm>) -> Result<(), Error> + 'e;
+
+fn is_wanted(bits: &[u64], index: usize) -> bool {
+    bits.get(index / 64)
+        .is_some_and(|w| w >> (index % 64) & 1 == 1)
+}
+
+fn set_wanted(bits: &mut Vec<u64>, index: usize) {
+    if bits.len() <= index / 64 {
+        bits.resize(index / 64 + 1, 0);
+    }
+    bits[index / 64] |= 1 << (index % 64);
 }
 
 /// The member bytes as the handlers see them: decompressed if compressed.
@@ -391,17 +531,30 @@ fn decompress<'a>(
     }
 }
 
-/// The position of `part` inside `whole`, which the handlers slice it from.
-fn offset_in(whole: &[u8], part: &[u8]) -> u64 {
-    (part.as_ptr() as usize - whole.as_ptr() as usize) as u64
-}
-
 fn symbols_of(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
     let symbols = member_symbols(data);
     let module_asm = matches!(symbols, Ok(MemberSymbols::Symbols(_)))
         && crate::bitcode::is_bitcode(data)
         && crate::bitcode::has_module_asm(data).unwrap_or(false);
     (symbols, module_asm)
+}
+
+/// Decides the targets for an entry ID (once per distinct ID).
+fn select(id: &[u8], targets: &[Target], hip_openmp_compatible: bool) -> Result<Selection, Error> {
+    let id_text = lossy(id);
+    if !entry_id::has_valid_piece_count(&id_text) {
+        return Err(Error::InvalidBundleId);
+    }
+    let id = EntryId::parse(&id_text).map_err(|_| Error::InvalidBundleId)?;
+    Ok(Selection {
+        targets: targets
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| id.is_compatible_code_object(&t.id, hip_openmp_compatible))
+            .map(|(i, _)| i)
+            .collect(),
+        target_id: id.target_id().to_string(),
+    })
 }
 
 impl Unbundled {
@@ -425,102 +578,78 @@ impl Unbundled {
         if options.check_input_archive {
             check_input_archive(input, archive_name)?;
         }
-        let mut sources = Vec::new();
-        let mut planned: Vec<Planned> = Vec::new();
-        let mut selections: HashMap<Vec<u8>, (Vec<usize>, String)> = HashMap::new();
-        for index in 0..input.members().len() {
-            let name = input.members()[index].name.clone();
-            let data = input.load(index)?;
-            let member = decompress(data, options.verbose, notes)?;
+        let mut plan = Unbundled {
+            selections: Selections::default(),
+            wanted: Vec::new(),
+            members: 0,
+            archives: targets
+                .iter()
+                .map(|_| TargetArchive::new(&options.write))
+                .collect(),
+            finished: 0,
+            targets: targets.iter().map(|t| t.as_str().to_string()).collect(),
+            options: *options,
+            archive_name: archive_name.to_string(),
+        };
+        let mut index = 0;
+        let mut out_name = Vec::new();
+        input.for_each_member(|name, data| {
+            let member = decompress(data.bytes(), options.verbose, notes)?;
             let bytes = member.bytes();
-            let first = planned.len();
-            let mut whole = false;
             for entry in entries(bytes, false) {
                 let entry = entry.map_err(|error| Error::Entries {
-                    member: name.clone(),
+                    member: name.to_vec(),
                     archive: archive_name.to_string(),
                     error: Box::new(error),
                 })?;
                 // Libraries repeat the same few IDs in every member: decide
                 // each distinct ID once.
-                let selection = match selections.get(entry.id) {
+                let selection = match plan.selections.find(entry.id) {
                     Some(s) => s,
                     None => {
-                        let id_text = lossy(entry.id);
-                        if !entry_id::has_valid_piece_count(&id_text) {
-                            return Err(Error::InvalidBundleId);
-                        }
-                        let id = EntryId::parse(&id_text).map_err(|_| Error::InvalidBundleId)?;
-                        let wanted: Vec<usize> = targets
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, t)| {
-                                id.is_compatible_code_object(&t.id, options.hip_openmp_compatible)
-                            })
-                            .map(|(i, _)| i)
-                            .collect();
-                        selections
-                            .entry(entry.id.to_vec())
-                            .or_insert((wanted, id.target_id().to_string()))
+                        let s = select(entry.id, targets, options.hip_openmp_compatible)?;
+                        plan.selections.add(entry.id, s)
                     }
                 };
-                let (wanted, target_id) = (selection.0.clone(), selection.1.as_str());
-                if wanted.is_empty() {
+                if selection.targets.is_empty() {
                     continue;
                 }
-                let (content, size, (symbols, module_asm)) = match entry.data {
-                    EntryData::Bytes(b) => (
-                        Content::Range(offset_in(bytes, b)),
-                        b.len() as u64,
-                        symbols_of(b),
-                    ),
+                let host;
+                let content: &[u8] = match entry.data {
+                    EntryData::Bytes(b) => b,
                     EntryData::Unreadable(text) => return Err(Error::EntryContents(text)),
                     EntryData::HostObject if options.print_commands => {
                         notes(Note::HostCommand);
-                        (Content::Empty, 0, symbols_of(&[]))
+                        &[]
                     }
                     EntryData::HostObject => {
-                        let host =
-                            object_bundle::strip_bundle_sections(bytes).map_err(|error| {
-                                Error::HostObject {
-                                    member: name.clone(),
-                                    archive: archive_name.to_string(),
-                                    error: Box::new(error),
-                                }
-                            })?;
-                        whole = true;
-                        (Content::HostObject, host.len() as u64, symbols_of(&host))
+                        host = object_bundle::strip_bundle_sections(bytes).map_err(|error| {
+                            Error::HostObject {
+                                member: name.to_vec(),
+                                archive: archive_name.to_string(),
+                                error: Box::new(error),
+                            }
+                        })?;
+                        &host
                     }
                 };
-                planned.push(Planned {
-                    content,
-                    size,
-                    name: naming::output_member_name(&name, entry.id, target_id),
-                    symbols,
-                    module_asm,
-                    targets: wanted,
-                });
+                let (symbols, module_asm) = symbols_of(content);
+                naming::output_member_name_into(
+                    &mut out_name,
+                    name,
+                    entry.id,
+                    &selection.target_id,
+                );
+                for &t in &selection.targets {
+                    plan.archives[t].add(&out_name, content.len() as u64, &symbols, module_asm);
+                }
+                set_wanted(&mut plan.wanted, index);
             }
-            if planned.len() > first {
-                sources.push(Source {
-                    member: index,
-                    compressed: matches!(member, Member::Decompressed(_)),
-                    whole,
-                    entries: first..planned.len(),
-                });
-            }
-        }
-        if let Some(e) = input.take_error() {
-            return Err(Error::Archive(e));
-        }
-        Ok(Unbundled {
-            sources,
-            planned,
-            archives: Vec::with_capacity(targets.len()),
-            targets: targets.iter().map(|t| t.as_str().to_string()).collect(),
-            options: *options,
-            archive_name: archive_name.to_string(),
-        })
+            index += 1;
+            Ok(())
+        })?;
+        plan.members = index;
+        Ok(plan)
     }
 
     /// The first pass and every target's [`Unbundled::finish_target`]:
@@ -547,50 +676,31 @@ impl Unbundled {
     /// point LLVM 22 would (when that archive's turn comes) calls this once
     /// per target, opening the target's output in between.
     pub fn finish_target(&mut self, notes: &mut dyn FnMut(Note)) -> Result<bool, Error> {
-        let t = self.archives.len();
-        if t == self.targets.len() {
+        let t = self.finished;
+        let Some(archive) = self.archives.get_mut(t) else {
             return Ok(false);
+        };
+        for w in std::mem::take(&mut archive.warnings) {
+            notes(Note::Warning(w));
         }
-        let mut layouts = Vec::new();
-        for p in self.planned.iter().filter(|p| p.targets.contains(&t)) {
-            let symbols = match &p.symbols {
-                Ok(s) => s,
-                Err(reason) => {
-                    return Err(Error::MemberSymbols {
-                        name: p.name.clone(),
-                        reason: reason.clone(),
-                    })
-                }
-            };
-            if p.module_asm {
-                return Err(Error::ModuleAsm {
-                    name: p.name.clone(),
-                });
-            }
-            if let MemberSymbols::Unreadable(message) = symbols {
-                notes(Note::Warning(MemberWarning {
-                    member: p.name.clone(),
-                    message: message.clone(),
-                }));
-            }
-            layouts.push(MemberLayout {
-                name: &p.name,
-                size: p.size,
-                symbols,
-            });
+        if let Some(e) = archive.error.take() {
+            return Err(e);
         }
-        if layouts.is_empty() && !self.options.allow_missing_bundles {
+        if archive.count == 0 && !self.options.allow_missing_bundles {
             return Err(Error::NoCompatible {
                 target: self.targets[t].clone(),
                 archive: self.archive_name.clone(),
             });
         }
-        let plan = plan_archive(&layouts, &self.options.write).map_err(|e| match e {
-            ArchiveWriteError::TooLarge { name } => Error::TooLarge { name },
-            ArchiveWriteError::Member { name, reason } => Error::MemberSymbols { name, reason },
-            ArchiveWriteError::Io(e) => Error::Output(e),
-        })?;
-        self.archives.push(plan);
+        if let Some(name) = archive.too_large.take() {
+            return Err(Error::TooLarge { name });
+        }
+        let layout = archive
+            .layout
+            .take()
+            .unwrap_or_else(|| ArchiveLayout::new(&self.options.write));
+        archive.head = Some(layout.finish());
+        self.finished += 1;
         Ok(true)
     }
 
@@ -606,28 +716,24 @@ impl Unbundled {
 
     /// Whether any code object goes to target `index`.
     pub fn target_has_members(&self, index: usize) -> bool {
-        self.planned.iter().any(|p| p.targets.contains(&index))
+        self.archives[index].count > 0
     }
 
     /// The layout of output archive `index` (its size, its symbol-table
     /// flavour), once that target is finished.
-    pub fn archive(&self, index: usize) -> &ArchivePlan {
-        &self.archives[index]
+    pub fn archive(&self, index: usize) -> &ArchiveHead {
+        self.archives[index]
+            .head
+            .as_ref()
+            .expect("the target is finished")
     }
 
-    /// The names of output archive `index`'s members, in order.
-    pub fn member_names(&self, index: usize) -> Vec<&[u8]> {
-        self.planned
-            .iter()
-            .filter(|p| p.targets.contains(&index))
-            .map(|p| p.name.as_slice())
-            .collect()
-    }
-
-    /// The second pass: writes output archive `i` to `outputs[i]`, reading
-    /// the members again from `input` (which must be the input the plan
-    /// was made from). Everything is streamed; at most one input member
-    /// is held in memory.
+    /// The second pass: writes output archive `i` to `outputs[i]`, walking
+    /// the members of `input` (which must be the input the plan was made
+    /// from) again. Everything is streamed: at most one input member is
+    /// held in memory, and only if it must be decompressed, read from a
+    /// separate file (thin archives) or have its bundle sections removed.
+    /// A code object is handed to its outputs as one slice of the input.
     pub fn write(
         &self,
         input: &mut Input<'_>,
@@ -635,68 +741,140 @@ impl Unbundled {
     ) -> Result<(), Error> {
         assert_eq!(outputs.len(), self.targets.len(), "one output per target");
         assert_eq!(
-            self.archives.len(),
+            self.finished,
             self.targets.len(),
             "every target must be finished before writing"
         );
-        for (plan, out) in self.archives.iter().zip(outputs.iter_mut()) {
-            out.write_all(plan.head()).map_err(Error::Output)?;
+        let heads: Vec<&ArchiveHead> = (0..self.targets.len()).map(|t| self.archive(t)).collect();
+        for (head, out) in heads.iter().zip(outputs.iter_mut()) {
+            head.write_head(out).map_err(Error::Output)?;
         }
-        let mut next = vec![0usize; self.archives.len()];
-        let mut emit = |targets: &[usize], bytes: &[u8], outputs: &mut [&mut dyn Write]| {
-            for &t in targets {
-                let plan = &self.archives[t];
-                let k = next[t];
-                next[t] += 1;
-                let out = &mut outputs[t];
-                out.write_all(plan.member_header(k))
-                    .and_then(|()| out.write_all(bytes))
-                    .and_then(|()| out.write_all(plan.member_padding(k)))
-                    .map_err(Error::Output)?;
-            }
-            Ok::<(), Error>(())
+        let mut headers = Headers {
+            cursors: vec![HeaderCursor::default(); heads.len()],
+            written: heads.iter().map(|h| (0, h.head_size())).collect(),
+            heads,
         };
+        let mut gathers: Vec<Gather<'_>> = outputs.iter().map(|_| Gather::default()).collect();
         let mut ignore = |_: Note| {};
-        for source in &self.sources {
-            let entries = &self.planned[source.entries.clone()];
-            let thin = input.members()[source.member].is_thin();
-            if source.whole || source.compressed || thin {
-                let data = input.load(source.member)?;
-                let member = decompress(data, false, &mut ignore)?;
-                let bytes = member.bytes();
-                for p in entries {
-                    let host;
-                    let content: &[u8] = match p.content {
-                        Content::Range(offset) => {
-                            source::slice(bytes, offset, p.size).ok_or(Error::Changed)?
-                        }
-                        Content::HostObject => {
-                            host = object_bundle::strip_bundle_sections(bytes)
-                                .map_err(|_| Error::Changed)?;
-                            &host
-                        }
-                        Content::Empty => &[],
-                    };
-                    if content.len() as u64 != p.size {
-                        return Err(Error::Changed);
-                    }
-                    emit(&p.targets, content, outputs)?;
+        let mut index = 0;
+        let mut out_name = Vec::new();
+        input.for_each_member(|name, data| {
+            let i = index;
+            index += 1;
+            let position = data.bytes().as_ptr() as usize;
+            for (g, out) in gathers.iter_mut().zip(outputs.iter_mut()) {
+                g.flush_behind(position, *out).map_err(Error::Output)?;
+            }
+            if !is_wanted(&self.wanted, i) {
+                return Ok(());
+            }
+            // Code objects lying in the input are gathered; anything made
+            // here (decompressed, read from a thin member's file, a host
+            // object) is written at once.
+            let mut direct = |t: usize, header: [u8; HEADER_SIZE], contents: &[u8]| {
+                gathers[t]
+                    .flush(outputs[t])
+                    .and_then(|()| gather::write_member(outputs[t], &header, contents))
+                    .map_err(Error::Output)
+            };
+            match data {
+                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)? {
+                    Member::Plain(bytes) => self.copy_entries(
+                        name,
+                        bytes,
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| match piece {
+                            Piece::Input(contents) => gathers[t]
+                                .add(header, contents, outputs[t])
+                                .map_err(Error::Output),
+                            Piece::Made(contents) => gathers[t]
+                                .flush(outputs[t])
+                                .and_then(|()| gather::write_member(outputs[t], &header, contents))
+                                .map_err(Error::Output),
+                        },
+                    )?,
+                    Member::Decompressed(bytes) => self.copy_entries(
+                        name,
+                        &bytes,
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| direct(t, header, piece.bytes()),
+                    )?,
+                },
+                MemberBytes::Loaded(bytes) => {
+                    let member = decompress(bytes, false, &mut ignore)?;
+                    self.copy_entries(
+                        name,
+                        member.bytes(),
+                        &mut out_name,
+                        &mut headers,
+                        &mut |t, header, piece| direct(t, header, piece.bytes()),
+                    )?
                 }
-            } else {
-                for p in entries {
-                    match p.content {
-                        Content::Range(offset) => {
-                            let content = input.load_range(source.member, offset, p.size)?;
-                            emit(&p.targets, content, outputs)?;
-                        }
-                        Content::Empty => emit(&p.targets, &[], outputs)?,
-                        Content::HostObject => unreachable!("host objects load the whole member"),
-                    }
-                }
+            }
+            Ok(())
+        })?;
+        for (g, out) in gathers.iter_mut().zip(outputs.iter_mut()) {
+            g.flush(*out).map_err(Error::Output)?;
+        }
+        let Headers { heads, written, .. } = headers;
+        if index != self.members {
+            return Err(Error::Changed);
+        }
+        for (w, head) in written.iter().zip(&heads) {
+            if *w != (head.len(), head.total_size()) {
+                return Err(Error::Changed);
             }
         }
         for out in outputs.iter_mut() {
             out.flush().map_err(Error::Output)?;
+        }
+        Ok(())
+    }
+
+    /// The second pass's work on one wanted member: finds its entries
+    /// again and hands each code object, with its member header, to `emit`
+    /// for every target that takes it.
+    fn copy_entries<'d>(
+        &self,
+        name: &[u8],
+        bytes: &'d [u8],
+        out_name: &mut Vec<u8>,
+        headers: &mut Headers<'_>,
+        emit: &mut Emit<'_, 'd>,
+    ) -> Result<(), Error> {
+        let mut host: Option<Vec<u8>> = None;
+        for entry in entries(bytes, false) {
+            let entry = entry.map_err(|_| Error::Changed)?;
+            let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
+            if selection.targets.is_empty() {
+                continue;
+            }
+            let piece = match entry.data {
+                EntryData::Bytes(b) => Piece::Input(b),
+                EntryData::Unreadable(_) => return Err(Error::Changed),
+                EntryData::HostObject if self.options.print_commands => Piece::Input(&[]),
+                EntryData::HostObject => {
+                    if host.is_none() {
+                        host = Some(
+                            object_bundle::strip_bundle_sections(bytes)
+                                .map_err(|_| Error::Changed)?,
+                        );
+                    }
+                    Piece::Made(host.as_deref().unwrap_or_default())
+                }
+            };
+            let size = piece.bytes().len() as u64;
+            naming::output_member_name_into(out_name, name, entry.id, &selection.target_id);
+            for &t in &selection.targets {
+                let header = headers.heads[t]
+                    .next_member_header(&mut headers.cursors[t], out_name, size)
+                    .ok_or(Error::Changed)?;
+                headers.written[t].0 += 1;
+                headers.written[t].1 += HEADER_SIZE as u64 + size + size % 2;
+                emit(t, header, piece)?;
+            }
         }
         Ok(())
     }
@@ -710,10 +888,8 @@ impl Unbundled {
         notes: &mut dyn FnMut(Note),
     ) -> Result<Vec<Vec<u8>>, Error> {
         let plan = Unbundled::plan(input, targets, options, archive_name, notes)?;
-        let mut bufs: Vec<Vec<u8>> = plan
-            .archives
-            .iter()
-            .map(|a| Vec::with_capacity(usize::try_from(a.total_size()).unwrap_or(0)))
+        let mut bufs: Vec<Vec<u8>> = (0..plan.len())
+            .map(|t| Vec::with_capacity(usize::try_from(plan.archive(t).total_size()).unwrap_or(0)))
             .collect();
         {
             let mut outs: Vec<&mut dyn Write> =
@@ -728,11 +904,9 @@ impl Unbundled {
 /// set of its entry IDs must pass LLVM 22's asymmetric conflict rule
 /// ([`crate::target_id::find_conflict`]) applied to whole entry IDs.
 fn check_input_archive(input: &mut Input<'_>, archive_name: &str) -> Result<(), Error> {
-    for index in 0..input.members().len() {
-        let name = input.members()[index].name.clone();
-        let data = input.load(index)?;
-        let ids = ids_for_check(data).map_err(|error| Error::Entries {
-            member: name.clone(),
+    input.for_each_member(|name, data| {
+        let ids = ids_for_check(data.bytes()).map_err(|error| Error::Entries {
+            member: name.to_vec(),
             archive: archive_name.to_string(),
             error: Box::new(error),
         })?;
@@ -745,13 +919,10 @@ fn check_input_archive(input: &mut Input<'_>, archive_name: &str) -> Result<(), 
             return Err(Error::Conflict {
                 first: first.to_string(),
                 second: second.to_string(),
-                member: name,
+                member: name.to_vec(),
                 archive: archive_name.to_string(),
             });
         }
-    }
-    if let Some(e) = input.take_error() {
-        return Err(Error::Archive(e));
-    }
-    Ok(())
+        Ok(())
+    })
 }

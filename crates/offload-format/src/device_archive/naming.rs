@@ -91,21 +91,34 @@ pub fn device_extension<'a>(target_id: &str, member_file: &'a [u8]) -> &'a [u8] 
 /// target ID `target_id`, taken from the input member named `member_name`
 /// (the full stored name; only its last component is used).
 pub fn output_member_name(member_name: &[u8], entry_id: &[u8], target_id: &str) -> Vec<u8> {
+    let mut name = Vec::new();
+    output_member_name_into(&mut name, member_name, entry_id, target_id);
+    name
+}
+
+/// [`output_member_name`] into `name` (cleared first), so that a caller
+/// naming many members reuses one buffer.
+pub fn output_member_name_into(
+    name: &mut Vec<u8>,
+    member_name: &[u8],
+    entry_id: &[u8],
+    target_id: &str,
+) {
     let file = file_name(member_name);
     let stem = stem(file);
     let ext = device_extension(target_id, file);
-    let mut name = Vec::with_capacity(2 * stem.len() + entry_id.len() + ext.len() + 1);
+    name.clear();
+    name.reserve(2 * stem.len() + entry_id.len() + ext.len() + 1);
     name.extend_from_slice(stem);
     name.push(b'-');
     name.extend_from_slice(entry_id);
     name.extend_from_slice(stem);
     name.extend_from_slice(ext);
-    for b in &mut name {
+    for b in name.iter_mut() {
         if *b == b':' {
             *b = b'_';
         }
     }
-    name
 }
 
 #[cfg(test)]
