@@ -37,7 +37,6 @@ mod codec;
 mod error;
 mod hasher;
 mod header;
-mod md5;
 mod report;
 mod segments;
 mod writer;

@@ -15,8 +15,8 @@ use zstd::zstd_safe;
 use super::error::CcobError;
 use super::hasher::{hash_alongside, truncate};
 use super::header::{Header, Method, V2Field, Version};
-use super::md5::Md5;
 use super::report::DecompressReport;
+use md5::{Digest, Md5};
 
 /// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
 /// block header + 1 byte) stands for at most one 128 KiB block.

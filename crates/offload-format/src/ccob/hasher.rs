@@ -10,7 +10,7 @@
 
 use std::sync::mpsc;
 
-use super::md5::Md5;
+use md5::{Digest, Md5};
 
 /// Bytes per message to the hashing thread.
 const PIECE: usize = 256 << 10;
@@ -22,7 +22,7 @@ const PARALLEL_MIN: usize = 2 << 20;
 
 /// The first 8 bytes of an MD5 digest, read as a little-endian integer.
 pub(super) fn truncate(md5: Md5) -> u64 {
-    let digest = md5.finish();
+    let digest = md5.finalize();
     let mut low = [0u8; 8];
     low.copy_from_slice(&digest[..8]);
     u64::from_le_bytes(low)

@@ -35,7 +35,7 @@ use super::codec::{self, CompressInfo, CompressOptions};
 use super::error::CcobError;
 use super::hasher::truncate;
 use super::header::{Header, Method, V2Field, Version};
-use super::md5::Md5;
+use md5::{Digest, Md5};
 
 /// Largest bundle compressed as a stream with zstd: LLVM's parameters turn
 /// on long-distance matching, which sets a 2^27-byte window, and zstd's
