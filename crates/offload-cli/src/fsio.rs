@@ -179,24 +179,16 @@ impl<W: Write> Write for ReadThrough<W> {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        use std::os::unix::fs::FileExt;
         const CHUNK: usize = 1 << 20;
-        let located = if buf.len() >= COPY_THRESHOLD {
-            mapped::locate(buf)
-        } else {
-            None
-        };
-        let Some((file, mut offset)) = located else {
+        if buf.len() < COPY_THRESHOLD || mapped::locate(buf).is_none() {
             return self.inner.write_all(buf);
-        };
+        }
+        // Through a small buffer, so that only one chunk is ever resident.
         self.chunk.resize(CHUNK.min(buf.len()), 0);
-        let mut left = buf.len();
-        while left > 0 {
-            let n = left.min(self.chunk.len());
-            file.read_exact_at(&mut self.chunk[..n], offset)?;
-            self.inner.write_all(&self.chunk[..n])?;
-            offset += n as u64;
-            left -= n;
+        for piece in buf.chunks(CHUNK) {
+            let chunk = &mut self.chunk[..piece.len()];
+            read_into(piece, chunk)?;
+            self.inner.write_all(chunk)?;
         }
         Ok(())
     }
