@@ -630,8 +630,7 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
         &[(host_section, 1, None, 1), (gfx906_section, 1, None, 4)],
         b"\0DEV1",
     );
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    e[shoff + 3 * 64..shoff + 3 * 64 + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    set_shdr_field(&mut e, 3, 0, &0xFFFF_FFF0u32.to_le_bytes());
     v.push(("elf-bundle-name-oob.o", e));
     // The section name table index names no section.
     let mut e = elf_with(&[(gfx906_section, 1, None, 4)], b"DEV1");
@@ -643,18 +642,24 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
         &[(b".text", 1, None, 4), (b".tbss", 8, None, 0)],
         b"\xc3\x90\x90\x90",
     );
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    let align_at = shoff + 3 * 64 + 48;
-    e[align_at..align_at + 8].copy_from_slice(&0xFF00_0000_0000_0004u64.to_le_bytes());
+    set_shdr_field(
+        &mut e,
+        3,
+        SH_ADDRALIGN,
+        &0xFF00_0000_0000_0004u64.to_le_bytes(),
+    );
     v.push(("elf-host-huge-align.o", e));
     // A PROGBITS section aligned to 0xFC00000000000001 (not a power of two).
     let mut e = elf_with(
         &[(b".text", 1, None, 4), (b".comment", 1, None, 4)],
         b"\xc3\x90\x90\x90GCC\0",
     );
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    let align_at = shoff + 3 * 64 + 48;
-    e[align_at..align_at + 8].copy_from_slice(&0xFC00_0000_0000_0001u64.to_le_bytes());
+    set_shdr_field(
+        &mut e,
+        3,
+        SH_ADDRALIGN,
+        &0xFC00_0000_0000_0001u64.to_le_bytes(),
+    );
     v.push(("elf-host-odd-align.o", e));
     // Both: a NOBITS section aligned to 0xFF00000000000004, then a PROGBITS
     // one aligned to 0xFB00000000000001 (found by object_bundle_roundtrip).
@@ -666,14 +671,18 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
         ],
         b"\xc3\x90\x90\x90GCC\0",
     );
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    for (index, align) in [
-        (3usize, 0xFF00_0000_0000_0004u64),
-        (4, 0xFB00_0000_0000_0001),
-    ] {
-        let at = shoff + index * 64 + 48;
-        e[at..at + 8].copy_from_slice(&align.to_le_bytes());
-    }
+    set_shdr_field(
+        &mut e,
+        3,
+        SH_ADDRALIGN,
+        &0xFF00_0000_0000_0004u64.to_le_bytes(),
+    );
+    set_shdr_field(
+        &mut e,
+        4,
+        SH_ADDRALIGN,
+        &0xFB00_0000_0000_0001u64.to_le_bytes(),
+    );
     v.push(("elf-host-two-huge-aligns.o", e));
     // A NOBITS section aligned to 2^64-1: the next section is laid out at a
     // wrapped, small offset, over the headers. llvm-objcopy 22 writes that
@@ -686,9 +695,7 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
         ],
         b"\xc3\x90\x90\x90GCC\0",
     );
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    let at = shoff + 3 * 64 + 48;
-    e[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    set_shdr_field(&mut e, 3, SH_ADDRALIGN, &u64::MAX.to_le_bytes());
     v.push(("elf-host-align-max.o", e));
     // No section header table (e_shoff, e_shnum and e_shstrndx 0):
     // llvm-objcopy 22 appends the bundle data but lists it nowhere, so
@@ -714,10 +721,8 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     payload.extend_from_slice(&Ob::valid().bytes()[..50]);
     e.extend_from_slice(&payload);
     // Patch the offloading section header (index 1) offset and size.
-    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
-    let sh = shoff + 64;
-    e[sh + 24..sh + 32].copy_from_slice(&at.to_le_bytes());
-    e[sh + 32..sh + 40].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    set_shdr_field(&mut e, 1, SH_OFFSET, &at.to_le_bytes());
+    set_shdr_field(&mut e, 1, SH_SIZE, &(payload.len() as u64).to_le_bytes());
     v.push(("elf-offloading-truncated-binary.o", e));
     // Section header table past the end of the file, 65535 sections.
     let mut e = elf_with_offloading(0, 0);
@@ -732,4 +737,16 @@ fn response_files(v: &mut Vec<(&'static str, Vec<u8>)>) {
     // Each copy of the file names itself twice: expanding it naively
     // doubles the argument list at every level.
     v.push(("rsp-self.rsp", b"@rsp-self.rsp @rsp-self.rsp\n".to_vec()));
+}
+
+/// Offsets of fields within an ELF64 section header.
+const SH_OFFSET: usize = 24;
+const SH_SIZE: usize = 32;
+const SH_ADDRALIGN: usize = 48;
+
+/// Overwrites a field of section header `index` of the ELF64 object `e`.
+fn set_shdr_field(e: &mut [u8], index: usize, field: usize, value: &[u8]) {
+    let shoff = u64::from_le_bytes(e[40..48].try_into().unwrap()) as usize;
+    let at = shoff + index * 64 + field;
+    e[at..at + value.len()].copy_from_slice(value);
 }
