@@ -188,13 +188,13 @@ mod tests {
         }
     }
 
-    /// Besides xtask (for `wait4`), only the shared CLI crate's `mapped`
-    /// module may use `unsafe` (to map inputs); the tools, the rest of
-    /// their shared crate, the format library and the fuzz targets are safe
-    /// Rust, the format library says so with `#![forbid(unsafe_code)]`, and
-    /// the shared crate denies it outside that one module.
+    /// Only the shared CLI crate's `mapped` module may use `unsafe` (to
+    /// map inputs); the tools, the rest of their shared crate, the format
+    /// library and the fuzz targets are safe Rust; the format library says
+    /// so with `#![forbid(unsafe_code)]`, and the shared crate denies it
+    /// outside that one module.
     #[test]
-    fn unsafe_only_in_xtask_and_the_mapping_module() {
+    fn unsafe_only_in_the_mapping_module() {
         let root = workspace_root();
         let mut files = Vec::new();
         rust_files(&root.join("crates"), &mut files);
