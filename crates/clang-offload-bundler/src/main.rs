@@ -11,6 +11,7 @@ mod handler;
 mod help;
 mod job;
 mod run;
+mod stream;
 
 use std::process::ExitCode;
 

@@ -57,7 +57,7 @@ pub fn run(job: &Job) -> Result<(), Fail> {
 /// with a zstd error. A v1 CCOB, which records no size, runs to the end of
 /// the input, as in 22.
 pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
-    let fail = |e: ccob::CcobError| Fail::msg(format!("Failed to decompress input: {e}"));
+    let fail = ccob_fail;
     let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
         // A mapped input's payload is read with pread, so that only the
         // decompressed bundle becomes resident.
@@ -91,6 +91,11 @@ pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>
             Ok(out)
         }
     }
+}
+
+/// A CCOB error as the bundler reports it.
+pub(crate) fn ccob_fail(e: ccob::CcobError) -> Fail {
+    Fail::msg(format!("Failed to decompress input: {e}"))
 }
 
 /// What `-compress` asks for: zstd (the only method LLVM 22 writes) at the
@@ -398,6 +403,9 @@ fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Res
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
+    if let Some(listing) = crate::stream::list(job, &raw) {
+        return print_listing(&listing?, Ok(()));
+    }
     let bundles = decompress(job.verbose, &raw)?;
     let mut out = Vec::new();
     let mut end = Ok(());
@@ -416,9 +424,14 @@ fn list(job: &Job) -> Result<(), Fail> {
             break;
         }
     }
+    print_listing(&out, end)
+}
+
+/// Prints the IDs `list` found, then returns how the listing ended.
+fn print_listing(out: &[u8], end: Result<(), Fail>) -> Result<(), Fail> {
     let mut stdout = io::stdout().lock();
     stdout
-        .write_all(&out)
+        .write_all(out)
         .and_then(|()| stdout.flush())
         .map_err(|e| file_fail(OsStr::new("-"), &e))?;
     end
@@ -427,16 +440,11 @@ fn list(job: &Job) -> Result<(), Fail> {
 fn unbundle(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
-    let bundles = decompress(job.verbose, &raw)?;
-
-    // The work list: standardised target -> output, in LLVM's map order.
-    let mut worklist = StringMapOrder::new();
-    let mut requested = Vec::with_capacity(job.targets.len());
-    for t in &job.targets {
-        worklist.insert(t.id.as_bytes());
-        // A standardised ID always has 5 or 6 pieces.
-        requested.push(EntryId::parse(&t.id).map_err(|e| Fail::msg(e.to_string()))?);
+    if let Some(done) = crate::stream::unbundle(job, &raw) {
+        return done;
     }
+    let bundles = decompress(job.verbose, &raw)?;
+    let (mut worklist, requested) = work_list(job)?;
     let mut outs = Outputs::new();
     for data in &bundles {
         if worklist.is_empty() {
@@ -448,6 +456,19 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         take_entries(job, data, &mut reader, &mut worklist, &requested, &mut outs)?;
     }
     finish_unbundle(job, bundles.first().map_or(&[][..], |b| b), worklist, outs)
+}
+
+/// The work list (standardised target -> output, in LLVM's map order) and
+/// each target's parsed ID.
+pub(crate) fn work_list(job: &Job) -> Result<(StringMapOrder, Vec<EntryId>), Fail> {
+    let mut worklist = StringMapOrder::new();
+    let mut requested = Vec::with_capacity(job.targets.len());
+    for t in &job.targets {
+        worklist.insert(t.id.as_bytes());
+        // A standardised ID always has 5 or 6 pieces.
+        requested.push(EntryId::parse(&t.id).map_err(|e| Fail::msg(e.to_string()))?);
+    }
+    Ok((worklist, requested))
 }
 
 /// Moves the entries `reader` yields that the work list asks for into their
@@ -491,7 +512,7 @@ fn take_entries(
 
 /// After every bundle was read: the missing-bundle error, or the remaining
 /// outputs (empty, or the input itself for the host when nothing matched).
-fn finish_unbundle(
+pub(crate) fn finish_unbundle(
     job: &Job,
     data: &[u8],
     worklist: StringMapOrder,

@@ -139,14 +139,79 @@ fn read_u64(data: &[u8], at: usize) -> Option<u64> {
 /// range is invalid. A bad entry after a good one is an error (LLVM 22
 /// crashes there). Duplicate IDs are kept here; see [`parse`].
 pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
+    let ranges = parse_header_prefix(data, data.len() as u64)?.unwrap_or_default();
+    // Every range was checked against the data's size.
+    Ok(ranges
+        .into_iter()
+        .filter_map(|r| {
+            let data = data.get(usize::try_from(r.offset).ok()?..usize::try_from(r.end()).ok()?)?;
+            Some(Entry {
+                id: r.id,
+                offset: r.offset,
+                size: r.size,
+                data,
+            })
+        })
+        .collect())
+}
+
+/// A header entry whose data has not been read (see
+/// [`parse_header_prefix`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryRange<'a> {
+    /// The entry ID exactly as stored.
+    pub id: &'a [u8],
+    /// Offset of the entry data from the start of the bundle.
+    pub offset: u64,
+    /// Size of the entry data.
+    pub size: u64,
+}
+
+impl EntryRange<'_> {
+    /// Where the entry data ends (checked not to overflow when parsed).
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(self.size)
+    }
+}
+
+/// [`parse_header`] for a bundle of `file_size` bytes of which only the
+/// first `prefix.len()` are at hand (a bundle being decompressed, say).
+///
+/// `Ok(None)` means the prefix is too short to tell; with the whole bundle
+/// at hand the answer is always `Some`, and equal to [`parse_header`]'s.
+/// Entry ranges are checked against `file_size`.
+pub fn parse_header_prefix(
+    prefix: &[u8],
+    file_size: u64,
+) -> Result<Option<Vec<EntryRange<'_>>>, BundleError> {
+    let complete = prefix.len() as u64 >= file_size;
+    // Only the first `file_size` bytes belong to the bundle.
+    let data = match usize::try_from(file_size) {
+        Ok(n) if n < prefix.len() => &prefix[..n],
+        _ => prefix,
+    };
+    // What running out of header means: LLVM's verdict on the bundle, or
+    // "need more" when more is coming.
+    fn ran_out<T>(
+        complete: bool,
+        verdict: Result<T, BundleError>,
+    ) -> Result<Option<T>, BundleError> {
+        if complete {
+            verdict.map(Some)
+        } else {
+            Ok(None)
+        }
+    }
     let mut entries = Vec::new();
+    if data.len() < MAGIC.len() {
+        return ran_out(complete, Ok(entries));
+    }
     if !has_magic(data) {
-        return Ok(entries);
+        return Ok(Some(entries));
     }
     let Some(count) = read_u64(data, MAGIC.len()) else {
-        return Ok(entries);
+        return ran_out(complete, Ok(entries));
     };
-    let file_size = data.len() as u64;
     let mut pos = MAGIC.len() + 8;
     let mut index = 0u64;
     while index < count {
@@ -163,7 +228,7 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
             read_u64(data, pos + 8),
             read_u64(data, pos + 16),
         ) else {
-            return bad(truncated);
+            return ran_out(complete, bad(truncated));
         };
         let id_start = pos + 24;
         // LLVM adds these lengths without overflow checks: a sum that wraps
@@ -177,32 +242,25 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
             .ok()
             .and_then(|end| data.get(id_start..end))
         else {
-            return bad(truncated);
+            return ran_out(complete, bad(truncated));
         };
         pos = id_start + id.len();
         let end = offset
             .checked_add(size)
             .ok_or(BundleError::Overflow { index })?;
-        let range = Some(end)
-            .filter(|&end| offset != 0 && end <= file_size)
-            .and_then(|end| data.get(usize::try_from(offset).ok()?..usize::try_from(end).ok()?));
-        let Some(entry_data) = range else {
+        if offset == 0 || end > file_size {
             return bad(BundleError::BadEntryRange {
                 index,
                 offset,
                 size,
                 file_size,
-            });
-        };
-        entries.push(Entry {
-            id,
-            offset,
-            size,
-            data: entry_data,
-        });
+            })
+            .map(Some);
+        }
+        entries.push(EntryRange { id, offset, size });
         index += 1;
     }
-    Ok(entries)
+    Ok(Some(entries))
 }
 
 /// Reads a binary bundle and returns its entries in the order LLVM 22 visits
@@ -212,18 +270,31 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
 /// See [`parse_header`] for what counts as "no bundle" (an empty list) and
 /// what is an error.
 pub fn parse(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
-    let header = parse_header(data)?;
+    Ok(visit_order(parse_header(data)?, |e| e.id))
+}
+
+/// [`parse`] for a bundle known only by a prefix, as
+/// [`parse_header_prefix`] reads it.
+pub fn parse_prefix(
+    prefix: &[u8],
+    file_size: u64,
+) -> Result<Option<Vec<EntryRange<'_>>>, BundleError> {
+    Ok(parse_header_prefix(prefix, file_size)?.map(|h| visit_order(h, |e| e.id)))
+}
+
+/// Header entries in LLVM's visiting order, duplicates folded.
+fn visit_order<T: Copy>(header: Vec<T>, id: impl Fn(&T) -> &[u8]) -> Vec<T> {
     let mut map = StringMapOrder::new();
-    let mut latest: Vec<Entry<'_>> = Vec::with_capacity(header.len());
+    let mut latest: Vec<T> = Vec::with_capacity(header.len());
     for e in header {
-        let (i, new) = map.insert(e.id);
+        let (i, new) = map.insert(id(&e));
         if new {
             latest.push(e);
         } else {
             latest[i] = e;
         }
     }
-    Ok(map.iter().map(|i| latest[i]).collect())
+    map.iter().map(|i| latest[i]).collect()
 }
 
 /// Computes the data offset of each entry and the total bundle size for
@@ -426,6 +497,57 @@ mod tests {
         let mut b = good;
         b[32 + 8..32 + 16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
         assert_eq!(parse(&b), Err(BundleError::Overflow { index: 0 }));
+    }
+
+    /// Every prefix either cannot tell yet or gives exactly what the whole
+    /// bundle gives (entries, "no bundle", or the same error), for good and
+    /// damaged bundles alike.
+    #[test]
+    fn prefixes_agree_with_the_whole() {
+        let good = bundle(&[("b", b"xyz"), ("a", b"w"), ("c", b"")], 4);
+        // The third ID made a repeat of the first.
+        let mut repeat = good.clone();
+        let third_id = 32 + 2 * 25 + 24;
+        assert_eq!(repeat[third_id], b'c');
+        repeat[third_id] = b'b';
+        let mut bundles = vec![good.clone(), repeat, b"BC\xc0\xde not a bundle".to_vec()];
+        for (at, value) in [(24, 5u64), (32, 0), (32 + 8, 1000), (32 + 26 + 16, 900)] {
+            let mut b = good.clone();
+            b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            bundles.push(b);
+        }
+        let mut wrapped = good.clone();
+        wrapped[32 + 26 + 8..32 + 26 + 16].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+        bundles.push(wrapped);
+        for (i, b) in bundles.iter().enumerate() {
+            let whole = parse(b).map(|v| {
+                v.iter()
+                    .map(|e| (e.id, e.offset, e.size))
+                    .collect::<Vec<_>>()
+            });
+            let mut decided = false;
+            for n in 0..=b.len() {
+                let Some(got) = parse_prefix(&b[..n], b.len() as u64).transpose() else {
+                    assert!(
+                        !decided,
+                        "bundle {i}: prefix {n} undecided after a decision"
+                    );
+                    continue;
+                };
+                decided = true;
+                let got = got.map(|v| v.iter().map(|e| (e.id, e.offset, e.size)).collect());
+                assert_eq!(got, whole, "bundle {i}, prefix {n}");
+            }
+            assert!(decided, "bundle {i}");
+            // Bytes beyond the stated size are not the bundle's.
+            let mut longer = b.clone();
+            longer.extend_from_slice(b"trailing");
+            assert_eq!(
+                parse_prefix(&longer, b.len() as u64),
+                parse_prefix(b, b.len() as u64),
+                "bundle {i}"
+            );
+        }
     }
 
     #[test]

@@ -26,6 +26,8 @@
 //! * [`decompress`] / [`decompress_unverified`]: zlib or zstd, into a buffer
 //!   whose size is capped by the header and checked against what the payload
 //!   could possibly produce; the produced size and the hash are verified.
+//!   [`decompress_streaming`] hands the bundle to a sink in order instead,
+//!   holding only zstd's window.
 //! * [`compress`]: the exact bytes LLVM 22's bundler writes (given the same
 //!   libzstd / zlib; see the `system-compression` Cargo feature); [`Writer`]
 //!   writes the same bytes from a bundle fed through `Write`, straight to a
@@ -39,6 +41,7 @@ mod hasher;
 mod header;
 mod report;
 mod segments;
+mod streaming;
 mod writer;
 
 pub use codec::{
@@ -49,4 +52,5 @@ pub use error::CcobError;
 pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
 pub use report::{format_compress_report, format_decompress_report, DecompressReport};
 pub use segments::{segments, Segment, Segments};
+pub use streaming::{decompress_streaming, Streamed};
 pub use writer::{Writer, ZSTD_STREAM_MAX};

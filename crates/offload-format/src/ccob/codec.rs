@@ -20,7 +20,7 @@ use md5::{Digest, Md5};
 
 /// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
 /// block header + 1 byte) stands for at most one 128 KiB block.
-const ZSTD_MAX_RATIO: u64 = 128 * 1024 / 4;
+pub(super) const ZSTD_MAX_RATIO: u64 = 128 * 1024 / 4;
 /// Largest expansion deflate can give (zlib's documented 1032:1 limit).
 const ZLIB_MAX_RATIO: u64 = 1032;
 
@@ -289,28 +289,48 @@ impl Decompressed {
 
     /// Fail with [`CcobError::HashMismatch`] unless the hashes match.
     pub fn verify(&self) -> Result<(), CcobError> {
-        if self.hash_matches() {
-            Ok(())
-        } else {
-            Err(CcobError::HashMismatch {
-                stored: self.header.hash,
-                computed: self.computed_hash,
-            })
-        }
+        check_hash(&self.header, self.computed_hash)
     }
 
     /// The figures for [`super::format_decompress_report`].
     pub fn report(&self) -> DecompressReport {
-        DecompressReport {
-            version: self.header.version,
-            method: self.header.method,
-            total_size: self.header.total_size,
-            payload_len: self.payload_len as u64,
-            uncompressed_size: self.header.uncompressed_size,
-            stored_hash: self.header.hash,
-            computed_hash: self.computed_hash,
-            codec_time: self.codec_time,
-        }
+        report_of(
+            &self.header,
+            self.payload_len,
+            self.computed_hash,
+            self.codec_time,
+        )
+    }
+}
+
+/// [`CcobError::HashMismatch`] unless `computed` is the header's hash.
+pub(super) fn check_hash(header: &Header, computed: u64) -> Result<(), CcobError> {
+    if header.hash == computed {
+        Ok(())
+    } else {
+        Err(CcobError::HashMismatch {
+            stored: header.hash,
+            computed,
+        })
+    }
+}
+
+/// The verbose report's figures for a decompressed CCOB.
+pub(super) fn report_of(
+    header: &Header,
+    payload_len: usize,
+    computed_hash: u64,
+    codec_time: Duration,
+) -> DecompressReport {
+    DecompressReport {
+        version: header.version,
+        method: header.method,
+        total_size: header.total_size,
+        payload_len: payload_len as u64,
+        uncompressed_size: header.uncompressed_size,
+        stored_hash: header.hash,
+        computed_hash,
+        codec_time,
     }
 }
 
