@@ -239,8 +239,7 @@ mod tests {
     use std::ffi::OsString;
     use std::path::Path;
 
-    const TARGETS: &str =
-        "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+    const TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
 
     fn job(dir: &Path, extra: &[&str]) -> Job {
         let mut argv: Vec<OsString> = vec!["clang-offload-bundler".into()];

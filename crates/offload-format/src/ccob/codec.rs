@@ -445,7 +445,7 @@ pub fn decompress_unverified_with(
 
 /// Compressed bytes handed to the streaming decoder per step: small enough
 /// that a step's output is still in cache when it is hashed.
-const DECODE_STEP: usize = 64 << 10;
+pub(super) const DECODE_STEP: usize = 64 << 10;
 
 /// Streaming zstd decoding of every frame in `payload` straight into the
 /// spare capacity of the empty `out` (zstd's stable-output mode: no window
@@ -476,17 +476,8 @@ fn zstd_decompress_streamed<'f>(
     let mut read = 0;
     let mut frame_done = true;
     while read < payload.len() {
-        let end = read.saturating_add(DECODE_STEP).min(payload.len());
-        let step = &payload[read..end];
-        let step = match fetch.as_deref_mut() {
-            None => step,
-            Some(fetch) => {
-                fetched.resize(step.len(), 0);
-                if fetch(step, &mut fetched).is_err() {
-                    return false;
-                }
-                &fetched[..]
-            }
+        let Some(step) = payload_step(payload, read, fetch.as_deref_mut(), &mut fetched) else {
+            return false;
         };
         let mut input = zstd_safe::InBuffer::around(step);
         let before = out.len();
@@ -504,6 +495,25 @@ fn zstd_decompress_streamed<'f>(
         read += consumed;
     }
     frame_done
+}
+
+/// The next step of a payload decoded in steps: `payload[read..]`, at most
+/// [`DECODE_STEP`] bytes, read through `fetch` into `buf` when given (`None`
+/// if that fails).
+pub(super) fn payload_step<'a>(
+    payload: &'a [u8],
+    read: usize,
+    fetch: Option<&mut FetchFn<'_>>,
+    buf: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    let end = read.saturating_add(DECODE_STEP).min(payload.len());
+    let step = payload.get(read..end)?;
+    let Some(fetch) = fetch else {
+        return Some(step);
+    };
+    buf.resize(step.len(), 0);
+    fetch(step, buf).ok()?;
+    Some(&buf[..])
 }
 
 /// One-shot zstd decoding of every frame in `payload` into the spare

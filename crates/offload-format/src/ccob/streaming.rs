@@ -19,14 +19,12 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
-use super::codec::{FetchFn, ZSTD_MAX_RATIO};
+use super::codec::{payload_step, FetchFn, ZSTD_MAX_RATIO};
 use super::error::CcobError;
 use super::hasher::hash_alongside;
 use super::header::{Header, Method};
 use super::report::DecompressReport;
 
-/// Compressed bytes read per step (as in the buffered decoder).
-const DECODE_STEP: usize = 64 << 10;
 /// Decompressed bytes handed to the sink per call at most: zstd's own
 /// recommended output size, one block.
 const OUT_STEP: usize = 128 << 10;
@@ -143,17 +141,8 @@ fn zstd_stream(
     let mut read = 0;
     let mut frame_done = true;
     while read < payload.len() {
-        let end = read.saturating_add(DECODE_STEP).min(payload.len());
-        let step = &payload[read..end];
-        let step = match fetch.as_deref_mut() {
-            None => step,
-            Some(fetch) => {
-                fetched.resize(step.len(), 0);
-                if fetch(step, &mut fetched).is_err() {
-                    return false;
-                }
-                &fetched[..]
-            }
+        let Some(step) = payload_step(payload, read, fetch.as_deref_mut(), &mut fetched) else {
+            return false;
         };
         let mut input = zstd_safe::InBuffer::around(step);
         loop {
@@ -179,7 +168,7 @@ fn zstd_stream(
                 return false;
             }
         }
-        read = end;
+        read += step.len();
     }
     frame_done
 }
