@@ -245,3 +245,15 @@ fn misuse_and_failures_are_errors() {
         Ok(_) => panic!("window log 40 accepted"),
     }
 }
+/// With LLVM's parameters as they are, the streamed frame equals the
+/// one-shot one exactly when the library has no pre-splitter: what
+/// [`has_pre_splitter`] tells callers. (Should a later zstd stop splitting
+/// this data, or split streams like one-shot calls, this fails and the
+/// check can be revisited.)
+#[test]
+fn pre_splitter_decides_whether_streaming_matches() {
+    let input = data(2 * MIB, 5);
+    let p = Params::llvm(3);
+    let same = streamed(&input, &p, 4093).frame == raw::one_shot(&input, &p).unwrap();
+    assert_eq!(same, !has_pre_splitter());
+}
