@@ -14,7 +14,7 @@
 use std::ffi::c_int;
 use std::ptr::NonNull;
 
-use memmap2::{MmapMut, UncheckedAdvice};
+use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
 use zstd::zstd_safe::{self, zstd_sys as sys};
 
 use crate::{Error, Params};
@@ -102,7 +102,13 @@ impl Stream {
     /// A context set up with `params`, the stable-input mode and `len`
     /// pledged, with a buffer of `len` bytes (only virtual until written).
     pub(crate) fn new(len: usize, params: &Params) -> Result<Stream, Error> {
-        let buf = MmapMut::map_anon(len).map_err(Error::Buffer)?;
+        // No swap reserved: only about one window of it is ever resident,
+        // so an input larger than memory and swap must not be refused.
+        let buf = MmapOptions::new()
+            .len(len)
+            .no_reserve_swap()
+            .map_anon()
+            .map_err(Error::Buffer)?;
         let mut cctx = Cctx::new()?;
         cctx.configure(params)?;
         // ZSTD_c_stableInBuffer: zstd reads the input where it lies.

@@ -144,7 +144,7 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// [`Writer::new`] with the largest size zstd streams given (tests
-    /// lower it to reach the collecting path cheaply).
+    /// lower it to reach the stable-input path cheaply).
     fn with_stream_max(
         mut out: W,
         uncompressed_len: u64,
