@@ -244,8 +244,9 @@ fn output_errors_come_through_unchanged() {
     }
 }
 
-/// The largest bundle zstd streams, and one byte more (collected): both
-/// equal to the one-shot frame. Too heavy for every run: `cargo test
+/// The largest bundle zstd's own streaming takes, and one byte more (zstd's
+/// stable-input mode, or collected with a pre-splitting zstd): both equal
+/// to the one-shot frame. Too heavy for every run: `cargo test
 /// --release --features system-compression --test ccob_writer -- --ignored`.
 #[test]
 #[ignore]

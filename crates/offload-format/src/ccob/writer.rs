@@ -17,11 +17,18 @@
 //!   same frame header and blocks as the one-shot call. zstd keeps a copy of
 //!   the input in its own buffer of window size plus one block, so memory is
 //!   about the bundle's size, and nothing else grows with it.
-//! * zstd, larger bundles: once the input outgrows that buffer zstd reuses
-//!   it from the start, and the blocks compressed after that point are
-//!   searched differently from a one-shot call (the output differs). The
-//!   writer therefore collects such bundles and compresses them in one shot
-//!   at [`Writer::finish`]: the bundle plus its compressed form in memory.
+//! * zstd, larger bundles: zstd's own buffer would wrap, and the blocks
+//!   compressed after that point would be searched differently from a
+//!   one-shot call. These go through [`zstd_stable_in`] instead, which runs
+//!   zstd's stable-input mode (what `ZSTD_compress2` itself uses) over a
+//!   buffer of the bundle's size that is filled as pieces arrive and whose
+//!   pages are handed back once they fall out of zstd's window: about one
+//!   window (128 MiB) resident, whatever the bundle's size.
+//! * zstd 1.5.7 and later ([`zstd_stable_in::has_pre_splitter`]): those may
+//!   cut a block short where a one-shot call then goes on from the cut, which
+//!   no stream reproduces; with such a library every zstd bundle is collected
+//!   and compressed in one shot at [`Writer::finish`] (the bundle plus its
+//!   compressed form in memory). LLVM 22 as Debian packages it links 1.5.4.
 //! * zlib: collected and compressed in one shot too (zlib's stored blocks
 //!   depend on how the output space is handed out, so streaming would not
 //!   reproduce `compress2` at level 0).
@@ -37,10 +44,12 @@ use super::hasher::truncate;
 use super::header::{Header, Method, V2Field, Version};
 use md5::{Digest, Md5};
 
-/// Largest bundle compressed as a stream with zstd: LLVM's parameters turn
-/// on long-distance matching, which sets a 2^27-byte window, and zstd's
-/// streaming input buffer holds one window plus one 128 KiB block. Up to
-/// that size the buffer never wraps and the frame equals the one-shot one.
+/// Largest bundle compressed with zstd's ordinary streaming: LLVM's
+/// parameters turn on long-distance matching, which sets a 2^27-byte
+/// window, and zstd's streaming input buffer holds one window plus one
+/// 128 KiB block. Up to that size the buffer never wraps and the frame
+/// equals the one-shot one; larger bundles stream in zstd's stable-input
+/// mode ([`zstd_stable_in`]).
 pub const ZSTD_STREAM_MAX: u64 = (1 << 27) + (1 << 17);
 
 /// Size of the buffer compressed bytes pass through on their way out.
@@ -78,19 +87,47 @@ enum Engine {
         /// The frame is complete (another call would start a new one).
         ended: bool,
     },
+    /// zstd's stable-input streaming over a buffer of the bundle's size.
+    Stable(zstd_stable_in::Compressor),
     /// The whole input, compressed at the end.
     Collect(Vec<u8>),
 }
 
 fn zstd_error(code: usize) -> CcobError {
+    zstd_error_named(zstd_safe::get_error_name(code))
+}
+
+fn zstd_error_named(name: &str) -> CcobError {
     CcobError::Codec {
         method: Method::Zstd,
-        message: zstd_safe::get_error_name(code).to_string(),
+        message: name.to_string(),
     }
 }
 
 fn io_err(e: CcobError) -> io::Error {
     io::Error::other(e)
+}
+
+/// The stable-input compressor's errors as the writer reports them: the
+/// output's own as they are, zstd's as codec errors, the rest as missing
+/// memory for the bundle.
+fn stable_error(e: zstd_stable_in::Error, size: u64) -> io::Error {
+    use zstd_stable_in::Error as E;
+    match e {
+        E::Sink(e) => e,
+        E::Zstd(name) => io_err(CcobError::Codec {
+            method: Method::Zstd,
+            message: name.to_string(),
+        }),
+        E::OutOfMemory | E::Buffer(_) => io_err(CcobError::OutOfMemory { size }),
+        // The writer checks the length before the compressor sees it.
+        E::TooLong { announced, pushed } | E::TooShort { announced, pushed } => {
+            io_err(CcobError::StreamLength {
+                announced,
+                written: pushed,
+            })
+        }
+    }
 }
 
 impl<W: Write + Seek> Writer<W> {
@@ -107,7 +144,7 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// [`Writer::new`] with the largest size zstd streams given (tests
-    /// lower it to reach the collecting path cheaply).
+    /// lower it to reach the stable-input path cheaply).
     fn with_stream_max(
         mut out: W,
         uncompressed_len: u64,
@@ -154,7 +191,16 @@ impl<W: Write + Seek> Writer<W> {
         let out_of_memory = CcobError::OutOfMemory {
             size: uncompressed_len,
         };
-        if options.method == Method::Zstd && uncompressed_len <= stream_max {
+        let zstd = options.method == Method::Zstd && !zstd_stable_in::has_pre_splitter();
+        if zstd && uncompressed_len > stream_max {
+            let c = zstd_stable_in::Compressor::new(uncompressed_len, options.effective_level())
+                .map_err(|e| match e {
+                    zstd_stable_in::Error::Zstd(name) => zstd_error_named(name),
+                    _ => out_of_memory.clone(),
+                })?;
+            return Ok(Engine::Stable(c));
+        }
+        if zstd {
             let mut cctx = zstd_safe::CCtx::try_create().ok_or(out_of_memory)?;
             codec::set_llvm_zstd_parameters(&mut cctx, options.effective_level())?;
             cctx.set_pledged_src_size(Some(uncompressed_len))
@@ -229,6 +275,14 @@ impl<W: Write + Seek> Writer<W> {
                 // Ends the frame of an empty bundle, which no write did.
                 self.zstd_step(&[], true)?;
             }
+            Engine::Stable(c) => {
+                let (out, payload_len) = (&mut self.out, &mut self.payload_len);
+                c.finish(&mut |bytes: &[u8]| {
+                    *payload_len += bytes.len() as u64;
+                    out.write_all(bytes)
+                })
+                .map_err(|e| stable_error(e, self.expected))?;
+            }
             Engine::Collect(input) => {
                 let mut bytes = Vec::new();
                 let time =
@@ -287,6 +341,21 @@ impl<W: Write + Seek> Write for Writer<W> {
             // size is a multiple of the block size would otherwise end with
             // an extra empty block that the one-shot call does not write.
             Engine::Zstd { .. } => self.zstd_step(buf, after == self.expected)?,
+            Engine::Stable(c) => {
+                let (out, payload_len) = (&mut self.out, &mut self.payload_len);
+                // Codec time is the push less the time spent writing out.
+                let mut writing = Duration::ZERO;
+                let started = Instant::now();
+                let pushed = c.push(buf, &mut |bytes: &[u8]| {
+                    let at = Instant::now();
+                    *payload_len += bytes.len() as u64;
+                    let written = out.write_all(bytes);
+                    writing += at.elapsed();
+                    written
+                });
+                self.codec_time += started.elapsed().saturating_sub(writing);
+                pushed.map_err(|e| stable_error(e, self.expected))?;
+            }
             // Capacity was reserved for exactly the announced size, so this
             // never reallocates.
             Engine::Collect(v) => v.extend_from_slice(buf),
@@ -307,31 +376,109 @@ mod tests {
     use super::*;
     use std::io::Cursor;
 
-    /// zstd bundles too large to stream are collected and compressed in one
-    /// shot: the same bytes either way.
+    /// Bytes whose character changes every few KiB (text, noise, near and
+    /// far repeats), as in real bundles; enough to make zstd 1.5.7's
+    /// pre-splitter cut blocks.
+    fn varied(len: usize) -> Vec<u8> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            let r = next();
+            let n = 1 + (r >> 8) as usize % 6000;
+            match r % 3 {
+                0 => out.extend((0..n).map(|_| next() as u8)),
+                1 => {
+                    for _ in 0..n / 8 {
+                        out.extend_from_slice(
+                            [&b"v_add_f32 "[..], b"s_waitcnt "][(next() % 2) as usize],
+                        );
+                    }
+                }
+                _ => {
+                    let back = 1 + next() as usize % out.len().max(1);
+                    let from = out.len().saturating_sub(back);
+                    for i in 0..n.min(back).min(out.len()) {
+                        out.push(out[from + i]);
+                    }
+                }
+            }
+        }
+        out.truncate(len);
+        out
+    }
+
+    /// Every engine a zstd bundle can take gives the one-shot bytes: zstd's
+    /// ordinary streaming, its stable-input streaming above the limit
+    /// (lowered here to reach it cheaply), or, with a zstd that pre-splits
+    /// blocks, collecting; zlib always collects.
     #[test]
-    fn collected_zstd_equals_streamed() {
-        let input: Vec<u8> = (0..300_000u64).map(|i| (i * i % 251) as u8).collect();
-        for level in [None, Some(1), Some(19)] {
-            let o = CompressOptions {
-                level,
+    fn every_engine_equals_one_shot() {
+        let long = varied(1_000_000);
+        let zlib = CompressOptions {
+            method: Method::Zlib,
+            ..CompressOptions::default()
+        };
+        let options = [
+            CompressOptions::default(),
+            CompressOptions {
+                level: Some(1),
                 ..CompressOptions::default()
+            },
+            CompressOptions {
+                level: Some(19),
+                ..CompressOptions::default()
+            },
+            zlib,
+        ];
+        let runs = [
+            (0, 70_000),
+            (0, 1 << 17),
+            (0, 3_000_001),
+            (1 << 18, 70_000),
+            (ZSTD_STREAM_MAX, 70_000),
+        ];
+        for o in options {
+            // The slowest level on less data (unoptimised test builds).
+            let input = if o.level == Some(19) {
+                &long[..400_000]
+            } else {
+                &long[..]
             };
-            let mut outs = Vec::new();
-            for stream_max in [0, ZSTD_STREAM_MAX] {
+            let expected = super::super::compress(input, &o).unwrap().bytes;
+            for (stream_max, piece) in runs {
                 let out = Cursor::new(Vec::new());
                 let mut w =
                     Writer::with_stream_max(out, input.len() as u64, &o, stream_max).unwrap();
-                assert_eq!(matches!(w.engine, Engine::Collect(_)), stream_max == 0);
-                for p in input.chunks(70_000) {
+                let engine = match w.engine {
+                    Engine::Zstd { .. } => "zstd",
+                    Engine::Stable(_) => "stable",
+                    Engine::Collect(_) => "collect",
+                };
+                let wanted = if o.method == Method::Zlib || zstd_stable_in::has_pre_splitter() {
+                    "collect"
+                } else if (input.len() as u64) > stream_max {
+                    "stable"
+                } else {
+                    "zstd"
+                };
+                assert_eq!(engine, wanted);
+                for p in input.chunks(piece) {
                     w.write_all(p).unwrap();
                 }
                 let (out, info) = w.finish().unwrap();
                 assert_eq!(info.total_len, out.get_ref().len() as u64);
-                outs.push(out.into_inner());
+                assert_eq!(info.payload_len + 32, info.total_len);
+                assert!(
+                    out.get_ref() == &expected,
+                    "{o:?}, {engine}, pieces of {piece}"
+                );
             }
-            assert!(outs[0] == outs[1], "level {level:?}");
-            assert_eq!(outs[0], super::super::compress(&input, &o).unwrap().bytes);
         }
     }
 }
