@@ -122,8 +122,9 @@ fn compress(job: &Job, bundle: &[u8]) -> Result<Vec<u8>, Fail> {
 /// `-compress` for binary and text bundles: the bundle is serialized
 /// straight into the compressor, reading mapped inputs with `pread` (so
 /// they do not become resident), and the CCOB goes straight to the output
-/// file, its header filled in at the end. Only zstd's own copy of the
-/// bundle is held (see [`ccob::Writer`]). Outputs that cannot seek
+/// file, its header filled in at the end. About one zstd window of the
+/// bundle is held, or all of it where the codec must run in one call (zlib,
+/// libzstd 1.5.7 and later; see [`ccob::Writer`]). Outputs that cannot seek
 /// (stdout, FIFOs) get the CCOB built in memory first.
 fn bundle_compressed(
     job: &Job,
