@@ -62,8 +62,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::archive::{
-    member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor, MemberSymbols,
-    MemberWarning, WriteOptions, HEADER_SIZE,
+    member_symbols_and_module_asm, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor,
+    MemberSymbols, MemberWarning, WriteOptions, HEADER_SIZE,
 };
 use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
@@ -531,14 +531,6 @@ fn decompress<'a>(
     }
 }
 
-fn symbols_of(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
-    let symbols = member_symbols(data);
-    let module_asm = matches!(symbols, Ok(MemberSymbols::Symbols(_)))
-        && crate::bitcode::is_bitcode(data)
-        && crate::bitcode::has_module_asm(data).unwrap_or(false);
-    (symbols, module_asm)
-}
-
 /// Decides the targets for an entry ID (once per distinct ID).
 fn select(id: &[u8], targets: &[Target], hip_openmp_compatible: bool) -> Result<Selection, Error> {
     let id_text = lossy(id);
@@ -633,7 +625,7 @@ impl Unbundled {
                         &host
                     }
                 };
-                let (symbols, module_asm) = symbols_of(content);
+                let (symbols, module_asm) = member_symbols_and_module_asm(content);
                 naming::output_member_name_into(
                     &mut out_name,
                     name,
