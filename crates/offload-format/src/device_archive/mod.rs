@@ -163,10 +163,28 @@ pub enum Error {
         /// The OS error.
         error: io::Error,
     },
-    /// The input is not an archive, or is damaged (LLVM's texts).
+    /// The input is not an archive, or is damaged, where LLVM 22 reports
+    /// it (LLVM's texts, which name no file).
     Archive(ArchiveError),
+    /// Damage found walking the members, which LLVM 22 does not report
+    /// (unless asked to check the archive first): it stops reading there
+    /// silently, or reads past its buffer. `Display` names the archive.
+    Damaged {
+        /// Archive as given.
+        archive: String,
+        /// What is wrong (LLVM's words for the damage).
+        error: ArchiveError,
+    },
     /// A compressed member cannot be decompressed.
-    Decompress(CcobError),
+    Decompress {
+        /// Member name.
+        member: Vec<u8>,
+        /// Archive as given.
+        archive: String,
+        /// Why; messages of our own checks ([`CcobError::is_own_check`])
+        /// name the member, LLVM 22's do not.
+        error: CcobError,
+    },
     /// A member's entries cannot be listed.
     Entries {
         /// Member name.
@@ -251,7 +269,19 @@ impl fmt::Display for Error {
                 write!(f, "'{}': {}", path.display(), os_text(error))
             }
             Error::Archive(e) => e.fmt(f),
-            Error::Decompress(e) => write!(f, "Failed to decompress code object: {e}"),
+            Error::Damaged { archive, error } => write!(f, "'{archive}': {error}"),
+            Error::Decompress {
+                member,
+                archive,
+                error,
+            } if error.is_own_check() => write!(
+                f,
+                "'{archive}({})': Failed to decompress code object: {error}",
+                lossy(member)
+            ),
+            Error::Decompress { error, .. } => {
+                write!(f, "Failed to decompress code object: {error}")
+            }
             Error::Entries {
                 member,
                 archive,
@@ -502,7 +532,7 @@ fn decompress<'a>(
     data: &'a [u8],
     verbose: bool,
     notes: &mut dyn FnMut(Note),
-) -> Result<Member<'a>, Error> {
+) -> Result<Member<'a>, CcobError> {
     match ccob::detect(data) {
         Detection::TooShort => Ok(Member::Plain(data)),
         Detection::Uncompressed => {
@@ -512,22 +542,30 @@ fn decompress<'a>(
             Ok(Member::Plain(data))
         }
         Detection::Compressed => {
-            let out = ccob::decompress_unverified(data).map_err(Error::Decompress)?;
+            let out = ccob::decompress_unverified(data)?;
             if verbose {
                 notes(Note::Verbose(ccob::format_decompress_report(&out.report())));
             }
-            out.verify().map_err(Error::Decompress)?;
+            out.verify()?;
             if out.ccob_len != data.len() && out.header.method == ccob::Method::Zstd {
                 // 22 hands zstd everything after the header; bytes after
                 // the frame make it fail with this message. (zlib stops at
                 // the end of its stream and ignores them.)
-                return Err(Error::Decompress(CcobError::Codec {
+                return Err(CcobError::Codec {
                     method: ccob::Method::Zstd,
                     message: "Src size is incorrect".to_string(),
-                }));
+                });
             }
             Ok(Member::Decompressed(out.data))
         }
+    }
+}
+
+fn decompress_error(member: &[u8], archive: &str, error: CcobError) -> Error {
+    Error::Decompress {
+        member: member.to_vec(),
+        archive: archive.to_string(),
+        error,
     }
 }
 
@@ -585,8 +623,9 @@ impl Unbundled {
         };
         let mut index = 0;
         let mut out_name = Vec::new();
-        input.for_each_member(|name, data| {
-            let member = decompress(data.bytes(), options.verbose, notes)?;
+        let walk = input.for_each_member(|name, data| {
+            let member = decompress(data.bytes(), options.verbose, notes)
+                .map_err(|e| decompress_error(name, archive_name, e))?;
             let bytes = member.bytes();
             for entry in entries(bytes, false) {
                 let entry = entry.map_err(|error| Error::Entries {
@@ -639,6 +678,17 @@ impl Unbundled {
             }
             index += 1;
             Ok(())
+        });
+        // Without `-check-input-archive` (which found any damage above,
+        // with LLVM's text) 22 never reports damage met on the walk.
+        walk.map_err(|e| match e {
+            Error::Archive(error) if !matches!(error, ArchiveError::ThinMember { .. }) => {
+                Error::Damaged {
+                    archive: archive_name.to_string(),
+                    error,
+                }
+            }
+            other => other,
         })?;
         plan.members = index;
         Ok(plan)
@@ -748,6 +798,7 @@ impl Unbundled {
         };
         let mut gathers: Vec<Gather<'_>> = outputs.iter().map(|_| Gather::default()).collect();
         let mut ignore = |_: Note| {};
+        let archive_name = self.archive_name.as_str();
         let mut index = 0;
         let mut out_name = Vec::new();
         input.for_each_member(|name, data| {
@@ -770,7 +821,9 @@ impl Unbundled {
                     .map_err(Error::Output)
             };
             match data {
-                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)? {
+                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)
+                    .map_err(|e| decompress_error(name, archive_name, e))?
+                {
                     Member::Plain(bytes) => self.copy_entries(
                         name,
                         bytes,
@@ -795,7 +848,8 @@ impl Unbundled {
                     )?,
                 },
                 MemberBytes::Loaded(bytes) => {
-                    let member = decompress(bytes, false, &mut ignore)?;
+                    let member = decompress(bytes, false, &mut ignore)
+                        .map_err(|e| decompress_error(name, archive_name, e))?;
                     self.copy_entries(
                         name,
                         member.bytes(),
