@@ -245,7 +245,10 @@ pub enum Error {
         name: Vec<u8>,
     },
     /// The input changed between the two passes.
-    Changed,
+    Changed {
+        /// Archive as given.
+        archive: String,
+    },
     /// Writing an output failed.
     Output(io::Error),
 }
@@ -326,7 +329,9 @@ impl fmt::Display for Error {
                 lossy(name)
             ),
             Error::TooLarge { name } => write!(f, "File {} exceeds size limit", lossy(name)),
-            Error::Changed => f.write_str("the input archive changed while it was being read"),
+            Error::Changed { archive } => {
+                write!(f, "'{archive}': the archive changed while it was being read")
+            }
             Error::Output(e) => f.write_str(&os_text(e)),
         }
     }
@@ -866,11 +871,11 @@ impl Unbundled {
         }
         let Headers { heads, written, .. } = headers;
         if index != self.members {
-            return Err(Error::Changed);
+            return Err(self.changed());
         }
         for (w, head) in written.iter().zip(&heads) {
             if *w != (head.len(), head.total_size()) {
-                return Err(Error::Changed);
+                return Err(self.changed());
             }
         }
         for out in outputs.iter_mut() {
@@ -882,6 +887,12 @@ impl Unbundled {
     /// The second pass's work on one wanted member: finds its entries
     /// again and hands each code object, with its member header, to `emit`
     /// for every target that takes it.
+    fn changed(&self) -> Error {
+        Error::Changed {
+            archive: self.archive_name.clone(),
+        }
+    }
+
     fn copy_entries<'d>(
         &self,
         name: &[u8],
@@ -892,20 +903,23 @@ impl Unbundled {
     ) -> Result<(), Error> {
         let mut host: Option<Vec<u8>> = None;
         for entry in entries(bytes, false) {
-            let entry = entry.map_err(|_| Error::Changed)?;
-            let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
+            let entry = entry.map_err(|_| self.changed())?;
+            let selection = self
+                .selections
+                .find(entry.id)
+                .ok_or_else(|| self.changed())?;
             if selection.targets.is_empty() {
                 continue;
             }
             let piece = match entry.data {
                 EntryData::Bytes(b) => Piece::Input(b),
-                EntryData::Unreadable(_) => return Err(Error::Changed),
+                EntryData::Unreadable(_) => return Err(self.changed()),
                 EntryData::HostObject if self.options.print_commands => Piece::Input(&[]),
                 EntryData::HostObject => {
                     if host.is_none() {
                         host = Some(
                             object_bundle::strip_bundle_sections(bytes)
-                                .map_err(|_| Error::Changed)?,
+                                .map_err(|_| self.changed())?,
                         );
                     }
                     Piece::Made(host.as_deref().unwrap_or_default())
@@ -916,7 +930,7 @@ impl Unbundled {
             for &t in &selection.targets {
                 let header = headers.heads[t]
                     .next_member_header(&mut headers.cursors[t], out_name, size)
-                    .ok_or(Error::Changed)?;
+                    .ok_or_else(|| self.changed())?;
                 headers.written[t].0 += 1;
                 headers.written[t].1 += HEADER_SIZE as u64 + size + size % 2;
                 emit(t, header, piece)?;

@@ -816,7 +816,11 @@ fn an_input_changed_between_the_passes_is_an_error() {
         let e = plan
             .write(&mut other, &mut [&mut out as &mut dyn std::io::Write])
             .unwrap_err();
-        assert!(matches!(e, Error::Changed), "{e}");
+        assert!(matches!(e, Error::Changed { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "'lib.a': the archive changed while it was being read"
+        );
     }
 }
 
