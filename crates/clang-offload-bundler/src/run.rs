@@ -20,10 +20,15 @@ use offload_format::entry_id::{EntryId, INVALID_ID_IN_BUNDLE};
 
 /// `'<path>': <OS error text>`, LLVM's file error form.
 fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
+    named_fail(path, &os_error_text(e))
+}
+
+/// `'<path>': <what>`: the same form for our own messages about a file.
+fn named_fail(path: &OsStr, what: &str) -> Fail {
     let mut m = b"'".to_vec();
     m.extend_from_slice(path.as_bytes());
     m.extend_from_slice(b"': ");
-    m.extend_from_slice(os_error_text(e).as_bytes());
+    m.extend_from_slice(what.as_bytes());
     Fail::bytes(m)
 }
 
@@ -56,8 +61,15 @@ pub fn run(job: &Job) -> Result<(), Fail> {
 /// and other bytes between or after them are skipped. 22 fails on both
 /// with a zstd error. A v1 CCOB, which records no size, runs to the end of
 /// the input, as in 22.
-pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, Fail> {
-    let fail = ccob_fail;
+///
+/// Errors keep 22's `Failed to decompress input: ` form; those of checks 22
+/// does not make (sizes, hash, memory) also name `name`, the input.
+pub(crate) fn decompress<'d>(
+    verbose: bool,
+    name: &OsStr,
+    data: &'d [u8],
+) -> Result<Vec<Cow<'d, [u8]>>, Fail> {
+    let fail = |e: ccob::CcobError| ccob_fail(name, e);
     let expand = |bytes: &[u8]| -> Result<Vec<u8>, Fail> {
         // A mapped input's payload is read with pread, so that only the
         // decompressed bundle becomes resident.
@@ -93,9 +105,15 @@ pub(crate) fn decompress(verbose: bool, data: &[u8]) -> Result<Vec<Cow<'_, [u8]>
     }
 }
 
-/// A CCOB error as the bundler reports it.
-pub(crate) fn ccob_fail(e: ccob::CcobError) -> Fail {
-    Fail::msg(format!("Failed to decompress input: {e}"))
+/// A CCOB error of input `name` as the bundler reports it (see
+/// [`decompress`]).
+pub(crate) fn ccob_fail(name: &OsStr, e: ccob::CcobError) -> Fail {
+    let text = format!("Failed to decompress input: {e}");
+    if e.is_own_check() {
+        named_fail(name, &text)
+    } else {
+        Fail::msg(text)
+    }
 }
 
 /// What `-compress` asks for: zstd (the only method LLVM 22 writes) at the
@@ -407,7 +425,7 @@ fn list(job: &Job) -> Result<(), Fail> {
     if let Some(listing) = crate::stream::list(job, &raw) {
         return print_listing(&listing?, Ok(()));
     }
-    let bundles = decompress(job.verbose, &raw)?;
+    let bundles = decompress(job.verbose, name, &raw)?;
     let mut out = Vec::new();
     let mut end = Ok(());
     for data in &bundles {
@@ -444,7 +462,7 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
     if let Some(done) = crate::stream::unbundle(job, &raw) {
         return done;
     }
-    let bundles = decompress(job.verbose, &raw)?;
+    let bundles = decompress(job.verbose, name, &raw)?;
     let (mut worklist, requested) = work_list(job)?;
     let mut outs = Outputs::new();
     for data in &bundles {

@@ -87,7 +87,7 @@ fn finish(job: &Job, streamed: &ccob::Streamed) -> Result<(), Fail> {
     if job.verbose {
         write_stderr(ccob::format_decompress_report(&streamed.report()).as_bytes());
     }
-    streamed.verify().map_err(ccob_fail)
+    streamed.verify().map_err(|e| ccob_fail(&job.inputs[0], e))
 }
 
 /// What a plan asks for: entry data `start..end` to the output of target

@@ -384,3 +384,115 @@ fn module_asm_is_detected() {
         );
     }
 }
+
+/// Skipping an unabbreviated record's operands without decoding them ends
+/// where decoding them does, with the same errors: random operand lists of
+/// short and long values (long runs of continuation chunks reach the
+/// 64-bit limit), at every bit offset, cut at random places.
+#[test]
+fn skipping_operands_matches_reading_them() {
+    let mut state = 0x2545F4914F6CDD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut errors, mut long_values) = (0, 0);
+    for case in 0..20_000u64 {
+        let mut b = Bits::default();
+        let offset = (case % 8) as u32;
+        b.put(0, offset);
+        b.vbr(next() % 40, 6); // the code
+        let count = match case % 5 {
+            0 => next() % 4,
+            1 | 2 => next() % 300,
+            _ => next() % 40,
+        };
+        b.vbr(count, 6);
+        // Percent chance that a chunk continues its value.
+        let continues = [5, 30, 60, 90, 97][(next() % 5) as usize];
+        let chunks = count * 2 + next() % 30;
+        for _ in 0..chunks {
+            let more = next() % 100 < continues;
+            b.put((next() & 0x1F) | u64::from(more) << 5, 6);
+        }
+        let mut data = b.bytes;
+        if case % 3 == 0 {
+            // Cut anywhere, possibly inside the operands.
+            let len = 1 + (next() % data.len() as u64) as usize;
+            data.truncate(len);
+        }
+        let run = |skip: bool| {
+            let mut c = Cursor::new(&data);
+            c.seek(u64::from(offset)).unwrap();
+            let r = if skip {
+                c.skip_record_any_ops(3)
+            } else {
+                let mut any = false;
+                c.read_record_with(3, &mut |_| {
+                    any = true;
+                    Ok(())
+                })
+                .map(|(code, _)| (code, any))
+            };
+            (r, c.bit_pos())
+        };
+        let (read, read_pos) = run(false);
+        let (skipped, skip_pos) = run(true);
+        assert_eq!(skipped, read, "case {case}");
+        if read.is_ok() {
+            assert_eq!(skip_pos, read_pos, "case {case}");
+        } else {
+            errors += 1;
+        }
+        long_values += u64::from(continues >= 90);
+    }
+    // Both outcomes were exercised.
+    assert!(errors > 1000 && errors < 19_000, "{errors} errors");
+    assert!(long_values > 1000);
+}
+
+/// The one-read check gives what the two separate reads give, on every
+/// fixture and on damaged copies of them.
+#[test]
+fn symbols_and_module_asm_in_one_read_match_the_separate_reads() {
+    use offload_format::bitcode::{archive_symbols_and_module_asm, has_module_asm};
+    let check = |data: &[u8], what: &str| {
+        let one = archive_symbols_and_module_asm(data);
+        match archive_symbols(data) {
+            Ok(symbols) => {
+                let facts = one.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(facts.symbols, symbols, "{what}");
+                assert_eq!(
+                    facts.module_asm,
+                    has_module_asm(data).unwrap_or(false),
+                    "{what}"
+                );
+            }
+            Err(e) => assert_eq!(one.unwrap_err(), e, "{what}"),
+        }
+    };
+    let mut state = 0x9E3779B97F4A7C15u64;
+    let mut with_asm = 0;
+    for name in bitcode_fixtures() {
+        let data = read(&name);
+        check(&data, &name);
+        with_asm += usize::from(archive_symbols_and_module_asm(&data).unwrap().module_asm);
+        for end in (0..data.len()).step_by(13) {
+            check(&data[..end], &format!("{name} cut at {end}"));
+        }
+        for i in 0..200 {
+            let mut d = data.clone();
+            for _ in 0..3 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let bit = (state % (d.len() as u64 * 8)) as usize;
+                d[bit / 8] ^= 1 << (bit % 8);
+            }
+            check(&d, &format!("{name} damaged #{i}"));
+        }
+    }
+    assert!(with_asm >= 4, "fixtures with module asm: {with_asm}");
+}

@@ -43,6 +43,24 @@ pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
             Err(e) => MemberSymbols::Unreadable(e.to_string()),
         });
     }
+    non_bitcode_symbols(data)
+}
+
+/// [`member_symbols`], and whether the member is bitcode with module-level
+/// inline assembly whose symbols could be read (on which LLVM 22's offload
+/// tools crash when they write the archive's symbol table; see
+/// [`bitcode::has_module_asm`]). A bitcode member is read once for both.
+pub fn member_symbols_and_module_asm(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
+    if bitcode::is_bitcode(data) {
+        return match bitcode::archive_symbols_and_module_asm(data) {
+            Ok(facts) => (Ok(MemberSymbols::Symbols(facts.symbols)), facts.module_asm),
+            Err(e) => (Ok(MemberSymbols::Unreadable(e.to_string())), false),
+        };
+    }
+    (non_bitcode_symbols(data), false)
+}
+
+fn non_bitcode_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
     if data.len() >= 18 && data.starts_with(b"\x7fELF") {
         return elf_symbols(data).map(MemberSymbols::Symbols);
     }

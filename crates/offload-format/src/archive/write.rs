@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::error::{ArchiveWriteError, MemberWarning};
-use super::symbols::{member_symbols, MemberSymbols};
+use super::symbols::{member_symbols_and_module_asm, MemberSymbols};
 use super::{HEADER_SIZE, MAGIC};
 
 /// Default offset at which LLVM switches to the 64-bit symbol table: when
@@ -331,7 +331,7 @@ impl ArchiveLayout {
     }
 
     /// Adds the next member: its name (stored as given), the size of its
-    /// contents, and what [`member_symbols`] says about them. A member too
+    /// contents, and what [`member_symbols`](super::member_symbols) says about them. A member too
     /// large for the header's size field is an error and is not added.
     pub fn push(
         &mut self,
@@ -575,7 +575,7 @@ impl ArchiveHead {
 /// Writes a deterministic GNU archive of `members` to `out`, exactly as
 /// LLVM 22's archive writer does for the offload tools.
 ///
-/// Member symbols come from [`member_symbols`]. A broken object member is
+/// Member symbols come from [`member_symbols`](super::member_symbols). A broken object member is
 /// an error (nothing useful can be written); a bitcode member whose symbols
 /// cannot be read becomes a warning in the report and contributes none.
 pub fn write_archive(
@@ -591,18 +591,18 @@ pub fn write_archive(
                 name: member.name.to_vec(),
             });
         }
-        let found = if options.symbol_table {
-            member_symbols(member.data).map_err(|reason| ArchiveWriteError::Member {
+        let (found, module_asm) = if options.symbol_table {
+            let (found, module_asm) = member_symbols_and_module_asm(member.data);
+            let found = found.map_err(|reason| ArchiveWriteError::Member {
                 name: member.name.to_vec(),
                 reason,
-            })?
+            })?;
+            (found, module_asm)
         } else {
-            MemberSymbols::NotSymbolic
+            // Without a symbol table nothing reads the assembly.
+            (MemberSymbols::NotSymbolic, false)
         };
-        if matches!(found, MemberSymbols::Symbols(_))
-            && crate::bitcode::is_bitcode(member.data)
-            && crate::bitcode::has_module_asm(member.data).unwrap_or(false)
-        {
+        if module_asm {
             module_asm_members.push(member.name.to_vec());
         }
         layout.push(member.name, member.data.len() as u64, &found)?;

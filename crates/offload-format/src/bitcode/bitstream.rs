@@ -573,6 +573,77 @@ impl<'a> Cursor<'a> {
         Ok(code)
     }
 
+    /// Skips a record, returning its code and whether it has at least one
+    /// operand after the code (a blob does not count). Same result and
+    /// errors as [`Cursor::read_record_with`], but the operands of an
+    /// unabbreviated record are stepped over without being decoded, which
+    /// is most of the cost of walking a module's records (its data layout
+    /// is one such record of a few hundred characters).
+    pub fn skip_record_any_ops(&mut self, id: u64) -> Result<(u64, bool), BitcodeError> {
+        if id != 3 {
+            let mut any = false;
+            let (code, _) = self.read_record_with(id, &mut |_| {
+                any = true;
+                Ok(())
+            })?;
+            return Ok((code, any));
+        }
+        let code = self.read_vbr(6)?;
+        let count = self.read_vbr(6)?;
+        if count.saturating_mul(6) > self.remaining() {
+            return Err(BitcodeError::UnexpectedEnd);
+        }
+        self.skip_vbr6(count)?;
+        Ok((code, count > 0))
+    }
+
+    /// Steps over `count` VBR6 values: the same end position and errors as
+    /// `count` calls of `read_vbr(6)`. Nine 6-bit chunks are looked at
+    /// together: a value ends at a chunk whose top bit is clear, so the
+    /// values ending in the window are counted with one mask. A value that
+    /// does not end within a window (ten chunks or more, where 64-bit
+    /// overflow becomes possible) and the last few bits of the stream go
+    /// through `read_vbr`, which checks them.
+    fn skip_vbr6(&mut self, mut count: u64) -> Result<(), BitcodeError> {
+        // Bit 5 of each of nine chunks: 9 * 6 = 54 bits, which with up to
+        // 7 bits of offset into the first byte fits one 64-bit load.
+        const ENDS: u64 = 0x0020_8208_2082_0820;
+        const WINDOW_BITS: u64 = 54;
+        while count > 0 {
+            let byte_index = (self.pos / 8) as usize;
+            let word = (WINDOW_BITS <= self.remaining())
+                .then(|| {
+                    byte_index
+                        .checked_add(8)
+                        .and_then(|e| self.data.get(byte_index..e))
+                })
+                .flatten();
+            let Some(bytes) = word else {
+                self.read_vbr(6)?;
+                count -= 1;
+                continue;
+            };
+            let mut word = [0u8; 8];
+            word.copy_from_slice(bytes);
+            let window = u64::from_le_bytes(word) >> (self.pos % 8);
+            let mut ends = !window & ENDS;
+            let found = u64::from(ends.count_ones());
+            if found == 0 {
+                self.read_vbr(6)?;
+                count -= 1;
+                continue;
+            }
+            let take = found.min(count);
+            for _ in 1..take {
+                ends &= ends - 1;
+            }
+            // The value ends with the chunk holding this bit.
+            self.pos += u64::from(ends.trailing_zeros()) + 1;
+            count -= take;
+        }
+        Ok(())
+    }
+
     /// Moves to an absolute bit position (used to re-read a record found in
     /// an earlier pass). The abbreviation state is not changed.
     pub fn seek(&mut self, bit: u64) -> Result<(), BitcodeError> {

@@ -263,20 +263,60 @@ fn read_single_blob<'a>(
 /// The IR symbol table written by LLVM is used when present (it stores
 /// exactly this list, mangled); otherwise the module records are read.
 pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
-    let file = BitcodeFile::parse(data)?;
+    archive_symbols_of(&BitcodeFile::parse(data)?)
+}
+
+fn archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
     if file.modules.is_empty() {
         return Ok(Vec::new());
     }
-    if let (Some(symtab), Some(strtab)) = (file.symtab, file.last_strtab()) {
-        if let Ok(symbols) = irsymtab::read(symtab, strtab, file.modules.len()) {
-            return Ok(symbols
-                .into_iter()
-                .filter(IrSymbol::is_archive_symbol)
-                .map(|s| s.name.to_vec())
-                .collect());
-        }
+    match stored_archive_symbols(file) {
+        Some(symbols) => Ok(symbols),
+        None => module_archive_symbols_of(file),
     }
-    module_archive_symbols_of(&file)
+}
+
+/// What an archive writer needs from a bitcode member, from one read of
+/// it: see [`archive_symbols_and_module_asm`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArchiveFacts {
+    /// The archive-index names, as [`archive_symbols`] lists them.
+    pub symbols: Vec<Vec<u8>>,
+    /// Whether a module has module-level inline assembly, as
+    /// [`has_module_asm`] says (`false` where it fails).
+    pub module_asm: bool,
+}
+
+/// [`archive_symbols`] and [`has_module_asm`] together, with their results
+/// (`Err` exactly when [`archive_symbols`] fails, with its error; a failure
+/// of the assembly check alone counts as "no assembly"), reading the file
+/// once: its layout is parsed once, the symbols come from the stored IR
+/// symbol table, and the module-level records are walked once for the
+/// assembly. (Bitcode without a usable symbol table, which LLVM writes
+/// whenever it knows the target, has its records walked a second time for
+/// the symbols: the two walks treat a damaged `BLOCKINFO` differently, and
+/// each must keep its own answer.)
+pub fn archive_symbols_and_module_asm(data: &[u8]) -> Result<ArchiveFacts, BitcodeError> {
+    let file = BitcodeFile::parse(data)?;
+    let symbols = archive_symbols_of(&file)?;
+    Ok(ArchiveFacts {
+        symbols,
+        module_asm: file_has_module_asm(&file).unwrap_or(false),
+    })
+}
+
+/// The archive-index names from the stored IR symbol table, if the file
+/// has a usable one.
+fn stored_archive_symbols(file: &BitcodeFile<'_>) -> Option<Vec<Vec<u8>>> {
+    let (symtab, strtab) = (file.symtab?, file.last_strtab()?);
+    let symbols = irsymtab::read(symtab, strtab, file.modules.len()).ok()?;
+    Some(
+        symbols
+            .into_iter()
+            .filter(IrSymbol::is_archive_symbol)
+            .map(|s| s.name.to_vec())
+            .collect(),
+    )
 }
 
 /// Like [`archive_symbols`], but always reads the module records and never
@@ -291,7 +331,10 @@ pub fn module_archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError>
 /// LLVM 22's `llvm-offload-binary` and `clang-offload-bundler` crash (they
 /// do not initialise the assemblers the symbol reader then uses).
 pub fn has_module_asm(data: &[u8]) -> Result<bool, BitcodeError> {
-    let file = BitcodeFile::parse(data)?;
+    file_has_module_asm(&BitcodeFile::parse(data)?)
+}
+
+fn file_has_module_asm(file: &BitcodeFile<'_>) -> Result<bool, BitcodeError> {
     for module in &file.modules {
         if module::has_module_asm(file.stream, module)? {
             return Ok(true);

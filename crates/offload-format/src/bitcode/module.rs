@@ -205,11 +205,7 @@ pub fn has_module_asm(stream: &[u8], module: &ModuleRef<'_>) -> Result<bool, Bit
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
             Entry::SubBlock(_) => cursor.skip_block()?,
             Entry::Record(abbrev) => {
-                let mut any = false;
-                let (code, _) = cursor.read_record_with(abbrev, &mut |_| {
-                    any = true;
-                    Ok(())
-                })?;
+                let (code, any) = cursor.skip_record_any_ops(abbrev)?;
                 if code == code::ASM && any {
                     return Ok(true);
                 }

@@ -9,7 +9,7 @@ use super::header::{Method, V2Field, Version};
 /// `Display` gives the text LLVM 22's bundler prints after
 /// `Failed to decompress input: ` wherever 22 reports the same problem, so a
 /// front-end can keep its messages identical; checks 22 does not make have
-/// messages of our own.
+/// messages of our own ([`CcobError::is_own_check`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CcobError {
     /// The input does not start with `CCOB`.
@@ -159,6 +159,23 @@ impl fmt::Display for CcobError {
 impl std::error::Error for CcobError {}
 
 impl CcobError {
+    /// Whether this is a check of our own that LLVM 22 does not make when
+    /// reading (it accepts such input, or aborts out of memory): the sizes
+    /// recorded in the header, the stored hash, and the memory a claimed
+    /// size would need. The message is then ours and a front-end should
+    /// name the input with it. The other reading errors are LLVM 22's texts
+    /// (which name no file), for front-ends to print unchanged.
+    pub fn is_own_check(&self) -> bool {
+        matches!(
+            self,
+            CcobError::TotalSizeTooSmall { .. }
+                | CcobError::TotalSizeBeyondInput { .. }
+                | CcobError::OutOfMemory { .. }
+                | CcobError::SizeMismatch { .. }
+                | CcobError::HashMismatch { .. }
+        )
+    }
+
     /// The CCOB error an I/O error carries, if any: [`super::Writer`]
     /// reports its own errors through `Write`, wrapped this way, so that
     /// callers can tell them from the output's errors.

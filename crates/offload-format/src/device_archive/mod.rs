@@ -62,8 +62,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::archive::{
-    member_symbols, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor, MemberSymbols,
-    MemberWarning, WriteOptions, HEADER_SIZE,
+    member_symbols_and_module_asm, ArchiveError, ArchiveHead, ArchiveLayout, HeaderCursor,
+    MemberSymbols, MemberWarning, WriteOptions, HEADER_SIZE,
 };
 use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
@@ -163,10 +163,28 @@ pub enum Error {
         /// The OS error.
         error: io::Error,
     },
-    /// The input is not an archive, or is damaged (LLVM's texts).
+    /// The input is not an archive, or is damaged, where LLVM 22 reports
+    /// it (LLVM's texts, which name no file).
     Archive(ArchiveError),
+    /// Damage found walking the members, which LLVM 22 does not report
+    /// (unless asked to check the archive first): it stops reading there
+    /// silently, or reads past its buffer. `Display` names the archive.
+    Damaged {
+        /// Archive as given.
+        archive: String,
+        /// What is wrong (LLVM's words for the damage).
+        error: ArchiveError,
+    },
     /// A compressed member cannot be decompressed.
-    Decompress(CcobError),
+    Decompress {
+        /// Member name.
+        member: Vec<u8>,
+        /// Archive as given.
+        archive: String,
+        /// Why; messages of our own checks ([`CcobError::is_own_check`])
+        /// name the member, LLVM 22's do not.
+        error: CcobError,
+    },
     /// A member's entries cannot be listed.
     Entries {
         /// Member name.
@@ -227,7 +245,10 @@ pub enum Error {
         name: Vec<u8>,
     },
     /// The input changed between the two passes.
-    Changed,
+    Changed {
+        /// Archive as given.
+        archive: String,
+    },
     /// Writing an output failed.
     Output(io::Error),
 }
@@ -251,7 +272,19 @@ impl fmt::Display for Error {
                 write!(f, "'{}': {}", path.display(), os_text(error))
             }
             Error::Archive(e) => e.fmt(f),
-            Error::Decompress(e) => write!(f, "Failed to decompress code object: {e}"),
+            Error::Damaged { archive, error } => write!(f, "'{archive}': {error}"),
+            Error::Decompress {
+                member,
+                archive,
+                error,
+            } if error.is_own_check() => write!(
+                f,
+                "'{archive}({})': Failed to decompress code object: {error}",
+                lossy(member)
+            ),
+            Error::Decompress { error, .. } => {
+                write!(f, "Failed to decompress code object: {error}")
+            }
             Error::Entries {
                 member,
                 archive,
@@ -296,7 +329,9 @@ impl fmt::Display for Error {
                 lossy(name)
             ),
             Error::TooLarge { name } => write!(f, "File {} exceeds size limit", lossy(name)),
-            Error::Changed => f.write_str("the input archive changed while it was being read"),
+            Error::Changed { archive } => {
+                write!(f, "'{archive}': the archive changed while it was being read")
+            }
             Error::Output(e) => f.write_str(&os_text(e)),
         }
     }
@@ -502,7 +537,7 @@ fn decompress<'a>(
     data: &'a [u8],
     verbose: bool,
     notes: &mut dyn FnMut(Note),
-) -> Result<Member<'a>, Error> {
+) -> Result<Member<'a>, CcobError> {
     match ccob::detect(data) {
         Detection::TooShort => Ok(Member::Plain(data)),
         Detection::Uncompressed => {
@@ -512,31 +547,31 @@ fn decompress<'a>(
             Ok(Member::Plain(data))
         }
         Detection::Compressed => {
-            let out = ccob::decompress_unverified(data).map_err(Error::Decompress)?;
+            let out = ccob::decompress_unverified(data)?;
             if verbose {
                 notes(Note::Verbose(ccob::format_decompress_report(&out.report())));
             }
-            out.verify().map_err(Error::Decompress)?;
+            out.verify()?;
             if out.ccob_len != data.len() && out.header.method == ccob::Method::Zstd {
                 // 22 hands zstd everything after the header; bytes after
                 // the frame make it fail with this message. (zlib stops at
                 // the end of its stream and ignores them.)
-                return Err(Error::Decompress(CcobError::Codec {
+                return Err(CcobError::Codec {
                     method: ccob::Method::Zstd,
                     message: "Src size is incorrect".to_string(),
-                }));
+                });
             }
             Ok(Member::Decompressed(out.data))
         }
     }
 }
 
-fn symbols_of(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
-    let symbols = member_symbols(data);
-    let module_asm = matches!(symbols, Ok(MemberSymbols::Symbols(_)))
-        && crate::bitcode::is_bitcode(data)
-        && crate::bitcode::has_module_asm(data).unwrap_or(false);
-    (symbols, module_asm)
+fn decompress_error(member: &[u8], archive: &str, error: CcobError) -> Error {
+    Error::Decompress {
+        member: member.to_vec(),
+        archive: archive.to_string(),
+        error,
+    }
 }
 
 /// Decides the targets for an entry ID (once per distinct ID).
@@ -593,8 +628,9 @@ impl Unbundled {
         };
         let mut index = 0;
         let mut out_name = Vec::new();
-        input.for_each_member(|name, data| {
-            let member = decompress(data.bytes(), options.verbose, notes)?;
+        let walk = input.for_each_member(|name, data| {
+            let member = decompress(data.bytes(), options.verbose, notes)
+                .map_err(|e| decompress_error(name, archive_name, e))?;
             let bytes = member.bytes();
             for entry in entries(bytes, false) {
                 let entry = entry.map_err(|error| Error::Entries {
@@ -633,7 +669,7 @@ impl Unbundled {
                         &host
                     }
                 };
-                let (symbols, module_asm) = symbols_of(content);
+                let (symbols, module_asm) = member_symbols_and_module_asm(content);
                 naming::output_member_name_into(
                     &mut out_name,
                     name,
@@ -647,6 +683,17 @@ impl Unbundled {
             }
             index += 1;
             Ok(())
+        });
+        // Without `-check-input-archive` (which found any damage above,
+        // with LLVM's text) 22 never reports damage met on the walk.
+        walk.map_err(|e| match e {
+            Error::Archive(error) if !matches!(error, ArchiveError::ThinMember { .. }) => {
+                Error::Damaged {
+                    archive: archive_name.to_string(),
+                    error,
+                }
+            }
+            other => other,
         })?;
         plan.members = index;
         Ok(plan)
@@ -756,6 +803,7 @@ impl Unbundled {
         };
         let mut gathers: Vec<Gather<'_>> = outputs.iter().map(|_| Gather::default()).collect();
         let mut ignore = |_: Note| {};
+        let archive_name = self.archive_name.as_str();
         let mut index = 0;
         let mut out_name = Vec::new();
         input.for_each_member(|name, data| {
@@ -778,7 +826,9 @@ impl Unbundled {
                     .map_err(Error::Output)
             };
             match data {
-                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)? {
+                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)
+                    .map_err(|e| decompress_error(name, archive_name, e))?
+                {
                     Member::Plain(bytes) => self.copy_entries(
                         name,
                         bytes,
@@ -803,7 +853,8 @@ impl Unbundled {
                     )?,
                 },
                 MemberBytes::Loaded(bytes) => {
-                    let member = decompress(bytes, false, &mut ignore)?;
+                    let member = decompress(bytes, false, &mut ignore)
+                        .map_err(|e| decompress_error(name, archive_name, e))?;
                     self.copy_entries(
                         name,
                         member.bytes(),
@@ -820,11 +871,11 @@ impl Unbundled {
         }
         let Headers { heads, written, .. } = headers;
         if index != self.members {
-            return Err(Error::Changed);
+            return Err(self.changed());
         }
         for (w, head) in written.iter().zip(&heads) {
             if *w != (head.len(), head.total_size()) {
-                return Err(Error::Changed);
+                return Err(self.changed());
             }
         }
         for out in outputs.iter_mut() {
@@ -836,6 +887,12 @@ impl Unbundled {
     /// The second pass's work on one wanted member: finds its entries
     /// again and hands each code object, with its member header, to `emit`
     /// for every target that takes it.
+    fn changed(&self) -> Error {
+        Error::Changed {
+            archive: self.archive_name.clone(),
+        }
+    }
+
     fn copy_entries<'d>(
         &self,
         name: &[u8],
@@ -846,20 +903,23 @@ impl Unbundled {
     ) -> Result<(), Error> {
         let mut host: Option<Vec<u8>> = None;
         for entry in entries(bytes, false) {
-            let entry = entry.map_err(|_| Error::Changed)?;
-            let selection = self.selections.find(entry.id).ok_or(Error::Changed)?;
+            let entry = entry.map_err(|_| self.changed())?;
+            let selection = self
+                .selections
+                .find(entry.id)
+                .ok_or_else(|| self.changed())?;
             if selection.targets.is_empty() {
                 continue;
             }
             let piece = match entry.data {
                 EntryData::Bytes(b) => Piece::Input(b),
-                EntryData::Unreadable(_) => return Err(Error::Changed),
+                EntryData::Unreadable(_) => return Err(self.changed()),
                 EntryData::HostObject if self.options.print_commands => Piece::Input(&[]),
                 EntryData::HostObject => {
                     if host.is_none() {
                         host = Some(
                             object_bundle::strip_bundle_sections(bytes)
-                                .map_err(|_| Error::Changed)?,
+                                .map_err(|_| self.changed())?,
                         );
                     }
                     Piece::Made(host.as_deref().unwrap_or_default())
@@ -870,7 +930,7 @@ impl Unbundled {
             for &t in &selection.targets {
                 let header = headers.heads[t]
                     .next_member_header(&mut headers.cursors[t], out_name, size)
-                    .ok_or(Error::Changed)?;
+                    .ok_or_else(|| self.changed())?;
                 headers.written[t].0 += 1;
                 headers.written[t].1 += HEADER_SIZE as u64 + size + size % 2;
                 emit(t, header, piece)?;

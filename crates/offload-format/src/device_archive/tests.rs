@@ -723,7 +723,7 @@ fn compressed_members() {
     );
 
     // Trailing bytes after a zstd CCOB: 22's zstd call fails.
-    let mut trailing = ccob;
+    let mut trailing = ccob.clone();
     trailing.extend_from_slice(b"xx");
     let (out, _) = run(
         &archive_of(&[("z.o", trailing)]),
@@ -733,6 +733,23 @@ fn compressed_members() {
     assert_eq!(
         out.unwrap_err().to_string(),
         "Failed to decompress code object: Could not decompress embedded file contents: Src size is incorrect"
+    );
+
+    // A wrong stored hash (v3: bytes 24..32), which 22 does not check: our
+    // message, naming the archive and the member.
+    let mut bad_hash = ccob;
+    bad_hash[24] ^= 1;
+    let (out, _) = run(
+        &archive_of(&[("z.o", bad_hash)]),
+        &targets(&["hip-amdgcn-amd-amdhsa--gfx906"]),
+        &ALLOW,
+    );
+    let e = out.unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "'lib.a(z.o)': Failed to decompress code object: Compressed bundle hash mismatch: stored "
+        ),
+        "{e}"
     );
 }
 
@@ -799,7 +816,11 @@ fn an_input_changed_between_the_passes_is_an_error() {
         let e = plan
             .write(&mut other, &mut [&mut out as &mut dyn std::io::Write])
             .unwrap_err();
-        assert!(matches!(e, Error::Changed), "{e}");
+        assert!(matches!(e, Error::Changed { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "'lib.a': the archive changed while it was being read"
+        );
     }
 }
 
@@ -818,6 +839,19 @@ fn damage_after_the_first_member_is_reported() {
     let at = bad.windows(4).position(|w| w == b"j.o/").unwrap();
     bad[at + 58] = b'x';
     let (out, _) = run(&bad, &targets(&["hip-amdgcn-amd-amdhsa--gfx906"]), &ALLOW);
+    let e = out.unwrap_err();
+    assert!(matches!(e, Error::Damaged { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "'lib.a': truncated or malformed archive (terminator characters in archive member \"x\\n\" not the correct \"`\\n\" values for the archive member header for j.o)"
+    );
+    // Asked to check the archive first, 22 reports the same damage in its
+    // own words, which name no file.
+    let check = Options {
+        check_input_archive: true,
+        ..ALLOW
+    };
+    let (out, _) = run(&bad, &targets(&["hip-amdgcn-amd-amdhsa--gfx906"]), &check);
     assert_eq!(
         out.unwrap_err().to_string(),
         "truncated or malformed archive (terminator characters in archive member \"x\\n\" not the correct \"`\\n\" values for the archive member header for j.o)"
