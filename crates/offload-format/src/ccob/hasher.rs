@@ -6,7 +6,8 @@
 //! as decoding it. Handing each freshly decoded piece to a second thread
 //! hides that cost when a second core is free. The piece is copied into a
 //! small recycled buffer while it is still in cache: a few percent of the
-//! hashing time, and it keeps the decoder's buffer to itself.
+//! hashing time, and it keeps the decoder's buffer to itself. Compression
+//! hashes its input the same way, beside the compressor.
 
 use std::sync::mpsc;
 
@@ -31,26 +32,46 @@ pub(super) fn truncate(md5: Md5) -> u64 {
 /// Runs `work`, which passes every byte it produces, in order, to the sink
 /// it is given; returns its result and the truncated MD5 of those bytes.
 ///
-/// `expected_len` is how much data is coming (an upper bound is fine): small
-/// amounts are hashed inline, as are all amounts on a single-core machine
-/// or when no thread can be started.
+/// `expected_len` is how much data is coming (an upper bound is fine): see
+/// [`Background::new`].
 pub(super) fn hash_alongside<T>(
     expected_len: usize,
     work: impl FnOnce(&mut dyn FnMut(&[u8])) -> T,
 ) -> (T, u64) {
-    let parallel = expected_len >= PARALLEL_MIN
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    if !parallel {
-        return inline(work);
-    }
-    std::thread::scope(|scope| {
-        let (to_hasher, pieces) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
+    let mut md5 = Background::new(expected_len as u64);
+    let result = work(&mut |bytes: &[u8]| md5.update(bytes));
+    (result, md5.finish())
+}
+
+/// The truncated MD5 of data fed piece by piece, computed on a second
+/// thread when there is enough data and a second core; inline otherwise
+/// (or when no thread can be started).
+pub(super) struct Background(Inner);
+
+enum Inner {
+    Inline(Md5),
+    Thread {
+        pieces: mpsc::SyncSender<Vec<u8>>,
+        spare: mpsc::Receiver<Vec<u8>>,
+        hasher: std::thread::JoinHandle<u64>,
+    },
+}
+
+impl Background {
+    /// A hasher for about `expected_len` bytes (an upper bound is fine).
+    pub(super) fn new(expected_len: u64) -> Background {
+        let parallel = expected_len >= PARALLEL_MIN as u64
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        if !parallel {
+            return Background(Inner::Inline(Md5::new()));
+        }
+        let (pieces, incoming) = mpsc::sync_channel::<Vec<u8>>(QUEUE);
         let (recycle, spare) = mpsc::channel::<Vec<u8>>();
         let spawned = std::thread::Builder::new()
             .name("ccob-md5".into())
-            .spawn_scoped(scope, move || {
+            .spawn(move || {
                 let mut md5 = Md5::new();
-                for piece in pieces {
+                for piece in incoming {
                     md5.update(&piece);
                     // The producer may be gone already; the buffer is then
                     // simply freed.
@@ -58,34 +79,48 @@ pub(super) fn hash_alongside<T>(
                 }
                 truncate(md5)
             });
-        let Ok(hasher) = spawned else {
-            return inline(work);
-        };
-        let result = work(&mut |bytes: &[u8]| {
-            for chunk in bytes.chunks(PIECE) {
-                let mut buf = spare
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(PIECE));
-                buf.clear();
-                buf.extend_from_slice(chunk);
-                // Sending fails only if the hasher is gone, which only a
-                // panic (an abort in release builds) can cause; the join
-                // below reports it.
-                let _ = to_hasher.send(buf);
-            }
-        });
-        drop(to_hasher);
-        let hash = hasher
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (result, hash)
-    })
-}
+        match spawned {
+            Ok(hasher) => Background(Inner::Thread {
+                pieces,
+                spare,
+                hasher,
+            }),
+            Err(_) => Background(Inner::Inline(Md5::new())),
+        }
+    }
 
-fn inline<T>(work: impl FnOnce(&mut dyn FnMut(&[u8])) -> T) -> (T, u64) {
-    let mut md5 = Md5::new();
-    let result = work(&mut |bytes: &[u8]| md5.update(bytes));
-    (result, truncate(md5))
+    /// Adds the next bytes.
+    pub(super) fn update(&mut self, bytes: &[u8]) {
+        match &mut self.0 {
+            Inner::Inline(md5) => md5.update(bytes),
+            Inner::Thread { pieces, spare, .. } => {
+                for chunk in bytes.chunks(PIECE) {
+                    let mut buf = spare
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(PIECE));
+                    buf.clear();
+                    buf.extend_from_slice(chunk);
+                    // Sending fails only if the hasher is gone, which only
+                    // a panic (an abort in release builds) can cause;
+                    // `finish` reports it.
+                    let _ = pieces.send(buf);
+                }
+            }
+        }
+    }
+
+    /// The truncated MD5 of everything added.
+    pub(super) fn finish(self) -> u64 {
+        match self.0 {
+            Inner::Inline(md5) => truncate(md5),
+            Inner::Thread { pieces, hasher, .. } => {
+                drop(pieces);
+                hasher
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -132,5 +167,20 @@ mod tests {
         });
         assert_eq!(r, "stopped");
         assert_eq!(hash, super::super::truncated_md5(&bytes[..1000]));
+    }
+
+    /// A hasher dropped unfinished (a writer that failed) stops its thread
+    /// without being joined, and another one works as before.
+    #[test]
+    fn dropping_unfinished_is_fine() {
+        let bytes = data(PARALLEL_MIN * 2);
+        let mut md5 = Background::new(bytes.len() as u64);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(matches!(md5.0, Inner::Thread { .. }), cores > 1);
+        md5.update(&bytes[..PIECE * 3]);
+        drop(md5);
+        let mut md5 = Background::new(bytes.len() as u64);
+        md5.update(&bytes);
+        assert_eq!(md5.finish(), super::super::truncated_md5(&bytes));
     }
 }

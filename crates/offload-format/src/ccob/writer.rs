@@ -40,9 +40,8 @@ use zstd::zstd_safe;
 
 use super::codec::{self, CompressInfo, CompressOptions};
 use super::error::CcobError;
-use super::hasher::truncate;
+use super::hasher::Background;
 use super::header::{Header, Method, V2Field, Version};
-use md5::{Digest, Md5};
 
 /// Largest bundle compressed with zstd's ordinary streaming: LLVM's
 /// parameters turn on long-distance matching, which sets a 2^27-byte
@@ -72,7 +71,7 @@ pub struct Writer<W: Write + Seek> {
     expected: u64,
     /// Bytes received so far.
     received: u64,
-    md5: Md5,
+    md5: Background,
     engine: Engine,
     /// Payload bytes written to `out`.
     payload_len: u64,
@@ -162,7 +161,7 @@ impl<W: Write + Seek> Writer<W> {
             level: options.effective_level(),
             expected: uncompressed_len,
             received: 0,
-            md5: Md5::new(),
+            md5: Background::new(uncompressed_len),
             engine,
             payload_len: 0,
             codec_time: Duration::ZERO,
@@ -296,7 +295,7 @@ impl<W: Write + Seek> Writer<W> {
         }
         let version = self.options.version;
         let total_len = (version.header_len() as u64).saturating_add(self.payload_len);
-        let hash = truncate(std::mem::take(&mut self.md5));
+        let hash = std::mem::replace(&mut self.md5, Background::new(0)).finish();
         let header = Header {
             version,
             method: self.options.method,
