@@ -12,6 +12,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
 use crate::mapped::{self, Mapping};
+use crate::splice;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,10 @@ const MAP_THRESHOLD: u64 = 64 * 1024;
 /// Writes of mapped bytes shorter than this are plain writes; longer ones
 /// become kernel copies from the input file.
 const COPY_THRESHOLD: usize = 64 * 1024;
+/// The page size that decides whether two file offsets line up (4 KiB on
+/// the machines these tools serve; a larger one only makes the choice
+/// conservative).
+const PAGE: u64 = 4096;
 
 /// The bytes of one input: a memory mapping for regular files of some
 /// size, else the bytes read (stdin, pipes, small files).
@@ -305,7 +310,19 @@ impl OutputFile {
         w.flush()?;
         let len = buf.len() as u64;
         match w.get_mut() {
-            Sink::File(f) => copy_range(&file, offset, len, f)?,
+            Sink::File(f) => {
+                // Ranges whose pages do not line up with the output's go
+                // through a large pipe (see `splice`); what that cannot do
+                // is left to the kernel's file copy.
+                // (FIFOs and devices have no position: kernel copy.)
+                let mut done = 0;
+                if f.stream_position()
+                    .is_ok_and(|at| at % PAGE != offset % PAGE)
+                {
+                    done = splice::copy(&file, offset, len, f)?;
+                }
+                copy_range(&file, offset + done, len - done, f)?;
+            }
             Sink::Stdout(s) => copy_range(&file, offset, len, &mut s.lock())?,
         }
         Ok(true)

@@ -14,6 +14,7 @@ pub mod diag;
 pub mod fsio;
 mod mapped;
 mod response;
+mod splice;
 
 /// The GNU response-file tokenizer `@file` expansion uses, exposed for the
 /// fuzz targets.
