@@ -1,5 +1,6 @@
 //! Memory-mapped inputs, and finding out which input a byte slice came
-//! from. This is the only module of the tools with `unsafe`.
+//! from. With `splice` (and `zstd-stable-in`'s `raw`), one of the three
+//! modules of the tools with `unsafe`.
 //!
 //! Mapping an input instead of reading it costs no memory up front: the
 //! format library parses the mapping as an ordinary `&[u8]` and touches only
