@@ -176,19 +176,19 @@ fn hash(data: &[u8]) -> u64 {
 }
 
 fn ccobs(v: &mut Vec<(&'static str, Vec<u8>)>) {
-    let bundle = valid_bundle();
-    let frame = zstd_raw_frame(&bundle);
+    let ok = valid_bundle();
+    let frame = zstd_raw_frame(&ok);
     let good = |total_extra: u64, usize_extra: u64, h: u64| {
         let mut c = ccob_v3(
             1,
             32 + frame.len() as u64 + total_extra,
-            bundle.len() as u64 + usize_extra,
+            ok.len() as u64 + usize_extra,
             h,
         );
         c.extend_from_slice(&frame);
         c
     };
-    let h = hash(&bundle);
+    let h = hash(&ok);
     v.push(("ok-bundle.ccob", good(0, 0, h)));
 
     let mut c = good(0, 0, h);
@@ -201,7 +201,7 @@ fn ccobs(v: &mut Vec<(&'static str, Vec<u8>)>) {
     v.push(("ccob-usize-past-4g.bc", good(0, 1 << 32, h)));
     v.push((
         "ccob-usize-huge.bc",
-        good(0, (1 << 63) - bundle.len() as u64, h),
+        good(0, (1 << 63) - ok.len() as u64, h),
     ));
     v.push(("ccob-hash-mismatch.bc", good(0, 0, h ^ 1)));
     // 768 MiB of zeros in 24 KiB: more than the test's memory limit.
@@ -214,6 +214,35 @@ fn ccobs(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut c = ccob_v3(0, 32 + 16, 64, 0);
     c.extend_from_slice(b"\x78\x9cnot deflate!!!");
     v.push(("ccob-zlib-garbage.bc", c));
+    // Damaged bundles inside a good CCOB: they reach the bundler's
+    // streaming reader, which plans from the header as it decompresses.
+    let wrap = |bundle: &[u8]| {
+        let frame = zstd_raw_frame(bundle);
+        let mut c = ccob_v3(
+            1,
+            32 + frame.len() as u64,
+            bundle.len() as u64,
+            hash(bundle),
+        );
+        c.extend_from_slice(&frame);
+        c
+    };
+    let mut t = bundle(2, &[(24, 8, HOST)], &[]);
+    t.extend_from_slice(&64u64.to_le_bytes());
+    v.push(("ccob-bundle-truncated-after-entry.bc", wrap(&t)));
+    let h = header_len(&[HOST, GFX906]);
+    v.push((
+        "ccob-bundle-entry-past-end.bc",
+        wrap(&bundle(
+            2,
+            &[(h, 8, HOST), (h + 8, 400, GFX906)],
+            b"HOSTDATADEV1",
+        )),
+    ));
+    v.push((
+        "ccob-bundle-count-huge.bc",
+        wrap(&bundle(u64::MAX, &[], b"")),
+    ));
 }
 
 // --------------------------------------------------------------- archives
