@@ -75,10 +75,7 @@ pub(crate) fn decompress<'d>(
         // decompressed bundle becomes resident.
         let d =
             ccob::decompress_unverified_with(bytes, Some(&mut fsio::read_into)).map_err(fail)?;
-        if verbose {
-            write_stderr(ccob::format_decompress_report(&d.report()).as_bytes());
-        }
-        d.verify().map_err(fail)?;
+        report_and_verify(verbose, name, &d.report(), d.verify())?;
         Ok(d.data)
     };
     match ccob::detect(data) {
@@ -105,9 +102,23 @@ pub(crate) fn decompress<'d>(
     }
 }
 
+/// After a CCOB is expanded: the `-verbose` report (which shows both
+/// hashes), then the outcome of the hash check.
+pub(crate) fn report_and_verify(
+    verbose: bool,
+    name: &OsStr,
+    report: &ccob::DecompressReport,
+    verified: Result<(), ccob::CcobError>,
+) -> Result<(), Fail> {
+    if verbose {
+        write_stderr(ccob::format_decompress_report(report).as_bytes());
+    }
+    verified.map_err(|e| ccob_fail(name, e))
+}
+
 /// A CCOB error of input `name` as the bundler reports it (see
 /// [`decompress`]).
-pub(crate) fn ccob_fail(name: &OsStr, e: ccob::CcobError) -> Fail {
+fn ccob_fail(name: &OsStr, e: ccob::CcobError) -> Fail {
     let text = format!("Failed to decompress input: {e}");
     if e.is_own_check() {
         named_fail(name, &text)
@@ -504,13 +515,9 @@ fn take_entries(
     let output_of = |key: usize| &job.outputs[key];
     while !worklist.is_empty() {
         let Some(id) = reader.next_id() else { break };
-        let Ok(entry) = EntryId::parse(&String::from_utf8_lossy(id)) else {
-            return Err(Fail::msg(INVALID_ID_IN_BUNDLE));
+        let Some(k) = claim(job, worklist, requested, id)? else {
+            continue;
         };
-        let found = worklist
-            .iter()
-            .find(|&k| entry.is_compatible_code_object(&requested[k], job.hip_openmp_compatible));
-        let Some(k) = found else { continue };
         let path = output_of(k);
         let i = outs.create(path, true).map_err(|e| file_fail(path, &e))?;
         // Flushed at once so that several `-` outputs reach stdout whole and
@@ -524,9 +531,29 @@ fn take_entries(
         written
             .and_then(|()| f.flush())
             .map_err(|e| file_fail(path, &e))?;
-        worklist.remove(job.targets[k].id.as_bytes());
     }
     reader.finish()
+}
+
+/// The requested target that takes the bundle entry with ID `id`, as LLVM
+/// chooses it (the first compatible one in work-list order), taken off the
+/// work list; `None` if no target wants the entry.
+pub(crate) fn claim(
+    job: &Job,
+    worklist: &mut StringMapOrder,
+    requested: &[EntryId],
+    id: &[u8],
+) -> Result<Option<usize>, Fail> {
+    let Ok(entry) = EntryId::parse(&String::from_utf8_lossy(id)) else {
+        return Err(Fail::msg(INVALID_ID_IN_BUNDLE));
+    };
+    let found = worklist
+        .iter()
+        .find(|&k| entry.is_compatible_code_object(&requested[k], job.hip_openmp_compatible));
+    if let Some(k) = found {
+        worklist.remove(job.targets[k].id.as_bytes());
+    }
+    Ok(found)
 }
 
 /// After every bundle was read: the missing-bundle error, or the remaining

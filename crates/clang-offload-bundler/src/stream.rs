@@ -19,15 +19,13 @@
 
 use std::io::Write;
 
-use offload_cli::diag::write_stderr;
 use offload_cli::fsio::{self, Input, Outputs};
 use offload_format::ccob::{self, Detection};
-use offload_format::entry_id::EntryId;
 use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler};
 use crate::job::{Fail, Job};
-use crate::run::{ccob_fail, finish_unbundle, work_list};
+use crate::run::{claim, finish_unbundle, report_and_verify, work_list};
 
 /// A header taking more than this is left to the buffered path.
 const PREFIX_MAX: usize = 16 << 20;
@@ -46,15 +44,11 @@ pub(crate) fn unbundle(job: &Job, raw: &Input) -> Option<Result<(), Fail>> {
             if worklist.is_empty() {
                 break;
             }
-            // The buffered path's choice (`run::take_entries`), on IDs.
-            let entry = EntryId::parse(&String::from_utf8_lossy(e.id)).ok()?;
-            let Some(k) = worklist.iter().find(|&k| {
-                entry.is_compatible_code_object(&requested[k], job.hip_openmp_compatible)
-            }) else {
+            // The buffered path's choice; its errors are its to report.
+            let Some(k) = claim(job, &mut worklist, &requested, e.id).ok()? else {
                 continue;
             };
             wanted.push((k, e.offset, e.end()));
-            worklist.remove(job.targets[k].id.as_bytes());
         }
         // With nothing found the host output gets the whole bundle.
         let nothing_found = worklist.len() == job.targets.len();
@@ -84,10 +78,12 @@ pub(crate) fn list(job: &Job, raw: &Input) -> Option<Result<Vec<u8>, Fail>> {
 
 /// The verbose report and the hash check, as the buffered path does them.
 fn finish(job: &Job, streamed: &ccob::Streamed) -> Result<(), Fail> {
-    if job.verbose {
-        write_stderr(ccob::format_decompress_report(&streamed.report()).as_bytes());
-    }
-    streamed.verify().map_err(|e| ccob_fail(&job.inputs[0], e))
+    report_and_verify(
+        job.verbose,
+        &job.inputs[0],
+        &streamed.report(),
+        streamed.verify(),
+    )
 }
 
 /// What a plan asks for: entry data `start..end` to the output of target
