@@ -195,10 +195,15 @@ pub(super) fn zlib_level(level: i32) -> Result<u32, CcobError> {
     }
 }
 
-fn zstd_error(code: usize) -> CcobError {
+pub(super) fn zstd_error(code: usize) -> CcobError {
+    zstd_error_named(zstd_safe::get_error_name(code))
+}
+
+/// A zstd failure, by the name zstd gives it.
+pub(super) fn zstd_error_named(name: &str) -> CcobError {
     CcobError::Codec {
         method: Method::Zstd,
-        message: zstd_safe::get_error_name(code).to_string(),
+        message: name.to_string(),
     }
 }
 

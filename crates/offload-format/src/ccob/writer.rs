@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
-use super::codec::{self, CompressInfo, CompressOptions};
+use super::codec::{self, zstd_error, zstd_error_named, CompressInfo, CompressOptions};
 use super::error::CcobError;
 use super::hasher::Background;
 use super::header::{Header, Method, V2Field, Version};
@@ -92,17 +92,6 @@ enum Engine {
     Collect(Vec<u8>),
 }
 
-fn zstd_error(code: usize) -> CcobError {
-    zstd_error_named(zstd_safe::get_error_name(code))
-}
-
-fn zstd_error_named(name: &str) -> CcobError {
-    CcobError::Codec {
-        method: Method::Zstd,
-        message: name.to_string(),
-    }
-}
-
 fn io_err(e: CcobError) -> io::Error {
     io::Error::other(e)
 }
@@ -114,10 +103,7 @@ fn stable_error(e: zstd_stable_in::Error, size: u64) -> io::Error {
     use zstd_stable_in::Error as E;
     match e {
         E::Sink(e) => e,
-        E::Zstd(name) => io_err(CcobError::Codec {
-            method: Method::Zstd,
-            message: name.to_string(),
-        }),
+        E::Zstd(name) => io_err(zstd_error_named(name)),
         E::OutOfMemory | E::Buffer(_) => io_err(CcobError::OutOfMemory { size }),
         // The writer checks the length before the compressor sees it.
         E::TooLong { announced, pushed } | E::TooShort { announced, pushed } => {
