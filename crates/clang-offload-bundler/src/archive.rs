@@ -100,7 +100,11 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
             .collect();
         plan.write(&mut input, &mut writers).map_err(fail)?;
     }
-    outs.commit().map_err(|e| Fail::msg(os_error_text(&e)))
+    outs.commit()
+        .map_err(|e| match offload_cli::fsio::llvm_write_failure(&e) {
+            Some(text) => Fail::fatal(text),
+            None => Fail::msg(os_error_text(&e)),
+        })
 }
 
 /// Where LLVM 22 finds `llvm-objcopy` (beside the bundler, else on PATH),

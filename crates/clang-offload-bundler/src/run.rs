@@ -20,6 +20,9 @@ use offload_format::entry_id::{EntryId, INVALID_ID_IN_BUNDLE};
 
 /// `'<path>': <OS error text>`, LLVM's file error form.
 fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
+    if let Some(text) = offload_cli::fsio::llvm_write_failure(e) {
+        return Fail::fatal(text);
+    }
     named_fail(path, &os_error_text(e))
 }
 
@@ -600,7 +603,10 @@ pub(crate) fn finish_unbundle(
         }
     }
     outs.commit()
-        .map_err(|e| Fail::msg(format!("writing outputs: {}", os_error_text(&e))))
+        .map_err(|e| match offload_cli::fsio::llvm_write_failure(&e) {
+            Some(text) => Fail::fatal(text),
+            None => Fail::msg(format!("writing outputs: {}", os_error_text(&e))),
+        })
 }
 
 /// The host object of an object bundle: the input without its bundle

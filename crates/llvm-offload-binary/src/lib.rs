@@ -62,15 +62,20 @@ const SPEC: Spec = Spec {
     llvm14: false,
 };
 
-/// An error already worded for the user: printed as `<argv0>: error: <text>`.
-struct Failure(Vec<u8>);
+/// An error already worded for the user: printed as `<argv0>: error: <text>`,
+/// or as `LLVM ERROR: <text>` when `fatal` (a failed write, which LLVM
+/// reports from its output stream).
+struct Failure(Vec<u8>, bool);
 
 impl Failure {
     fn text(s: impl Into<Vec<u8>>) -> Failure {
-        Failure(s.into())
+        Failure(s.into(), false)
     }
     fn io(e: &std::io::Error) -> Failure {
-        Failure(os_error_text(e).into_bytes())
+        match offload_cli::fsio::llvm_write_failure(e) {
+            Some(text) => Failure(text.into_bytes(), true),
+            None => Failure(os_error_text(e).into_bytes(), false),
+        }
     }
 }
 
@@ -108,7 +113,14 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure(msg)) => {
+        Err(Failure(msg, true)) => {
+            let mut line = b"LLVM ERROR: ".to_vec();
+            line.extend_from_slice(&msg);
+            line.push(b'\n');
+            offload_cli::diag::write_stderr(&line);
+            ExitCode::FAILURE
+        }
+        Err(Failure(msg, false)) => {
             diag.error(msg);
             ExitCode::FAILURE
         }
@@ -187,7 +199,7 @@ fn extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Failure {
                 v.extend_from_slice(b"': ");
             }
             v.extend_from_slice(e.to_string().as_bytes());
-            Failure(v)
+            Failure(v, false)
         }
     }
 }
@@ -222,7 +234,7 @@ fn unpack_into(
         v.extend_from_slice(input.as_bytes());
         v.extend_from_slice(b"': ");
         v.extend_from_slice(os_error_text(&e).as_bytes());
-        Failure(v)
+        Failure(v, false)
     })?;
     let source: &[u8] = if input == "-" {
         b"<stdin>"
@@ -268,7 +280,7 @@ fn unpack_into(
                     b"': bitcode with module-level inline assembly cannot be archived \
                       (LLVM 22 crashes here)",
                 );
-                return Err(Failure(msg));
+                return Err(Failure(msg, false));
             }
         } else if let Some(file) = args.get(b"file") {
             if chosen.len() > 1 {

@@ -83,6 +83,12 @@ fn main() -> ExitCode {
     let diag = Diag::new(&parsed.argv0);
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(msg) if msg.starts_with(FATAL) => {
+            let mut line = msg;
+            line.push(b'\n');
+            offload_cli::diag::write_stderr(&line);
+            ExitCode::FAILURE
+        }
         Err(msg) => {
             diag.error(msg);
             ExitCode::FAILURE
@@ -135,6 +141,14 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
         let i = outputs.create(&output, false)?;
         bitcode.write_to(outputs.file(i))
     };
-    write(&mut outputs).map_err(|e| os_error_text(&e).into_bytes())?;
-    outputs.commit().map_err(|e| os_error_text(&e).into_bytes())
+    write(&mut outputs)
+        .and_then(|()| outputs.commit())
+        .map_err(|e| match offload_cli::fsio::llvm_write_failure(&e) {
+            Some(text) => format!("LLVM ERROR: {text}").into_bytes(),
+            None => os_error_text(&e).into_bytes(),
+        })
 }
+
+/// How a message that LLVM reports as a fatal error begins (a failed
+/// write, from its output stream); it is printed as it is.
+const FATAL: &[u8] = b"LLVM ERROR: ";

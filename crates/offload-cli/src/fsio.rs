@@ -1,11 +1,18 @@
 //! Reading inputs and writing outputs the way the tools must: `-` is stdin or
 //! stdout, and files are never left half-written.
 //!
-//! Every output is first written to a temporary file in the target's own
-//! directory and renamed over the target only when the whole command has
+//! Every output is first written to a staging file in the target's own
+//! directory and moved over the target only when the whole command has
 //! succeeded ([`Outputs::commit`]), so a failure leaves existing files as
 //! they were. Targets that are not regular files (`/dev/null`, a FIFO) are
 //! written in place, as renaming over them would replace the device node.
+//!
+//! The staging file has no name where the file system allows (`O_TMPFILE`),
+//! so that nothing is left behind whatever ends the process; otherwise it
+//! is a hidden `.NAME.XXXXXXXX.tmp`, removed on SIGINT, SIGTERM and SIGHUP
+//! (see `staging`). Either way, replacing an existing target is a rename,
+//! so a reader (or a concurrent writer of the same path) sees the old file
+//! or a complete new one, never a mixture.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
@@ -13,6 +20,7 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
 use crate::mapped::{self, Mapping};
 use crate::splice;
+use crate::staging;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -136,6 +144,47 @@ fn out_of_memory(e: io::Error) -> io::Error {
     }
 }
 
+/// An error met writing an output (rather than creating it): LLVM's
+/// `raw_fd_ostream` turns these into `LLVM ERROR: IO failure on output
+/// stream: <text>`, which tools that report them so recognise with
+/// [`is_write_failure`].
+#[derive(Debug)]
+struct WriteFailed(io::Error);
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for WriteFailed {}
+
+fn write_failed(e: io::Error) -> io::Error {
+    if is_write_failure(&e) {
+        return e;
+    }
+    io::Error::new(e.kind(), WriteFailed(e))
+}
+
+/// Whether `e` was met writing an output (a full file system, `/dev/full`,
+/// an I/O error), rather than creating or renaming it. Its text
+/// ([`crate::diag::os_error_text`]) is the system's as for any error.
+pub fn is_write_failure(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<WriteFailed>())
+}
+
+/// For an error met writing an output, the text LLVM 22's tools end with
+/// (as `LLVM ERROR: <text>`, exit 1) when a write fails:
+/// `IO failure on output stream: <system text>`.
+pub fn llvm_write_failure(e: &io::Error) -> Option<String> {
+    is_write_failure(e).then(|| {
+        format!(
+            "IO failure on output stream: {}",
+            crate::diag::os_error_text(e)
+        )
+    })
+}
+
 /// Copies `len` bytes at `offset` of `src` to `dst` without passing them
 /// through this process's memory where the kernel can do it
 /// (`copy_file_range`, `sendfile` or `splice`, which std's `io::copy`
@@ -246,28 +295,58 @@ impl OutputFile {
             return Ok(None);
         }
         let w = self.writer()?;
-        w.flush()?;
+        w.flush().map_err(write_failed)?;
         Ok(match w.get_mut() {
             Sink::File(f) => Some(f),
             Sink::Stdout(_) => None,
         })
     }
 
-    /// Flushes and closes the file; what is left is the rename.
-    fn close(&mut self) -> io::Result<()> {
-        if let Some(w) = self.writer.take() {
-            drop(w.into_inner().map_err(|e| e.into_error())?);
+    /// Flushes the output and closes its writer; what is left is to move
+    /// it into place. An unnamed staging file stays open (it would vanish
+    /// when closed) if `may_hold` says another descriptor may be held,
+    /// else it is given a hidden name now and closed. Returns whether a
+    /// descriptor is held.
+    fn close(&mut self, may_hold: bool) -> io::Result<bool> {
+        let Some(w) = self.writer.take() else {
+            return Ok(false);
+        };
+        let sink = w.into_inner().map_err(|e| write_failed(e.into_error()))?;
+        let Target::Staged(path, stage) = &mut self.target else {
+            return Ok(false);
+        };
+        let (Stage::Unnamed(held), Sink::File(file)) = (&mut *stage, sink) else {
+            return Ok(false);
+        };
+        if may_hold {
+            *held = Some(file);
+            return Ok(true);
         }
-        Ok(())
+        *stage = Stage::Named(name_beside(&file, path)?);
+        Ok(false)
     }
 }
 
 enum Target {
-    /// Renamed over `path` on commit.
-    Staged(PathBuf, TempPath),
+    /// Moved to `path` on commit.
+    Staged(PathBuf, Stage),
     /// Written in place (stdout, devices, FIFOs): nothing to do on commit.
     Direct,
 }
+
+/// Where a staged output's bytes are until the commit.
+enum Stage {
+    /// An `O_TMPFILE` file: in the writer while it is written, then here
+    /// (`Some`) until it is linked into place.
+    Unnamed(Option<File>),
+    /// A hidden file beside the target, removed unless renamed over it.
+    Named(TempPath),
+}
+
+/// How many finished unnamed outputs one [`Outputs`] keeps open before it
+/// names the next ones (a command with thousands of outputs must not run
+/// out of descriptors; the soft limit is often 1024).
+const HOLD_LIMIT: usize = 64;
 
 enum Sink {
     File(File),
@@ -329,12 +408,13 @@ impl OutputFile {
     }
 }
 
+/// Errors writing are marked as such ([`is_write_failure`]).
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.copy_if_mapped(buf)? {
+        if self.copy_if_mapped(buf).map_err(write_failed)? {
             return Ok(buf.len());
         }
-        self.writer()?.write(buf)
+        self.writer()?.write(buf).map_err(write_failed)
     }
     /// Gathered writes at least as large as the buffer go to the file as
     /// one `writev`, so a caller gathering many small pieces of a mapped
@@ -344,21 +424,21 @@ impl Write for OutputFile {
         let w = self.writer()?;
         let total = bufs.iter().fold(0usize, |n, b| n.saturating_add(b.len()));
         if total < w.capacity() {
-            return w.write_vectored(bufs);
+            return w.write_vectored(bufs).map_err(write_failed);
         }
-        w.flush()?;
-        w.get_mut().write_vectored(bufs)
+        w.flush().map_err(write_failed)?;
+        w.get_mut().write_vectored(bufs).map_err(write_failed)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        if self.copy_if_mapped(buf)? {
+        if self.copy_if_mapped(buf).map_err(write_failed)? {
             return Ok(());
         }
-        self.writer()?.write_all(buf)
+        self.writer()?.write_all(buf).map_err(write_failed)
     }
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.writer {
-            Some(w) => w.flush(),
+            Some(w) => w.flush().map_err(write_failed),
             None => Ok(()),
         }
     }
@@ -368,6 +448,8 @@ impl Write for OutputFile {
 #[derive(Default)]
 pub struct Outputs {
     files: Vec<OutputFile>,
+    /// Finished outputs holding an unnamed file open.
+    held: usize,
 }
 
 impl Outputs {
@@ -398,7 +480,10 @@ impl Outputs {
     /// becomes visible only at [`Outputs::commit`]; writing to it again is
     /// an error.
     pub fn finish(&mut self, index: usize) -> io::Result<()> {
-        self.files[index].close()
+        if self.files[index].close(self.held < HOLD_LIMIT)? {
+            self.held += 1;
+        }
+        Ok(())
     }
 
     /// Convenience: creates an output, writes `bytes` to it and finishes it.
@@ -415,16 +500,39 @@ impl Outputs {
         for mut f in self.files {
             // No fsync: like LLVM, rely on rename for atomicity against
             // other readers; an fsync per output costs more than the work.
-            f.close()?;
+            f.close(true)?;
             ready.push(f.target);
         }
         for t in ready {
-            if let Target::Staged(path, temp) = t {
-                temp.persist(&path)?;
+            match t {
+                Target::Staged(path, Stage::Named(temp)) => temp.persist(&path)?,
+                Target::Staged(path, Stage::Unnamed(Some(file))) => link_into_place(&file, &path)?,
+                Target::Staged(_, Stage::Unnamed(None)) | Target::Direct => {}
             }
         }
         Ok(())
     }
+}
+
+/// Links an unnamed staging file to `path`: directly where `path` does not
+/// exist, else under a hidden name renamed over it, so that replacing a
+/// file stays atomic.
+fn link_into_place(file: &File, path: &Path) -> io::Result<()> {
+    match staging::link(file, path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            name_beside(file, path)?.persist(path)
+        }
+        other => other,
+    }
+}
+
+/// The directory an output is staged in, and the name it is staged for.
+fn dir_and_name(p: &Path) -> (PathBuf, &OsStr) {
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    (dir, p.file_name().unwrap_or(OsStr::new("out")))
 }
 
 fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
@@ -451,24 +559,27 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
             });
         }
     }
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+    let (dir, name) = dir_and_name(p);
+    let (file, stage) = match staging::unnamed_in(&dir)? {
+        Some(file) => (file, Stage::Unnamed(None)),
+        None => {
+            let (file, temp) = create_temp_beside(&dir, name)?;
+            (file, Stage::Named(temp))
+        }
     };
-    let name = p.file_name().unwrap_or(OsStr::new("out"));
-    let (file, temp) = create_temp_beside(&dir, name)?;
     Ok(OutputFile {
-        target: Target::Staged(p.to_path_buf(), temp),
+        target: Target::Staged(p.to_path_buf(), stage),
         writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(file))),
     })
 }
 
-/// A temporary file that is removed on drop unless persisted.
-struct TempPath(Option<PathBuf>);
+/// A named staging file, removed on drop (and on SIGINT, SIGTERM or
+/// SIGHUP) unless persisted.
+struct TempPath(Option<(PathBuf, staging::Recorded)>);
 
 impl TempPath {
     fn persist(mut self, to: &Path) -> io::Result<()> {
-        let from = self.0.take().expect("persisted once");
+        let (from, _recorded) = self.0.take().expect("persisted once");
         fs::rename(&from, to).inspect_err(|_| {
             let _ = fs::remove_file(&from);
         })
@@ -477,7 +588,7 @@ impl TempPath {
 
 impl Drop for TempPath {
     fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
+        if let Some((p, _recorded)) = self.0.take() {
             let _ = fs::remove_file(p);
         }
     }
@@ -488,6 +599,29 @@ impl Drop for TempPath {
 /// read like LLVM's ("No such file or directory", "Permission denied").
 fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> {
     use std::os::unix::fs::OpenOptionsExt;
+    with_temp_name(dir, name, |path| {
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(path)
+    })
+}
+
+/// Gives an unnamed staging file a hidden name beside `target`.
+fn name_beside(file: &File, target: &Path) -> io::Result<TempPath> {
+    let (dir, name) = dir_and_name(target);
+    with_temp_name(&dir, name, |p| staging::link(file, p)).map(|((), temp)| temp)
+}
+
+/// Calls `make` with fresh `<dir>/.<name>.<random>.tmp` paths until one
+/// did not exist yet, and returns what it made with that path, which is
+/// recorded for removal on a signal before it is made.
+fn with_temp_name<T>(
+    dir: &Path,
+    name: &OsStr,
+    mut make: impl FnMut(&Path) -> io::Result<T>,
+) -> io::Result<(T, TempPath)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let seed = std::time::SystemTime::now()
@@ -505,13 +639,9 @@ fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> 
         file_name.push(name);
         file_name.push(format!(".{:08x}.tmp", n as u32));
         let path = dir.join(file_name);
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&path)
-        {
-            Ok(f) => return Ok((f, TempPath(Some(path)))),
+        let recorded = staging::remove_on_signal(&path);
+        match make(&path) {
+            Ok(made) => return Ok((made, TempPath(Some((path, recorded))))),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
@@ -522,6 +652,7 @@ fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn nothing_visible_until_commit() {
@@ -676,15 +807,51 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let before = open_fds();
         let mut outs = Outputs::new();
-        for i in 0..64 {
+        for i in 0..300 {
             let p = d.path().join(format!("o{i}"));
             outs.write(p.as_os_str(), true, b"x").unwrap();
         }
-        assert!(open_fds() < before + 4, "outputs left open");
+        // Unnamed staging files vanish when closed: a few are held open,
+        // the rest are named.
+        assert!(open_fds() < before + HOLD_LIMIT + 4, "outputs left open");
         assert!(!d.path().join("o0").exists());
         outs.commit().unwrap();
-        assert_eq!(fs::read(d.path().join("o63")).unwrap(), b"x");
-        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 64);
+        assert_eq!(fs::read(d.path().join("o0")).unwrap(), b"x");
+        assert_eq!(fs::read(d.path().join("o299")).unwrap(), b"x");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 300);
+    }
+
+    /// Where the file system has `O_TMPFILE`, an output being written has
+    /// no name at all; one replacing a file is renamed over it, and one
+    /// failing (or dropped) leaves nothing.
+    #[test]
+    fn staging_files_have_no_name_where_possible() {
+        let d = tempfile::tempdir().unwrap();
+        if staging::unnamed_in(d.path()).unwrap().is_none() {
+            eprintln!("skipped: no O_TMPFILE here");
+            return;
+        }
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        fs::write(&a, b"old").unwrap();
+        let mut outs = Outputs::new();
+        let i = outs.create(a.as_os_str(), true).unwrap();
+        outs.file(i).write_all(&[7; 200_000]).unwrap();
+        let j = outs.create(b.as_os_str(), true).unwrap();
+        outs.file(j).write_all(b"new b").unwrap();
+        outs.finish(j).unwrap();
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "only the old a");
+        outs.commit().unwrap();
+        assert_eq!(fs::read(&a).unwrap(), vec![7; 200_000]);
+        assert_eq!(fs::read(&b).unwrap(), b"new b");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2);
+        let mode = fs::metadata(&b).unwrap().permissions().mode() & 0o777;
+        let umask = {
+            let probe = d.path().join("probe");
+            fs::File::create(&probe).unwrap();
+            fs::metadata(&probe).unwrap().permissions().mode() & 0o777
+        };
+        assert_eq!(mode, umask, "same mode as a file created plainly");
     }
 
     #[test]

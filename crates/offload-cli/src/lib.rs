@@ -6,7 +6,8 @@
 //! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
 //! It holds no knowledge of any file format.
 
-// `unsafe` is confined to `mapped` (memory-mapping inputs).
+// `unsafe` is confined to `mapped` (memory-mapping inputs), `splice`
+// (pipe copies) and `staging` (unnamed outputs, removal on signals).
 #![deny(unsafe_code)]
 
 pub mod cl;
@@ -15,6 +16,9 @@ pub mod fsio;
 mod mapped;
 mod response;
 mod splice;
+mod staging;
+
+pub use staging::NAMED_STAGING_ENV;
 
 /// The GNU response-file tokenizer `@file` expansion uses, exposed for the
 /// fuzz targets.
