@@ -9,6 +9,7 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod mutate;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "hostile",
         hostile::run,
         "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
+    ),
+    (
+        "mutate",
+        mutate::run,
+        "differential mutation testing against LLVM 22: crashes, hangs, differences [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -1,0 +1,902 @@
+//! `cargo xtask mutate`: differential mutation testing against LLVM 22.
+//!
+//! Takes real inputs (the committed fixtures and the hostile corpus:
+//! bundles, CCOBs, offload binaries, archives, objects, bitcode), mutates
+//! them at random (bit flips, byte sets, truncations, splices of two
+//! inputs, edits of header fields at known offsets: counts, offsets,
+//! sizes, versions) and runs our tool and LLVM's on each with the same
+//! command line (several per format). Reported:
+//!
+//! - every case where we crash (a signal, a panic), hang (timeout) or
+//!   exceed the memory bound (`prlimit --as`);
+//! - every case where LLVM exits cleanly (status 0 or 1, no signal, no
+//!   stack dump) and we differ in exit status, stdout, stderr or the bytes
+//!   of the files left in the directory. Differences that are documented
+//!   policies (docs/compat.md) are counted separately, by policy.
+//!
+//! Findings (the input bytes, the command line, both outcomes) are written
+//! under `--findings DIR` (default `target/mutate/findings`), a few per
+//! class and command, to become regression tests. At most two cases run
+//! at once.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::harness::{our_bin_dir, reference_tool, run_with_timeout, workspace_root, Rng};
+
+const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR]";
+
+/// Our tools run under this address-space limit.
+const MEMORY_LIMIT: u64 = 512 << 20;
+/// Either tool is killed after this long.
+const TIME_LIMIT: Duration = Duration::from_secs(10);
+/// Findings kept per (class, command kind).
+const KEEP: usize = 20;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Format {
+    Bundle,
+    Ccob,
+    OffloadBinary,
+    Archive,
+    Object,
+    Bitcode,
+}
+
+impl Format {
+    fn sniff(b: &[u8]) -> Option<Format> {
+        Some(if b.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+            Format::Bundle
+        } else if b.starts_with(b"CCOB") {
+            Format::Ccob
+        } else if b.starts_with(&[0x10, 0xFF, 0x10, 0xAD]) {
+            Format::OffloadBinary
+        } else if b.starts_with(b"!<arch>\n") || b.starts_with(b"!<thin>\n") {
+            Format::Archive
+        } else if b.starts_with(b"\x7fELF")
+            || b.starts_with(&[0x64, 0x86])
+            || b.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
+        {
+            Format::Object
+        } else if b.starts_with(b"BC\xC0\xDE") || b.starts_with(&[0xDE, 0xC0, 0x17, 0x0B]) {
+            Format::Bitcode
+        } else {
+            return None;
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Bundle => "bundle",
+            Format::Ccob => "ccob",
+            Format::OffloadBinary => "offload-binary",
+            Format::Archive => "archive",
+            Format::Object => "object",
+            Format::Bitcode => "bitcode",
+        }
+    }
+}
+
+/// One real input and the command lines it is run with (`{in}` is the
+/// mutated input, outputs are `o1`, `o2`).
+struct Seed {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    format: Format,
+    commands: Vec<(&'static str, Vec<String>)>,
+}
+
+/// Entry IDs found in the bytes (those of binary bundles and archives
+/// are stored as text), for `-targets`.
+fn ids_in(bytes: &[u8]) -> Vec<String> {
+    let mut ids = Vec::new();
+    let kinds: [&[u8]; 6] = [b"host-", b"hip-", b"hipv4-", b"openmp-", b"cuda-", b"sycl-"];
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(k) = kinds.iter().find(|k| bytes[i..].starts_with(k)) {
+            let end = bytes[i..]
+                .iter()
+                .position(|&c| !(c.is_ascii_alphanumeric() || b"-_.:+".contains(&c)))
+                .map_or(bytes.len(), |p| i + p);
+            let id = String::from_utf8_lossy(&bytes[i..end]).into_owned();
+            if id.len() > k.len() + 3 && id.matches('-').count() >= 2 && !ids.contains(&id) {
+                ids.push(id);
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    ids
+}
+
+fn commands(format: Format, bytes: &[u8]) -> Vec<(&'static str, Vec<String>)> {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let mut ids = ids_in(bytes);
+    if ids.is_empty() {
+        ids.push("hip-amdgcn-amd-amdhsa--gfx906".into());
+    }
+    let first = ids[0].clone();
+    let two = ids.iter().take(2).cloned().collect::<Vec<_>>().join(",");
+    let outs2: Vec<String> = (1..=ids.len().min(2))
+        .map(|i| format!("-output=o{i}"))
+        .collect();
+    let mut v: Vec<(&'static str, Vec<String>)> = Vec::new();
+    match format {
+        Format::Bundle | Format::Ccob | Format::Bitcode => {
+            v.push((
+                "clang-offload-bundler",
+                s(&["-list", "-type=bc", "-input=in"]),
+            ));
+            v.push((
+                "clang-offload-bundler",
+                s(&[
+                    "-unbundle",
+                    "-type=bc",
+                    &format!("-targets={first}"),
+                    "-input=in",
+                    "-output=o1",
+                ]),
+            ));
+            let mut c = s(&[
+                "-unbundle",
+                "-type=bc",
+                &format!("-targets={two}"),
+                "-input=in",
+            ]);
+            c.extend(outs2.iter().cloned());
+            c.push("-allow-missing-bundles".into());
+            v.push(("clang-offload-bundler", c));
+        }
+        Format::Object => {
+            v.push((
+                "clang-offload-bundler",
+                s(&["-list", "-type=o", "-input=in"]),
+            ));
+            let mut c = s(&[
+                "-unbundle",
+                "-type=o",
+                &format!("-targets={two}"),
+                "-input=in",
+            ]);
+            c.extend(outs2.iter().cloned());
+            v.push(("clang-offload-bundler", c));
+        }
+        Format::Archive => {
+            v.push((
+                "clang-offload-bundler",
+                s(&[
+                    "-unbundle",
+                    "-type=a",
+                    &format!("-targets={first}"),
+                    "-input=in",
+                    "-output=o1",
+                ]),
+            ));
+            let mut c = s(&[
+                "-unbundle",
+                "-type=a",
+                &format!("-targets={two}"),
+                "-input=in",
+            ]);
+            c.extend(outs2.iter().cloned());
+            c.push("-allow-missing-bundles".into());
+            v.push(("clang-offload-bundler", c));
+            v.push((
+                "llvm-offload-binary",
+                s(&["in", "--archive", "--image=file=o1,kind=openmp"]),
+            ));
+        }
+        Format::OffloadBinary => {
+            v.push(("llvm-offload-binary", s(&["in", "--image=file=o1"])));
+            v.push((
+                "llvm-offload-binary",
+                s(&[
+                    "in",
+                    "--image=file=o1,arch=sm_70",
+                    "--image=file=o2,kind=openmp",
+                ]),
+            ));
+            v.push((
+                "clang-offload-packager",
+                s(&["in", "--image=file=o1,triple=amdgcn-amd-amdhsa"]),
+            ));
+            v.push((
+                "llvm-offload-wrapper",
+                s(&["--kind=openmp", "in", "-o", "o1"]),
+            ));
+        }
+    }
+    v
+}
+
+fn collect_seeds(max_size: usize) -> Result<Vec<Seed>, String> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for d in ["tests/fixtures", "tests/hostile"] {
+        walk(&root.join(d), &mut files);
+    }
+    files.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut seeds = Vec::new();
+    for path in files {
+        let Ok(md) = fs::metadata(&path) else {
+            continue;
+        };
+        if !md.is_file() || md.len() as usize > max_size || md.len() < 8 {
+            continue;
+        }
+        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some(format) = Format::sniff(&bytes) else {
+            continue;
+        };
+        if !seen.insert(bytes.clone()) {
+            continue;
+        }
+        let commands = commands(format, &bytes);
+        seeds.push(Seed {
+            path,
+            bytes,
+            format,
+            commands,
+        });
+    }
+    Ok(seeds)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// Interesting values for header fields.
+fn interesting(rng: &mut Rng, len: usize) -> u64 {
+    let l = len as u64;
+    *rng.pick(&[
+        0,
+        1,
+        2,
+        3,
+        4,
+        7,
+        8,
+        16,
+        0x7f,
+        0x80,
+        0xff,
+        0x100,
+        0xffff,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        0x1_0000_0000,
+        i64::MAX as u64,
+        u64::MAX,
+        u64::MAX - 7,
+        l,
+        l.wrapping_sub(1),
+        l + 1,
+        l / 2,
+        l.wrapping_mul(2),
+    ])
+}
+
+/// Offsets of header fields worth editing, by format (counts, offsets,
+/// sizes, versions); a random aligned offset near the start otherwise.
+fn field_offsets(format: Format, b: &[u8]) -> Vec<(usize, usize)> {
+    match format {
+        // magic(24) count(8) then per entry: offset, size, id length (8 each).
+        Format::Bundle => vec![(24, 8), (32, 8), (40, 8), (48, 8)],
+        // magic, version(2), method(2), then sizes and hash by version.
+        Format::Ccob => vec![(4, 2), (6, 2), (8, 4), (8, 8), (12, 4), (16, 8), (24, 8)],
+        // magic, version(4), size(8), entry offset(8), entry size(8); an
+        // entry: kind, flags, image offset/size, string offset/count.
+        Format::OffloadBinary => vec![
+            (4, 4),
+            (8, 8),
+            (16, 8),
+            (24, 8),
+            (32, 2),
+            (34, 2),
+            (36, 4),
+            (40, 8),
+            (48, 8),
+            (56, 8),
+            (64, 8),
+            (72, 8),
+            (80, 8),
+        ],
+        // ELF header: e_shoff (40), e_shentsize (58), e_shnum (60),
+        // e_shstrndx (62).
+        Format::Object if b.starts_with(b"\x7fELF") => {
+            vec![(40, 8), (58, 2), (60, 2), (62, 2), (32, 8)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn mutate(rng: &mut Rng, seed: &Seed, seeds: &[Seed]) -> (Vec<u8>, String) {
+    let mut b = seed.bytes.clone();
+    let mut what = Vec::new();
+    let rounds = rng.range(1, 3);
+    for _ in 0..rounds {
+        if b.is_empty() {
+            b.push(0);
+        }
+        match rng.below(7) {
+            0 => {
+                let n = rng.range(1, 8);
+                for _ in 0..n {
+                    let i = rng.below(b.len());
+                    b[i] ^= 1 << rng.below(8);
+                }
+                what.push(format!("flip{n}"));
+            }
+            1 => {
+                let n = rng.range(1, 4);
+                for _ in 0..n {
+                    let i = rng.below(b.len());
+                    let random = rng.next_u64() as u8;
+                    b[i] = *rng.pick(&[0, 0xff, 0x7f, 0x80, 1, random]);
+                }
+                what.push(format!("set{n}"));
+            }
+            2 => {
+                let n = rng.below(b.len());
+                b.truncate(n);
+                what.push(format!("trunc@{n}"));
+            }
+            3 => {
+                let other = rng.pick(seeds);
+                let cut = rng.below(b.len() + 1);
+                let from = rng.below(other.bytes.len() + 1);
+                b.truncate(cut);
+                b.extend_from_slice(&other.bytes[from..]);
+                what.push(format!("splice@{cut}+{from}"));
+            }
+            4 | 5 => {
+                let fields = field_offsets(seed.format, &b);
+                let (at, width) = if fields.is_empty() || rng.chance(1, 4) {
+                    let width = *rng.pick(&[2usize, 4, 8]);
+                    (rng.below(b.len().min(256)) / width * width, width)
+                } else {
+                    *rng.pick(&fields)
+                };
+                let v = interesting(rng, b.len());
+                let v = if rng.chance(1, 3) {
+                    // A small change of what is there.
+                    let mut cur = [0u8; 8];
+                    let end = (at + width).min(b.len());
+                    if at < end {
+                        cur[..end - at].copy_from_slice(&b[at..end]);
+                    }
+                    u64::from_le_bytes(cur)
+                        .wrapping_add(rng.range(0, 16) as u64)
+                        .wrapping_sub(8)
+                } else {
+                    v
+                };
+                let bytes = v.to_le_bytes();
+                for k in 0..width {
+                    if let Some(x) = b.get_mut(at + k) {
+                        *x = bytes[k];
+                    }
+                }
+                what.push(format!("field@{at}/{width}={v:#x}"));
+            }
+            _ => {
+                // An archive member's decimal size, or bytes inserted/removed.
+                if seed.format == Format::Archive && b.len() > 68 && rng.chance(1, 2) {
+                    let v = format!("{:<10}", rng.below(b.len() * 2));
+                    b[56..66].copy_from_slice(&v.as_bytes()[..10]);
+                    what.push("member-size".into());
+                } else {
+                    let i = rng.below(b.len());
+                    let n = rng.range(1, 64).min(b.len() - i);
+                    if rng.chance(1, 2) {
+                        b.drain(i..i + n);
+                        what.push(format!("cut@{i}+{n}"));
+                    } else {
+                        let ins = rng.bytes(n);
+                        b.splice(i..i, ins);
+                        what.push(format!("insert@{i}+{n}"));
+                    }
+                }
+            }
+        }
+    }
+    (b, what.join(","))
+}
+
+/// What one run showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Run {
+    /// Exit status, 128 + signal, or -1 on timeout.
+    status: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// Files in the directory after the run, other than the input.
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+fn run_one(exe: &Path, tool: &str, args: &[String], input: &[u8], dir: &Path, limit: bool) -> Run {
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).expect("scratch directory");
+    fs::write(dir.join("in"), input).expect("write input");
+    let mut cmd = if limit {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={MEMORY_LIMIT}")).arg("--").arg(exe);
+        c
+    } else {
+        Command::new(exe)
+    };
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
+        .env_remove("OFFLOAD_BUNDLER_VERBOSE");
+    let (status, stdout, stderr) = match run_with_timeout(cmd, None, TIME_LIMIT) {
+        Ok(r) => r,
+        Err(_) => (-1, Vec::new(), Vec::new()),
+    };
+    // Messages quote argv[0]: show both as the bare tool name.
+    let exe_text = exe.to_string_lossy().into_owned();
+    let stderr = String::from_utf8_lossy(&stderr)
+        .replace(&exe_text, tool)
+        .into_bytes();
+    let mut files = BTreeMap::new();
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name != "in" {
+                let mut bytes = fs::read(e.path()).unwrap_or_default();
+                if tool.ends_with("-wrapper") && bytes.starts_with(b"BC\xC0\xDE") {
+                    // The wrappers' bitcode is compared as LLVM reads it
+                    // (as the conformance suite does): the same module,
+                    // not the same bytes (docs/compat.md).
+                    bytes = disassembly(&e.path());
+                }
+                files.insert(name, bytes);
+            }
+        }
+    }
+    Run {
+        status,
+        stdout,
+        stderr,
+        files,
+    }
+}
+
+/// `llvm-dis-22`'s reading of a bitcode file (its error text if it fails).
+fn disassembly(path: &Path) -> Vec<u8> {
+    let Some(dis) = crate::harness::llvm22("llvm-dis") else {
+        return fs::read(path).unwrap_or_default();
+    };
+    match Command::new(dis).arg(path).args(["-o", "-"]).output() {
+        Ok(o) => {
+            let mut v = o.stdout;
+            v.extend_from_slice(&o.stderr);
+            // The module ID is the file's path.
+            let text =
+                String::from_utf8_lossy(&v).replace(&path.to_string_lossy().into_owned(), "FILE");
+            text.into_bytes()
+        }
+        Err(e) => e.to_string().into_bytes(),
+    }
+}
+
+/// A stack dump or a crash report: LLVM did not exit cleanly.
+fn llvm_clean(r: &Run) -> bool {
+    let text = String::from_utf8_lossy(&r.stderr);
+    matches!(r.status, 0 | 1)
+        && !text.contains("Stack dump")
+        && !text.contains("PLEASE submit a bug report")
+        && !text.contains("#0 0x")
+}
+
+/// The documented policy a difference falls under, if any.
+fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&'static str> {
+    let ours_text = String::from_utf8_lossy(&ours.stderr);
+    let llvm_text = first_line(&llvm.stderr);
+    if ours.status == llvm.status && ours.stderr == llvm.stderr && ours.stdout == llvm.stdout {
+        // Only the files differ: LLVM left outputs behind an error.
+        if llvm.status != 0 && ours.files.is_empty() {
+            return Some("no partial outputs (compat policy 2)");
+        }
+    }
+    if ours_text.contains("hash") && seed_format == Format::Ccob {
+        return Some("CCOB hash verified (compat policy 5)");
+    }
+    if [
+        "Compressed bundle is truncated",
+        "is smaller than its",
+        "does not match the size recorded",
+    ]
+    .iter()
+    .any(|t| ours_text.contains(t))
+    {
+        return Some("CCOB sizes checked (compat policy 5)");
+    }
+    if input.starts_with(&[0x10, 0xFF, 0x10, 0xAD])
+        && input.get(4).is_some_and(|&v| v == 2 || v == 3)
+        && llvm.status != 0
+    {
+        return Some("offload binary versions 2 and 3 read (compat policy 6)");
+    }
+    if [
+        "extends past the end of the offload binary",
+        "lies past the end of the offload binary",
+    ]
+    .iter()
+    .any(|t| ours_text.contains(t))
+        && ours.status == 1
+    {
+        // LLVM 22 does not check these ranges and reads out of bounds
+        // (crashing, or going on with whatever lies there).
+        return Some(
+            "offload binary ranges checked where LLVM reads out of bounds (compat policy 1)",
+        );
+    }
+    if ours_text.contains("would both be stored as") {
+        return Some("targets that standardise alike refused (compat policy 4)");
+    }
+    if seed_format == Format::Ccob
+        && ours.status == llvm.status
+        && ours_text.contains("Could not decompress embedded file contents")
+        && llvm_text.contains("Could not decompress embedded file contents")
+    {
+        // The payload ends at the recorded total size, where LLVM 22
+        // decodes to the end of the input: the codec fails differently.
+        return Some("CCOB ends at its recorded total size (compat policy 5)");
+    }
+    if llvm.status == 1
+        && String::from_utf8_lossy(&llvm.stderr).contains("'llvm-objcopy' tool failed")
+        && ours.status == 1
+        && ours.files.is_empty()
+    {
+        return Some("llvm-objcopy refuses the host: our message, no partial output (compat: object bundles)");
+    }
+    if ours_text.contains("truncated or malformed archive")
+        && ours.status == 1
+        && (llvm.status == 0 || !llvm_text.contains("truncated or malformed archive"))
+    {
+        // docs/compat.md, device archives: a damaged member header after
+        // the first member, or member data past the end of the archive.
+        return Some("damaged archive reported (compat: device archives)");
+    }
+    if llvm.status == 0 && llvm_text.is_empty() && ours.status == 1 {
+        // LLVM wrote something from a damaged input without a word: ours
+        // says what is damaged (policy 1, out-of-bounds reads) -- listed.
+        return Some("we refuse where LLVM reads out of bounds or writes a corrupt output (compat policy 1/4)");
+    }
+    None
+}
+
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    /// Lines of `cases.tsv` not written yet.
+    log: String,
+    by_format: BTreeMap<String, BTreeMap<String, usize>>,
+    kept: BTreeMap<String, usize>,
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut seed = 1u64;
+    let mut seconds: Option<u64> = None;
+    let mut cases: Option<usize> = None;
+    let mut jobs = 2usize;
+    let mut max_size = 256 * 1024;
+    let mut findings = workspace_root().join("target/mutate/findings");
+    let mut bin_dir: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value ({USAGE})"));
+        match a.as_str() {
+            "--seed" => {
+                seed = value("--seed")?
+                    .parse()
+                    .map_err(|e| format!("--seed: {e}"))?
+            }
+            "--seconds" => {
+                seconds = Some(
+                    value("--seconds")?
+                        .parse()
+                        .map_err(|e| format!("--seconds: {e}"))?,
+                )
+            }
+            "--cases" => {
+                cases = Some(
+                    value("--cases")?
+                        .parse()
+                        .map_err(|e| format!("--cases: {e}"))?,
+                )
+            }
+            "--jobs" => {
+                jobs = value("--jobs")?
+                    .parse()
+                    .map_err(|e| format!("--jobs: {e}"))?;
+                jobs = jobs.clamp(1, 2);
+            }
+            "--max-size" => {
+                max_size = value("--max-size")?
+                    .parse()
+                    .map_err(|e| format!("--max-size: {e}"))?
+            }
+            "--findings" => findings = PathBuf::from(value("--findings")?),
+            "--bin-dir" => bin_dir = Some(PathBuf::from(value("--bin-dir")?)),
+            other => return Err(format!("unknown argument '{other}' ({USAGE})")),
+        }
+    }
+    if seconds.is_none() && cases.is_none() {
+        cases = Some(1000);
+    }
+    let bin_dir = match bin_dir {
+        Some(d) => fs::canonicalize(&d).map_err(|e| format!("{}: {e}", d.display()))?,
+        None => our_bin_dir()?,
+    };
+    let seeds = collect_seeds(max_size)?;
+    if seeds.is_empty() {
+        return Err("no inputs found under tests/".into());
+    }
+    let mut per_format: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &seeds {
+        *per_format.entry(s.format.name()).or_default() += 1;
+    }
+    eprintln!(
+        "mutate: seed {seed}, {} inputs ({}), {} jobs",
+        seeds.len(),
+        per_format
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        jobs
+    );
+    let _ = fs::remove_dir_all(&findings);
+    fs::create_dir_all(&findings).map_err(|e| format!("{}: {e}", findings.display()))?;
+    let scratch = findings.with_file_name(format!(
+        "scratch-{}",
+        findings
+            .file_name()
+            .map_or("".into(), |n| n.to_string_lossy())
+    ));
+    let next = AtomicUsize::new(0);
+    let tally = Mutex::new(Tally::default());
+    let deadline = seconds.map(|s| Instant::now() + Duration::from_secs(s));
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for job in 0..jobs {
+            let (seeds, bin_dir, next, tally, findings, scratch) =
+                (&seeds, &bin_dir, &next, &tally, &findings, &scratch);
+            scope.spawn(move || loop {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if cases.is_some_and(|n| i >= n) {
+                    break;
+                }
+                one_case(
+                    seed,
+                    i,
+                    seeds,
+                    bin_dir,
+                    &scratch.join(format!("job{job}")),
+                    tally,
+                    findings,
+                );
+                if i % 500 == 499 {
+                    let t = tally.lock().unwrap();
+                    eprintln!(
+                        "mutate: {} cases, {:.0} s",
+                        t.cases,
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+            });
+        }
+    });
+    let t = tally.into_inner().unwrap();
+    let _ = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(findings.join("cases.tsv"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, t.log.as_bytes()));
+    let report = summary(seed, &seeds, &t, start.elapsed());
+    print!("{report}");
+    fs::write(findings.join("summary.txt"), &report).map_err(|e| e.to_string())?;
+    let bad: usize = t
+        .by_format
+        .values()
+        .flat_map(|m| m.iter())
+        .filter(|(k, _)| k.starts_with("CRASH") || k.starts_with("HANG") || k.starts_with("DIFF"))
+        .map(|(_, v)| v)
+        .sum();
+    if bad > 0 {
+        Err(format!(
+            "{bad} findings (inputs and command lines under {})",
+            findings.display()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn one_case(
+    seed: u64,
+    i: usize,
+    seeds: &[Seed],
+    bin_dir: &Path,
+    scratch: &Path,
+    tally: &Mutex<Tally>,
+    findings: &Path,
+) {
+    let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let s = rng.pick(seeds);
+    let (tool, args) = rng.pick(&s.commands).clone();
+    let (input, how) = mutate(&mut rng, s, seeds);
+    let ours_exe = bin_dir.join(tool);
+    let Some(llvm_exe) = reference_tool(tool).or_else(|| {
+        // clang-offload-packager lives beside llvm-offload-binary.
+        reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool))
+    }) else {
+        return;
+    };
+    let ours = run_one(&ours_exe, tool, &args, &input, &scratch.join("ours"), true);
+    let llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
+    let ours_text = String::from_utf8_lossy(&ours.stderr);
+    let class: String = if ours.status == -1 {
+        "HANG (ours timed out)".into()
+    } else if ours.status >= 128 || ours_text.contains("panicked") {
+        if ours_text.contains("memory allocation") || ours.status == 134 {
+            "CRASH (ours aborted: memory bound?)".into()
+        } else {
+            "CRASH (ours)".into()
+        }
+    } else if !llvm_clean(&llvm) {
+        "llvm not clean (crash/hang/stack dump)".into()
+    } else if ours == llvm {
+        format!("same (exit {})", llvm.status)
+    } else if let Some(p) = policy(s.format, &input, &ours, &llvm) {
+        format!("policy: {p}")
+    } else {
+        let mut parts = Vec::new();
+        if ours.status != llvm.status {
+            parts.push("status");
+        }
+        if ours.stdout != llvm.stdout {
+            parts.push("stdout");
+        }
+        if ours.stderr != llvm.stderr {
+            parts.push("stderr");
+        }
+        if ours.files != llvm.files {
+            parts.push("files");
+        }
+        format!("DIFF {}", parts.join("+"))
+    };
+    let keep = {
+        let mut t = tally.lock().unwrap();
+        t.cases += 1;
+        let line = format!(
+            "{i}\t{}\t{tool}\t{}\t{class}\t{}\t{}\t{}\t{}\n",
+            s.format.name(),
+            args.join(" "),
+            ours.status,
+            llvm.status,
+            first_line(&ours.stderr),
+            first_line(&llvm.stderr),
+        );
+        t.log.push_str(&line);
+        if t.log.len() > 1 << 16 {
+            let _ = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(findings.join("cases.tsv"))
+                .and_then(|mut f| std::io::Write::write_all(&mut f, t.log.as_bytes()));
+            t.log.clear();
+        }
+        *t.by_format
+            .entry(s.format.name().to_string())
+            .or_default()
+            .entry(class.clone())
+            .or_default() += 1;
+        let interesting = class.starts_with("CRASH")
+            || class.starts_with("HANG")
+            || class.starts_with("DIFF")
+            || class.starts_with("policy");
+        let key = format!("{class}|{tool}|{}", args.first().map_or("", String::as_str));
+        let n = t.kept.entry(key).or_default();
+        *n += 1;
+        interesting && *n <= KEEP
+    };
+    if keep {
+        let slug: String = class
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let dir = findings.join(slug).join(format!("case{i:07}"));
+        let _ = fs::create_dir_all(&dir);
+        let _ = fs::write(dir.join("in"), &input);
+        let mut text = String::new();
+        let _ = writeln!(text, "seed input: {}", s.path.display());
+        let _ = writeln!(text, "mutation: {how}");
+        let _ = writeln!(text, "command: {tool} {}", args.join(" "));
+        for (side, r) in [("ours", &ours), ("llvm", &llvm)] {
+            let _ = writeln!(text, "--- {side}: exit {}", r.status);
+            let _ = writeln!(text, "stdout: {}", String::from_utf8_lossy(&r.stdout));
+            let _ = writeln!(text, "stderr: {}", String::from_utf8_lossy(&r.stderr));
+            for (name, bytes) in &r.files {
+                let _ = writeln!(text, "file {name}: {} bytes", bytes.len());
+            }
+        }
+        let _ = fs::write(dir.join("case.txt"), text);
+    }
+}
+
+/// The first line of a tool's stderr, for the case log.
+fn first_line(b: &[u8]) -> String {
+    String::from_utf8_lossy(b)
+        .lines()
+        .find(|l| !l.starts_with("warning: 'clang-offload-packager' is deprecated"))
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
+}
+
+fn summary(seed: u64, seeds: &[Seed], t: &Tally, took: Duration) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "mutate: seed {seed}, {} mutated inputs from {} real ones, {:.0} s",
+        t.cases,
+        seeds.len(),
+        took.as_secs_f64()
+    );
+    let _ = writeln!(s, "| format | outcome | cases |");
+    let _ = writeln!(s, "|---|---|---:|");
+    for (format, classes) in &t.by_format {
+        for (class, n) in classes {
+            let _ = writeln!(s, "| {format} | {class} | {n} |");
+        }
+    }
+    let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
+    for classes in t.by_format.values() {
+        for (class, n) in classes {
+            let key = if class.starts_with("same") {
+                "same"
+            } else if class.starts_with("policy") {
+                "documented policy"
+            } else if class.starts_with("DIFF") {
+                "differences"
+            } else if class.starts_with("CRASH") {
+                "crashes"
+            } else if class.starts_with("HANG") {
+                "hangs"
+            } else {
+                "llvm not clean"
+            };
+            *totals.entry(key).or_default() += n;
+        }
+    }
+    let _ = writeln!(s, "totals: {totals:?}");
+    s
+}
