@@ -101,6 +101,18 @@ fn refusals_match_llvm_objcopy_22_messages() {
     assert_eq!(checked, 6);
 }
 
+/// Found by `cargo xtask mutate`: a group section whose `sh_entsize` is
+/// not 4 (here 0x4100000000000004). llvm-objcopy 22 writes 4; we copied the
+/// input's value. The expected bytes are clang-offload-bundler-22's host
+/// extraction of the same file.
+#[test]
+fn group_entry_size_is_rewritten_as_objcopy_does() {
+    let input = read("mutate/group-entsize.o");
+    let want = read("mutate/group-entsize.host.o");
+    let got = ob::strip_bundle_sections(&input).unwrap();
+    assert!(got == want, "host extraction differs from LLVM 22's");
+}
+
 #[test]
 fn listing_matches_llvm_22() {
     let mut checked = 0;

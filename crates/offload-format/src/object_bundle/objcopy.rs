@@ -1208,6 +1208,9 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                     s.align = class.addr_size();
                 }
                 Kind::Group { members, .. } => {
+                    // llvm-objcopy writes a group's entry size as 4,
+                    // whatever the input said.
+                    s.entsize = 4;
                     s.size = 4 + 4 * members.len() as u64;
                 }
                 _ => {}
