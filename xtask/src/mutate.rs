@@ -390,9 +390,9 @@ fn mutate(rng: &mut Rng, seed: &Seed, seeds: &[Seed]) -> (Vec<u8>, String) {
                     v
                 };
                 let bytes = v.to_le_bytes();
-                for k in 0..width {
+                for (k, byte) in bytes.iter().take(width).enumerate() {
                     if let Some(x) = b.get_mut(at + k) {
-                        *x = bytes[k];
+                        *x = *byte;
                     }
                 }
                 what.push(format!("field@{at}/{width}={v:#x}"));
