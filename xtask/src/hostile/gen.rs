@@ -324,6 +324,17 @@ fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut a = archive(&[("a.o/", b"abcd")]);
     a.extend_from_slice(&ar_header("b.o/", 4)[..30]);
     v.push(("archive-header-cut.a", a));
+    // Found by `cargo xtask mutate`: a long-name offset past the string
+    // table, on the member after a good one.
+    let table = b"k.o/\n\n";
+    let mut a = b"!<arch>\n".to_vec();
+    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    a.extend_from_slice(table);
+    a.extend(ar_header("/0", 4));
+    a.extend_from_slice(b"abcd");
+    a.extend(ar_header("/99", 4));
+    a.extend_from_slice(b"data");
+    v.push(("archive-long-name-past-table.a", a));
 }
 
 // -------------------------------------------------------- offload binaries

@@ -13,6 +13,12 @@ pub enum ArchiveError {
     /// A structural problem; the text is what LLVM puts in parentheses
     /// after "truncated or malformed archive".
     Malformed(String),
+    /// The same, met resolving a member's name (a GNU long-name offset
+    /// outside the string table, or not decimal, or a name there without
+    /// its terminator): LLVM finds these when a tool asks for the name,
+    /// and its tools report them as they are, unlike damage met stepping
+    /// to the next header, which some of them never check.
+    MalformedName(String),
     /// LLVM's generic parse failure (special members in an order no format
     /// allows).
     ParseFailed,
@@ -33,7 +39,9 @@ impl fmt::Display for ArchiveError {
             ArchiveError::UnsupportedBigArchive => {
                 f.write_str("AIX big archives are not supported")
             }
-            ArchiveError::Malformed(what) => write!(f, "truncated or malformed archive ({what})"),
+            ArchiveError::Malformed(what) | ArchiveError::MalformedName(what) => {
+                write!(f, "truncated or malformed archive ({what})")
+            }
             ArchiveError::ParseFailed => {
                 f.write_str("Invalid data was encountered while parsing the file")
             }

@@ -76,6 +76,10 @@ fn malformed(text: String) -> ArchiveError {
     ArchiveError::Malformed(text)
 }
 
+fn malformed_name(text: String) -> ArchiveError {
+    ArchiveError::MalformedName(text)
+}
+
 /// LLVM's escaping of bytes in error messages: backslash, tab, newline and
 /// quote escaped, other non-printable bytes as three octal digits.
 fn escape(bytes: &[u8]) -> String {
@@ -423,14 +427,14 @@ impl<'a> Archive<'a> {
             let at = decimal(digits)
                 .and_then(|v| usize::try_from(v).ok())
                 .ok_or_else(|| {
-                    malformed(format!(
+                    malformed_name(format!(
                         "long name offset characters after the '/' are not all decimal numbers: '{}' for archive member header at offset {offset}",
                         escape(digits)
                     ))
                 })?;
             let table = self.string_table;
             if at >= table.len() {
-                return Err(malformed(format!(
+                return Err(malformed_name(format!(
                     "long name offset {at} past the end of the string table for archive member header at offset {offset}"
                 )));
             }
@@ -443,7 +447,7 @@ impl<'a> Archive<'a> {
                     Some(end) if end >= 1 && table[end - 1] == b'/' => {
                         Ok(table.get(at..end - 1).unwrap_or_default())
                     }
-                    _ => Err(malformed(format!(
+                    _ => Err(malformed_name(format!(
                         "string table at long name offset {at} not terminated"
                     ))),
                 };

@@ -685,9 +685,16 @@ impl Unbundled {
             Ok(())
         });
         // Without `-check-input-archive` (which found any damage above,
-        // with LLVM's text) 22 never reports damage met on the walk.
+        // with LLVM's text) 22 never reports damage met stepping from one
+        // member to the next; it does report what it meets asking for a
+        // member's name or a thin member's file, in its own words.
         walk.map_err(|e| match e {
-            Error::Archive(error) if !matches!(error, ArchiveError::ThinMember { .. }) => {
+            Error::Archive(error)
+                if !matches!(
+                    error,
+                    ArchiveError::ThinMember { .. } | ArchiveError::MalformedName(_)
+                ) =>
+            {
                 Error::Damaged {
                     archive: archive_name.to_string(),
                     error,

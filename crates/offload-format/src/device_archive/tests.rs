@@ -936,3 +936,37 @@ fn members_that_cannot_be_listed_are_named() {
     let text = out.unwrap_err().to_string();
     assert!(text.starts_with("'lib.a(w.o)': WebAssembly"), "{text}");
 }
+
+/// Found by `cargo xtask mutate`: a GNU long-name offset past the string
+/// table, on a member after a good one. LLVM 22 meets it asking for the
+/// member's name and reports it in its own words, naming no file (damage
+/// met stepping between headers is what it never reports).
+#[test]
+fn a_bad_long_name_is_llvms_error_without_a_file_name() {
+    fn header(name: &str, size: usize) -> Vec<u8> {
+        format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
+    }
+    let bundle = raw_bundle(&[("hip-amdgcn-amd-amdhsa--gfx906", b"x")]);
+    let table = b"k.o/\n\n";
+    let mut a = b"!<arch>\n".to_vec();
+    a.extend(header("//", table.len()));
+    a.extend_from_slice(table);
+    a.extend(header("/0", bundle.len()));
+    a.extend_from_slice(&bundle);
+    if a.len() % 2 == 1 {
+        a.push(b'\n');
+    }
+    let at = a.len();
+    a.extend(header("/99", 4));
+    a.extend_from_slice(b"data");
+    let (out, _) = run(&a, &targets(&["hip-amdgcn-amd-amdhsa--gfx906"]), &ALLOW);
+    let e = out.unwrap_err();
+    assert!(matches!(e, Error::Archive(_)), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "truncated or malformed archive (long name offset 99 past the end of the string \
+             table for archive member header at offset {at})"
+        )
+    );
+}
