@@ -9,6 +9,7 @@
 //! | [`offload_binary`] | the 0x10FF10AD offload binary (`llvm-offload-binary`) |
 //! | [`string_table`] | ELF-style tail-merged string tables |
 //! | [`hash`] | LLVM's hash functions and hash-table iteration orders |
+//! | [`llvm`] | LLVM's small shared rules: integer parsing, OS error texts |
 //! | [`triple`] | LLVM target-triple normalisation |
 //! | [`target_id`] | AMDGPU target IDs and their compatibility rules |
 //! | [`entry_id`] | offload-bundle entry IDs (`<kind>-<triple>[-<target id>]`) |
@@ -29,6 +30,7 @@ pub mod ccob;
 pub mod device_archive;
 pub mod entry_id;
 pub mod hash;
+pub mod llvm;
 pub mod object_bundle;
 pub mod offload_binary;
 pub mod string_table;
