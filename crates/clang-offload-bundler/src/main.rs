@@ -7,6 +7,7 @@
 
 mod archive;
 mod args;
+mod command;
 mod handler;
 mod help;
 mod job;
@@ -73,15 +74,8 @@ fn main() -> ExitCode {
     let env = job::Env::read();
     match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.llvm_fatal => {
-            let mut line = b"LLVM ERROR: ".to_vec();
-            line.extend_from_slice(&e.message);
-            line.push(b'\n');
-            offload_cli::diag::write_stderr(&line);
-            ExitCode::FAILURE
-        }
         Err(e) => {
-            diag.error(e.message);
+            diag.report(&e);
             ExitCode::FAILURE
         }
     }

@@ -5,6 +5,7 @@
 use clap::Parser;
 use offload_cli::cl::{self, HelpKind, Spec};
 use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::error::quoted;
 use offload_cli::fsio::{read_input, Outputs};
 use offload_format::wrapper::{self, OffloadKind, WrapError};
 use std::ffi::OsString;
@@ -83,14 +84,8 @@ fn main() -> ExitCode {
     let diag = Diag::new(&parsed.argv0);
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) if msg.starts_with(FATAL) => {
-            let mut line = msg;
-            line.push(b'\n');
-            offload_cli::diag::write_stderr(&line);
-            ExitCode::FAILURE
-        }
-        Err(msg) => {
-            diag.error(msg);
+        Err(e) => {
+            diag.report(&e);
             ExitCode::FAILURE
         }
     }
@@ -98,14 +93,28 @@ fn main() -> ExitCode {
 
 /// `'<file>': <message>`, LLVM's file-error form.
 fn file_error(file: &OsString, msg: &str) -> Vec<u8> {
-    let mut v = b"'".to_vec();
-    v.extend_from_slice(file.as_bytes());
-    v.extend_from_slice(b"': ");
-    v.extend_from_slice(msg.as_bytes());
-    v
+    quoted(file.as_bytes(), msg.as_bytes())
 }
 
-fn run(args: &Args) -> Result<(), Vec<u8>> {
+/// The default `--triple`: LLVM's default target triple as Debian and
+/// Ubuntu build it for the host this tool runs on.
+fn default_target_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match (arch, std::env::consts::OS) {
+        ("x86_64" | "x86", "linux") => {
+            let a = if arch == "x86" { "i686" } else { arch };
+            format!("{a}-pc-linux-gnu")
+        }
+        ("powerpc64", "linux") => "powerpc64le-unknown-linux-gnu".to_string(),
+        (_, "linux") => format!("{arch}-unknown-linux-gnu"),
+        ("aarch64", "macos") => "arm64-apple-darwin".to_string(),
+        (_, "macos") => format!("{arch}-apple-darwin"),
+        (_, "windows") => format!("{arch}-pc-windows-msvc"),
+        (_, os) => format!("{arch}-unknown-{os}"),
+    }
+}
+
+fn run(args: &Args) -> Result<(), offload_cli::Error> {
     let kind = match args.kind.as_str() {
         "openmp" => OffloadKind::OpenMp,
         "cuda" => OffloadKind::Cuda,
@@ -113,23 +122,26 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
     };
     let mut buffers = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
-        let data = read_input(input).map_err(|e| file_error(input, &os_error_text(&e)))?;
+        let data = read_input(input)
+            .map_err(|e| offload_cli::Error::bytes(file_error(input, &os_error_text(&e))))?;
         buffers.push(data);
     }
     let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
     let triple = match &args.triple {
         Some(t) => String::from_utf8_lossy(t.as_bytes()).into_owned(),
-        None => wrapper::default_target_triple(),
+        None => default_target_triple(),
     };
-    let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
-        WrapError::TruncatedOffloadBinary { input, .. } => {
-            file_error(&args.inputs[input], &e.to_string())
-        }
-        other => other.to_string().into_bytes(),
-    })?;
+    let module = wrapper::wrap_llvm22(kind, &triple, &images)
+        .map_err(|e| match e {
+            WrapError::TruncatedOffloadBinary { input, .. } => {
+                file_error(&args.inputs[input], &e.to_string())
+            }
+            other => other.to_string().into_bytes(),
+        })
+        .map_err(offload_cli::Error::bytes)?;
     let bitcode = module
         .to_bitcode()
-        .map_err(|e| e.to_string().into_bytes())?;
+        .map_err(|e| offload_cli::Error::msg(e.to_string()))?;
 
     // LLVM opens the output only now, and names no file when that fails.
     let output = args.output.clone().unwrap_or_default();
@@ -143,12 +155,5 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
     };
     write(&mut outputs)
         .and_then(|()| outputs.commit())
-        .map_err(|e| match offload_cli::fsio::llvm_write_failure(&e) {
-            Some(text) => format!("LLVM ERROR: {text}").into_bytes(),
-            None => os_error_text(&e).into_bytes(),
-        })
+        .map_err(|e| offload_cli::Error::io(&e))
 }
-
-/// How a message that LLVM reports as a fatal error begins (a failed
-/// write, from its output stream); it is printed as it is.
-const FATAL: &[u8] = b"LLVM ERROR: ";

@@ -29,6 +29,19 @@ impl Diag {
         self.emit(Some(b"error: "), b"\x1b[0;1;31m", msg.as_ref());
     }
 
+    /// Prints one of the tools' errors: `LLVM ERROR: <msg>` for LLVM's
+    /// fatal errors, else `<argv0>: error: <msg>`.
+    pub fn report(&self, e: &crate::Error) {
+        if e.llvm_fatal {
+            let mut line = b"LLVM ERROR: ".to_vec();
+            line.extend_from_slice(&e.message);
+            line.push(b'\n');
+            write_stderr(&line);
+        } else {
+            self.error(&e.message);
+        }
+    }
+
     /// `<argv0>: warning: <msg>`
     pub fn warning(&self, msg: impl AsRef<[u8]>) {
         self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
@@ -76,32 +89,9 @@ fn stderr_has_colour() -> bool {
     if !io::stderr().is_terminal() {
         return false;
     }
-    match std::env::var_os("TERM") {
-        Some(t) => t != "dumb",
-        None => false,
-    }
+    crate::env::get().var("TERM").is_some_and(|t| t != "dumb")
 }
 
-/// The text the C library's `strerror` gives for an I/O error, without the
-/// " (os error N)" that Rust appends: LLVM's messages show the bare text.
-pub fn os_error_text(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s[..i].to_string(),
-        _ => s,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::os_error_text;
-    use std::io;
-
-    #[test]
-    fn strips_os_error_suffix() {
-        let e = io::Error::from_raw_os_error(2);
-        assert_eq!(os_error_text(&e), "No such file or directory");
-        let e = io::Error::other("custom");
-        assert_eq!(os_error_text(&e), "custom");
-    }
-}
+/// The bare OS text of an I/O error, as LLVM's messages show it (the one
+/// rule lives in the format library's [`offload_format::llvm`]).
+pub use offload_format::llvm::os_error_text;

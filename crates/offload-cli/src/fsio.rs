@@ -136,6 +136,30 @@ pub fn read_input(path: &OsStr) -> io::Result<Input> {
     Ok(v.into())
 }
 
+/// Reads a member of a thin archive, a separate file named by the archive,
+/// into `buf` (cleared first): what the format library's thin-archive
+/// readers are handed, since they do no I/O themselves. The name comes from
+/// the archive, so a directory is refused with EISDIR and anything but a
+/// regular file (`/dev/zero`, a FIFO) with "not a regular file" rather than
+/// read without end or blocked on.
+pub fn read_member_file(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    let md = fs::metadata(path)?;
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(21));
+    }
+    if !md.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    buf.clear();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map(drop)
+        .map_err(out_of_memory)
+}
+
 fn out_of_memory(e: io::Error) -> io::Error {
     if e.kind() == io::ErrorKind::OutOfMemory {
         io::Error::from_raw_os_error(12)
@@ -168,7 +192,7 @@ fn write_failed(e: io::Error) -> io::Error {
 
 /// Whether `e` was met writing an output (a full file system, `/dev/full`,
 /// an I/O error), rather than creating or renaming it. Its text
-/// ([`crate::diag::os_error_text`]) is the system's as for any error.
+/// ([`offload_format::llvm::os_error_text`]) is the system's as for any error.
 pub fn is_write_failure(e: &io::Error) -> bool {
     e.get_ref().is_some_and(|inner| inner.is::<WriteFailed>())
 }
@@ -180,7 +204,7 @@ pub fn llvm_write_failure(e: &io::Error) -> Option<String> {
     is_write_failure(e).then(|| {
         format!(
             "IO failure on output stream: {}",
-            crate::diag::os_error_text(e)
+            offload_format::llvm::os_error_text(e)
         )
     })
 }
@@ -622,22 +646,10 @@ fn with_temp_name<T>(
     name: &OsStr,
     mut make: impl FnMut(&Path) -> io::Result<T>,
 ) -> io::Result<(T, TempPath)> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        ^ ((std::process::id() as u64) << 32);
     for _ in 0..100 {
-        let n = seed.wrapping_add(
-            COUNTER
-                .fetch_add(1, Ordering::Relaxed)
-                .wrapping_mul(0x9e37_79b9),
-        );
         let mut file_name = OsString::from(".");
         file_name.push(name);
-        file_name.push(format!(".{:08x}.tmp", n as u32));
+        file_name.push(format!(".{}.tmp", crate::temp::random_hex(8)));
         let path = dir.join(file_name);
         let recorded = staging::remove_on_signal(&path);
         match make(&path) {

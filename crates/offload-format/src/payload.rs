@@ -1,8 +1,7 @@
 //! What an offload entry's bytes are, and which target they were built for.
 //!
-//! [`classify`] looks at the first bytes (and, for ELF files, at the header
-//! fields the caller read with its ELF reader, [`ElfFacts`]) and names the
-//! payload: an AMDGPU code object with the processor and `xnack`/`sramecc`
+//! [`classify`] looks at the first bytes (through the crate's sniffer and,
+//! for ELF files, its ELF header reader) and names the payload: an AMDGPU code object with the processor and `xnack`/`sramecc`
 //! settings from its `e_flags` ([`amdgpu_target`]), an NVIDIA cubin with its
 //! SM ([`cuda_sm`]), PTX text, SPIR-V, LLVM bitcode, a nested offload
 //! container, a host object, or unknown bytes.
@@ -12,6 +11,8 @@
 //! code object v3 (one bit each, on or off) and v4 and later (two bits
 //! each: unsupported, any, off, on).
 
+use crate::identify::{identify, FileKind};
+use crate::objfile::elf;
 use crate::target_id::TargetId;
 use crate::triple::Triple;
 
@@ -22,8 +23,7 @@ pub const EM_CUDA: u16 = 190;
 /// `EI_OSABI` of AMD HSA code objects.
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 
-/// The ELF header fields [`classify`] needs, read by the caller's ELF
-/// reader.
+/// The ELF header fields [`classify`] needs ([`elf_facts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ElfFacts {
     /// ELF64 (else ELF32).
@@ -331,57 +331,68 @@ impl Payload {
     }
 }
 
-/// The SPIR-V magic, as a little-endian word.
-pub const SPIRV_MAGIC: u32 = 0x0723_0203;
+/// The ELF header fields of `data`, read with [`crate::objfile::elf`];
+/// `None` when `data` is not an ELF file or its header is cut short.
+pub fn elf_facts(data: &[u8]) -> Option<ElfFacts> {
+    if !elf::has_elf_magic(data) {
+        return None;
+    }
+    let class = elf::ident_class(data).ok()?;
+    let h = elf::parse_header(data, class)?;
+    Some(ElfFacts {
+        is_64: class.is64,
+        machine: h.machine,
+        flags: h.flags,
+        os_abi: h.os_abi,
+        abi_version: h.abi_version,
+        file_type: h.e_type,
+    })
+}
 
-/// Names the payload `data`. `elf` holds the header fields of an ELF
-/// payload (read by the caller's ELF reader; `None` for anything else or an
-/// ELF file too damaged to read).
-pub fn classify(data: &[u8], elf: Option<ElfFacts>) -> Payload {
+/// What an ELF file with these header fields is.
+pub fn classify_elf(e: ElfFacts) -> Payload {
+    match e.machine {
+        EM_AMDGPU => Payload::AmdgpuCodeObject(amdgpu_target(
+            e.flags,
+            (e.os_abi == ELFOSABI_AMDGPU_HSA).then_some(e.abi_version),
+        )),
+        EM_CUDA => Payload::Cubin {
+            sm: cuda_sm(e.flags, e.abi_version),
+        },
+        machine => Payload::Elf { machine },
+    }
+}
+
+/// Names the payload `data` from its first bytes: the file-type sniffer
+/// ([`identify`]) for everything with a magic, the ELF header for ELF
+/// files, and a look at the text for PTX.
+pub fn classify(data: &[u8]) -> Payload {
     if data.is_empty() {
         return Payload::Empty;
     }
-    if let Some(e) = elf {
-        return match e.machine {
-            EM_AMDGPU => Payload::AmdgpuCodeObject(amdgpu_target(
-                e.flags,
-                (e.os_abi == ELFOSABI_AMDGPU_HSA).then_some(e.abi_version),
-            )),
-            EM_CUDA => Payload::Cubin {
-                sm: cuda_sm(e.flags, e.abi_version),
-            },
-            machine => Payload::Elf { machine },
-        };
-    }
-    let word = data
-        .get(..4)
-        .and_then(|b| b.try_into().ok())
-        .map(u32::from_le_bytes);
-    if word == Some(SPIRV_MAGIC) || word == Some(SPIRV_MAGIC.swap_bytes()) {
-        return Payload::SpirV;
-    }
-    if data.starts_with(&crate::bitcode::RAW_MAGIC) {
-        return Payload::Bitcode { wrapper: false };
-    }
-    if data.starts_with(&crate::bitcode::WRAPPER_MAGIC) {
-        return Payload::Bitcode { wrapper: true };
-    }
+    // The sniffer, as LLVM, names only bundles whose entry count starts
+    // with "__"; the bundle reader's check sees them all.
     if crate::bundle::has_magic(data) {
         return Payload::Bundle;
     }
-    if data.starts_with(&crate::ccob::MAGIC) {
-        return Payload::Ccob;
+    match identify(data) {
+        FileKind::Elf(_) => elf_facts(data).map_or(Payload::Unknown, classify_elf),
+        FileKind::Coff { .. } | FileKind::CoffImport | FileKind::CoffClGl => {
+            Payload::Object("COFF")
+        }
+        FileKind::Pe => Payload::Object("PE"),
+        FileKind::MachO(_) | FileKind::MachOUniversal => Payload::Object("Mach-O"),
+        FileKind::Archive | FileKind::ThinArchive => Payload::Object("archive"),
+        FileKind::Spirv => Payload::SpirV,
+        FileKind::Bitcode => Payload::Bitcode { wrapper: false },
+        FileKind::BitcodeWrapper => Payload::Bitcode { wrapper: true },
+        FileKind::OffloadBundle => Payload::Bundle,
+        FileKind::Ccob => Payload::Ccob,
+        FileKind::OffloadBinary => Payload::OffloadBinary,
+        FileKind::NvFatbin => Payload::Fatbin,
+        _ if looks_like_ptx(data) => Payload::Ptx,
+        _ => Payload::Unknown,
     }
-    if data.starts_with(&crate::offload_binary::MAGIC) {
-        return Payload::OffloadBinary;
-    }
-    if crate::fatbin::has_magic(data) {
-        return Payload::Fatbin;
-    }
-    if looks_like_ptx(data) {
-        return Payload::Ptx;
-    }
-    Payload::Unknown
 }
 
 /// PTX text: printable ASCII whose first directives include `.version`
@@ -460,42 +471,53 @@ mod tests {
         assert_eq!(cuda_sm(0x5a055a, 7), 90);
         assert_eq!(cuda_sm(0x5007802, 8), 120);
         assert_eq!(
-            classify(b"\x7fELF", Some(facts(EM_CUDA, 0x320532, 51, 7))),
+            classify_elf(facts(EM_CUDA, 0x320532, 51, 7)),
             Payload::Cubin { sm: 50 }
         );
     }
 
     #[test]
     fn classify_by_magic() {
-        assert_eq!(classify(b"", None), Payload::Empty);
-        assert_eq!(classify(&[3, 2, 0x23, 7, 0], None), Payload::SpirV);
+        assert_eq!(classify(b""), Payload::Empty);
+        assert_eq!(classify(&[3, 2, 0x23, 7, 0]), Payload::SpirV);
         assert_eq!(
-            classify(b"BC\xC0\xDE\x35", None),
+            classify(b"BC\xC0\xDE\x35"),
             Payload::Bitcode { wrapper: false }
         );
         assert_eq!(
-            classify(&[0xDE, 0xC0, 0x17, 0x0B, 0], None),
+            classify(&[0xDE, 0xC0, 0x17, 0x0B, 0]),
             Payload::Bitcode { wrapper: true }
         );
         assert_eq!(
-            classify(b"__CLANG_OFFLOAD_BUNDLE__\0", None),
+            classify(b"__CLANG_OFFLOAD_BUNDLE__\x02\0\0\0\0\0\0\0"),
             Payload::Bundle
         );
-        assert_eq!(classify(b"CCOB\x03\0\x01\0", None), Payload::Ccob);
+        assert_eq!(classify(b"CCOB\x03\0\x01\0"), Payload::Ccob);
+        assert_eq!(classify(&[0x10, 0xFF, 0x10, 0xAD]), Payload::OffloadBinary);
+        assert_eq!(classify(b"//\n.version 8.8\n.target sm_90\n"), Payload::Ptx);
+        assert_eq!(classify(b"random"), Payload::Unknown);
+        // An ELF64 header: AMDGPU, HSA ABI version 3 (code object v5),
+        // gfx90a with xnack on and sramecc any.
+        let mut elf = b"\x7fELF\x02\x01\x01\x40\x03".to_vec();
+        elf.resize(64, 0);
+        elf[18..20].copy_from_slice(&EM_AMDGPU.to_le_bytes());
+        elf[48..52].copy_from_slice(&0x73fu32.to_le_bytes());
+        let p = classify(&elf);
+        assert_eq!(p.target().as_deref(), Some("gfx90a:xnack+"));
+        match p {
+            Payload::AmdgpuCodeObject(t) => {
+                assert_eq!(t.code_object_version, Some(5));
+                assert_eq!(t.sramecc, Feature::Any);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Cut short: not an ELF file any more.
+        assert_eq!(classify(&elf[..40]), Payload::Unknown);
         assert_eq!(
-            classify(&[0x10, 0xFF, 0x10, 0xAD], None),
-            Payload::OffloadBinary
-        );
-        assert_eq!(
-            classify(b"//\n.version 8.8\n.target sm_90\n", None),
-            Payload::Ptx
-        );
-        assert_eq!(classify(b"random", None), Payload::Unknown);
-        assert_eq!(
-            classify(b"\x7fELF", Some(facts(62, 0, 0, 0))),
+            classify_elf(facts(62, 0, 0, 0)),
             Payload::Elf { machine: 62 }
         );
-        let p = classify(b"\x7fELF", Some(facts(EM_AMDGPU, 0x32f, 64, 3)));
+        let p = classify_elf(facts(EM_AMDGPU, 0x32f, 64, 3));
         assert_eq!(p.target().as_deref(), Some("gfx906:xnack+"));
         assert_eq!(p.name(), "amdgpu-code-object");
     }
