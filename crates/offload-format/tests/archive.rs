@@ -649,3 +649,24 @@ fn broken_elf_members_fail_with_llvm_messages() {
     assert_eq!(&bytes[8..10], b"/ ");
     assert_eq!(&bytes[68..76], &[0, 0, 0, 0, 0, 0, 0, 0]);
 }
+
+/// Found by `cargo xtask mutate`: a thin member whose name holds a NUL
+/// byte. LLVM opens it as a C string, so the part before the NUL is the
+/// path (`'<whole name>': No such file or directory` when that does not
+/// exist), where Rust would refuse the whole name ("file name contained an
+/// unexpected NUL byte").
+#[test]
+fn thin_member_names_end_at_a_nul_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let lib = Path::new("d/lib.a");
+    let path = |name: &[u8]| {
+        offload_format::archive::thin_member_path(lib, name)
+            .as_os_str()
+            .as_bytes()
+            .to_vec()
+    };
+    assert_eq!(path(b"blob\0\x01b/a.o"), b"d/blob");
+    assert_eq!(path(b"/dev\xff\0\0o"), b"/dev\xff");
+    assert_eq!(path(b"\0x.o"), b"");
+    assert_eq!(path(b"x.o"), b"d/x.o");
+}

@@ -335,6 +335,14 @@ fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
     a.extend(ar_header("/99", 4));
     a.extend_from_slice(b"data");
     v.push(("archive-long-name-past-table.a", a));
+    // Found by `cargo xtask mutate`: a thin member name holding a NUL byte
+    // (LLVM opens the part before it; Rust refuses the whole name).
+    let table = b"missing\0\xffx.o/\n";
+    let mut a = b"!<thin>\n".to_vec();
+    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
+    a.extend_from_slice(table);
+    a.extend(ar_header("/0", 100));
+    v.push(("archive-thin-nul-name.a", a));
 }
 
 // -------------------------------------------------------- offload binaries

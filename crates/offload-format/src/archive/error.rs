@@ -57,6 +57,24 @@ impl fmt::Display for ArchiveError {
     }
 }
 
+impl ArchiveError {
+    /// The message as bytes: [`Display`](fmt::Display)'s text, except that
+    /// a thin member's name is given as stored (LLVM prints names that are
+    /// not UTF-8 byte for byte).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            ArchiveError::ThinMember { name, error } => {
+                let mut m = b"'".to_vec();
+                m.extend_from_slice(name);
+                m.extend_from_slice(b"': ");
+                m.extend_from_slice(crate::llvm::os_error_text(error).as_bytes());
+                m
+            }
+            other => other.to_string().into_bytes(),
+        }
+    }
+}
+
 impl std::error::Error for ArchiveError {}
 
 /// A non-fatal problem found while writing an archive: a bitcode member

@@ -578,8 +578,15 @@ impl<'a> Iterator for Members<'_, 'a> {
 }
 
 /// The path LLVM reads a thin member from: the stored name if absolute,
-/// else the name relative to the archive's directory.
+/// else the name relative to the archive's directory. LLVM hands the path
+/// to the system as a C string, so a name holding a NUL byte is read as
+/// the part before it (the messages still quote the whole name).
 pub fn thin_member_path(archive_path: &Path, name: &[u8]) -> PathBuf {
+    let name = name.split(|&b| b == 0).next().unwrap_or(name);
+    if name.is_empty() {
+        // Opening "" fails with ENOENT, as LLVM's open of an empty string.
+        return PathBuf::new();
+    }
     let name = bytes_to_path(name);
     if name.is_absolute() {
         return name;

@@ -136,12 +136,13 @@ pub enum ExtractError {
         error: ReadError,
     },
     /// An ELF, COFF or archive container is malformed; the message is
-    /// LLVM's text for the problem.
+    /// LLVM's text for the problem (bytes: it may quote a file name that
+    /// is not UTF-8).
     Container {
         /// Name of the container.
         source: Vec<u8>,
         /// LLVM's message.
-        message: String,
+        message: Vec<u8>,
     },
     /// Bitcode that cannot be read as a module.
     Bitcode {
@@ -155,13 +156,14 @@ pub enum ExtractError {
 impl ExtractError {
     /// The message LLVM 22 prints for this problem, or `None` when LLVM 22
     /// does not detect it (it reads out of bounds instead).
-    pub fn llvm_message(&self) -> Option<String> {
+    pub fn llvm_message(&self) -> Option<Vec<u8>> {
         match self {
-            ExtractError::Binary { error, .. } => {
-                error.kind.is_llvm_error().then(|| error.kind.to_string())
-            }
+            ExtractError::Binary { error, .. } => error
+                .kind
+                .is_llvm_error()
+                .then(|| error.kind.to_string().into_bytes()),
             ExtractError::Container { message, .. } => Some(message.clone()),
-            ExtractError::Bitcode { .. } => Some("Failed to create module".to_string()),
+            ExtractError::Bitcode { .. } => Some(b"Failed to create module".to_vec()),
         }
     }
 
@@ -179,7 +181,9 @@ impl fmt::Display for ExtractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExtractError::Binary { error, .. } => write!(f, "{error}"),
-            ExtractError::Container { message, .. } => f.write_str(message),
+            ExtractError::Container { message, .. } => {
+                f.write_str(&String::from_utf8_lossy(message))
+            }
             ExtractError::Bitcode { detail, .. } => write!(f, "Failed to create module: {detail}"),
         }
     }
@@ -250,7 +254,7 @@ fn extract_into<'a>(
 ) -> Result<(), ExtractError> {
     let container = |message: String| ExtractError::Container {
         source: source.to_vec(),
-        message,
+        message: message.into_bytes(),
     };
     match identify(&data) {
         FileKind::OffloadBinary => binaries_of(data, source, out),
@@ -309,7 +313,7 @@ fn archive_members<'a>(
     use std::os::unix::ffi::OsStrExt;
     let container = |e: crate::archive::ArchiveError| ExtractError::Container {
         source: source.to_vec(),
-        message: e.to_string(),
+        message: e.to_bytes(),
     };
     let archive = crate::archive::Archive::parse(data).map_err(container)?;
     let path = std::path::Path::new(std::ffi::OsStr::from_bytes(source));
