@@ -593,10 +593,39 @@ fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&
         // the first member, or member data past the end of the archive.
         return Some("damaged archive reported (compat: device archives)");
     }
-    if llvm.status == 0 && llvm_text.is_empty() && ours.status == 1 {
-        // LLVM wrote something from a damaged input without a word: ours
-        // says what is damaged (policy 1, out-of-bounds reads) -- listed.
-        return Some("we refuse where LLVM reads out of bounds or writes a corrupt output (compat policy 1/4)");
+    if llvm.status == 0 && ours.status == 1 {
+        // LLVM went on without a word where we refuse: only the refusals
+        // compat.md lists count as policy.
+        if ours_text.contains("truncated offload binary: the") {
+            // Offload wrappers: 22 reads out of bounds and embeds pointers
+            // outside the image.
+            return Some("packaged input outside the file refused (compat: offload wrappers)");
+        }
+        if ours_text.contains("cannot be removed because it is referenced by the section")
+            && seed_format == Format::Object
+        {
+            // llvm-objcopy 22 drops the symbol and keeps what refers to it:
+            // an object llvm-objcopy itself cannot read back.
+            return Some(
+                "host llvm-objcopy 22 would leave unreadable refused (compat: object bundles 3)",
+            );
+        }
+        if ours_text.contains("has a size or ID length beyond 64 bits") {
+            return Some("bundle header sums wrapping past 2^64 refused (compat: bundler)");
+        }
+        if seed_format == Format::Ccob
+            && [
+                "Could not decompress embedded file contents",
+                "Compressed bundle header size too small",
+            ]
+            .iter()
+            .any(|t| ours_text.contains(t))
+        {
+            // A payload cut at its recorded total size, a recorded size
+            // beyond what the data gives (or than the memory bound
+            // allows), a cut CCOB after a first one.
+            return Some("CCOB sizes checked (compat policy 5)");
+        }
     }
     None
 }

@@ -113,6 +113,23 @@ fn group_entry_size_is_rewritten_as_objcopy_does() {
     assert!(got == want, "host extraction differs from LLVM 22's");
 }
 
+/// Found by `cargo xtask mutate`: extracting the host from a fat object
+/// whose group signature symbol lives in a bundle section.
+/// clang-offload-bundler-22 succeeds, but its llvm-objcopy drops the
+/// symbol and keeps the group pointing at it: `llvm-objcopy-22` itself
+/// then rejects the result ("info field value '2' in section '.group' is
+/// not a valid symbol index"). We refuse, with the message llvm-objcopy
+/// gives for the unbundled object (compat policy 4, no corrupt outputs).
+#[test]
+fn a_group_signature_in_a_bundle_section_is_refused() {
+    let fat = read("edge/group_signature_in_bundle.add.out");
+    let err = ob::strip_bundle_sections(&fat).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "symbol 'sig' cannot be removed because it is referenced by the section '.group'"
+    );
+}
+
 #[test]
 fn listing_matches_llvm_22() {
     let mut checked = 0;
