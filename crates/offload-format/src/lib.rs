@@ -28,6 +28,7 @@
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
 #![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod archive;
 pub mod bitcode;
