@@ -51,7 +51,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "mutate",
         mutate::run,
-        "differential mutation testing against LLVM 22: crashes, hangs, differences [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR]",
+        "differential mutation testing against LLVM 22: crashes, hangs, differences [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--replay DIR]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -17,7 +17,7 @@
 //! Findings (the input bytes, the command line, both outcomes) are written
 //! under `--findings DIR` (default `target/mutate/findings`), a few per
 //! class and command, to become regression tests. At most two cases run
-//! at once.
+//! at once. `--replay DIR` runs saved findings again (after a fix).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{our_bin_dir, reference_tool, run_with_timeout, workspace_root, Rng};
 
-const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR]";
+const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR] [--replay FINDINGS-DIR]";
 
 /// Our tools run under this address-space limit.
 const MEMORY_LIMIT: u64 = 512 << 20;
@@ -647,6 +647,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut max_size = 256 * 1024;
     let mut findings = workspace_root().join("target/mutate/findings");
     let mut bin_dir: Option<PathBuf> = None;
+    let mut replay_dir: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value ({USAGE})"));
@@ -683,8 +684,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
             "--findings" => findings = PathBuf::from(value("--findings")?),
             "--bin-dir" => bin_dir = Some(PathBuf::from(value("--bin-dir")?)),
+            "--replay" => replay_dir = Some(PathBuf::from(value("--replay")?)),
             other => return Err(format!("unknown argument '{other}' ({USAGE})")),
         }
+    }
+    if let Some(dir) = replay_dir {
+        let bin_dir = match bin_dir {
+            Some(d) => fs::canonicalize(&d).map_err(|e| format!("{}: {e}", d.display()))?,
+            None => our_bin_dir()?,
+        };
+        return replay(&dir, &bin_dir);
     }
     if seconds.is_none() && cases.is_none() {
         cases = Some(1000);
@@ -781,6 +790,111 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
+/// The outcome class of one case (see the module comment).
+fn classify(format: Format, input: &[u8], ours: &Run, llvm: &Run) -> String {
+    let ours_text = String::from_utf8_lossy(&ours.stderr);
+    if ours.status == -1 {
+        "HANG (ours timed out)".into()
+    } else if ours.status >= 128 || ours_text.contains("panicked") {
+        if ours_text.contains("memory allocation") || ours.status == 134 {
+            "CRASH (ours aborted: memory bound?)".into()
+        } else {
+            "CRASH (ours)".into()
+        }
+    } else if !llvm_clean(llvm) {
+        "llvm not clean (crash/hang/stack dump)".into()
+    } else if ours == llvm {
+        format!("same (exit {})", llvm.status)
+    } else if let Some(p) = policy(format, input, ours, llvm) {
+        format!("policy: {p}")
+    } else {
+        let mut parts = Vec::new();
+        if ours.status != llvm.status {
+            parts.push("status");
+        }
+        if ours.stdout != llvm.stdout {
+            parts.push("stdout");
+        }
+        if ours.stderr != llvm.stderr {
+            parts.push("stderr");
+        }
+        if ours.files != llvm.files {
+            parts.push("files");
+        }
+        format!("DIFF {}", parts.join("+"))
+    }
+}
+
+/// Runs the findings under `dir` again (each `case.txt` with its `in`),
+/// and prints what each gives now: how findings are checked after a fix.
+fn replay(dir: &Path, bin_dir: &Path) -> Result<(), String> {
+    let mut cases = Vec::new();
+    walk(dir, &mut cases);
+    cases.retain(|p| p.file_name().is_some_and(|n| n == "case.txt"));
+    cases.sort();
+    let scratch = std::env::temp_dir().join(format!("mutate-replay-{}", std::process::id()));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for case in &cases {
+        let text = fs::read(case).map_err(|e| format!("{}: {e}", case.display()))?;
+        let text = String::from_utf8_lossy(&text);
+        let Some(command) = text.lines().find_map(|l| l.strip_prefix("command: ")) else {
+            continue;
+        };
+        let mut words = command.split(' ').map(str::to_string);
+        let Some(tool) = words.next() else { continue };
+        let args: Vec<String> = words.collect();
+        let input = fs::read(case.with_file_name("in")).map_err(|e| e.to_string())?;
+        let Some(format) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("seed input: "))
+            .and_then(|p| fs::read(p).ok())
+            .and_then(|b| Format::sniff(&b))
+        else {
+            continue;
+        };
+        let tool: &'static str = match tool.as_str() {
+            "clang-offload-bundler" => "clang-offload-bundler",
+            "llvm-offload-binary" => "llvm-offload-binary",
+            "clang-offload-packager" => "clang-offload-packager",
+            "llvm-offload-wrapper" => "llvm-offload-wrapper",
+            _ => continue,
+        };
+        let Some(llvm_exe) = reference_tool(tool)
+            .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool)))
+        else {
+            continue;
+        };
+        let ours = run_one(
+            &bin_dir.join(tool),
+            tool,
+            &args,
+            &input,
+            &scratch.join("ours"),
+            true,
+        );
+        let llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
+        let class = classify(format, &input, &ours, &llvm);
+        let before = case
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        println!("{}: {before} -> {class}", case.display());
+        *counts
+            .entry(format!(
+                "{before} -> {}",
+                class.split(" (exit").next().unwrap_or("")
+            ))
+            .or_default() += 1;
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    println!("replayed {} findings:", cases.len());
+    for (k, n) in counts {
+        println!("{n:6}  {k}");
+    }
+    Ok(())
+}
+
 fn one_case(
     seed: u64,
     i: usize,
@@ -803,37 +917,7 @@ fn one_case(
     };
     let ours = run_one(&ours_exe, tool, &args, &input, &scratch.join("ours"), true);
     let llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
-    let ours_text = String::from_utf8_lossy(&ours.stderr);
-    let class: String = if ours.status == -1 {
-        "HANG (ours timed out)".into()
-    } else if ours.status >= 128 || ours_text.contains("panicked") {
-        if ours_text.contains("memory allocation") || ours.status == 134 {
-            "CRASH (ours aborted: memory bound?)".into()
-        } else {
-            "CRASH (ours)".into()
-        }
-    } else if !llvm_clean(&llvm) {
-        "llvm not clean (crash/hang/stack dump)".into()
-    } else if ours == llvm {
-        format!("same (exit {})", llvm.status)
-    } else if let Some(p) = policy(s.format, &input, &ours, &llvm) {
-        format!("policy: {p}")
-    } else {
-        let mut parts = Vec::new();
-        if ours.status != llvm.status {
-            parts.push("status");
-        }
-        if ours.stdout != llvm.stdout {
-            parts.push("stdout");
-        }
-        if ours.stderr != llvm.stderr {
-            parts.push("stderr");
-        }
-        if ours.files != llvm.files {
-            parts.push("files");
-        }
-        format!("DIFF {}", parts.join("+"))
-    };
+    let class = classify(s.format, &input, &ours, &llvm);
     let keep = {
         let mut t = tally.lock().unwrap();
         t.cases += 1;
