@@ -12,6 +12,7 @@
 pub mod cl;
 pub mod diag;
 pub mod fsio;
+pub mod ident;
 mod mapped;
 mod response;
 mod splice;

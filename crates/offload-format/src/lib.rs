@@ -20,6 +20,12 @@
 //! | [`device_archive`] | heterogeneous device archives (`-unbundle -type=a`) |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
+//!
+//! [`ccob::libraries`] says which libzstd and zlib a build links.
+//!
+//! The crate's README follows, with its example (run as a doctest).
+//!
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 pub mod archive;
