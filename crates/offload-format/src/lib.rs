@@ -6,6 +6,9 @@
 //!
 //! | module | format |
 //! |---|---|
+//! | [`bytes`] | bounds-checked, zero-copy reading of byte buffers |
+//! | [`identify`] | what a file is, from its magic bytes |
+//! | [`objfile`] | sections of ELF, COFF/PE and Mach-O files |
 //! | [`offload_binary`] | the 0x10FF10AD offload binary (`llvm-offload-binary`) |
 //! | [`string_table`] | ELF-style tail-merged string tables |
 //! | [`hash`] | LLVM's hash functions and hash-table iteration orders |
@@ -31,11 +34,14 @@
 pub mod archive;
 pub mod bitcode;
 pub mod bundle;
+pub mod bytes;
 pub mod ccob;
 pub mod device_archive;
 pub mod entry_id;
 pub mod hash;
+pub mod identify;
 pub mod object_bundle;
+pub mod objfile;
 pub mod offload_binary;
 pub mod string_table;
 pub mod target_id;
