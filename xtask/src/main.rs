@@ -11,6 +11,7 @@ mod harness;
 mod hostile;
 mod identity;
 mod install;
+mod tidy;
 
 use std::process::ExitCode;
 
