@@ -34,6 +34,7 @@
 //!
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod archive;
 pub mod bitcode;
