@@ -17,10 +17,12 @@ pub enum Origin {
 pub struct Libraries {
     /// libzstd's version, as the library reports it (`ZSTD_versionString`).
     pub zstd_version: &'static str,
+    /// Where the linked libzstd comes from.
     pub zstd: Origin,
     /// The deflate implementation: `"zlib"` (C zlib, system or bundled by
     /// libz-sys) or `"miniz_oxide"` (pure Rust).
     pub deflate: &'static str,
+    /// Where the deflate implementation comes from (pure Rust is bundled).
     pub zlib: Origin,
 }
 
