@@ -10,7 +10,7 @@
 use std::process::Command;
 
 use crate::harness::workspace_root;
-use crate::{bench, conformance, e2e, fuzz};
+use crate::{bench, conformance, e2e, fuzz, identity, install};
 
 /// One step: its name (for `--from` / `--only`), what it checks, and how.
 struct Step {
@@ -49,20 +49,22 @@ const STEPS: &[Step] = &[
         run: || cargo(&["test", "--workspace", "--locked"], &[]),
     },
     Step {
-        name: "system-compression",
-        what: "format library against the system zstd and zlib (byte identity with LLVM's compression)",
+        name: "bundled-compression",
+        what: "bundled-compression fallback (no system libzstd/zlib: --no-default-features)",
+        run: bundled_compression,
+    },
+    Step {
+        name: "compress-identity",
+        what: "compression byte-identical to LLVM 22 (1 KiB to 256 MiB, clang-22 -B), peak memory",
+        run: || identity::run(&[]),
+    },
+    Step {
+        name: "install",
+        what: "install into a clean prefix",
         run: || {
-            cargo(
-                &[
-                    "test",
-                    "-p",
-                    "offload-format",
-                    "--features",
-                    "system-compression",
-                    "--locked",
-                ],
-                &[],
-            )
+            let prefix = tempfile::tempdir().map_err(|e| format!("a temporary prefix: {e}"))?;
+            let prefix = prefix.path().to_string_lossy().into_owned();
+            install::run(&args(&["--prefix", &prefix, "--check"]))
         },
     },
     Step {
@@ -131,6 +133,77 @@ fn status(mut cmd: Command, shown: &str) -> Result<(), String> {
     } else {
         Err(format!("{shown} failed ({st})"))
     }
+}
+
+/// The workspace run linked the system libraries; here the format library
+/// and the bundler with the bundled zstd and pure-Rust deflate, and the
+/// build says so loudly: a build warning (the build script reruns when
+/// touched) and the identification line of `--version`.
+fn bundled_compression() -> Result<(), String> {
+    cargo(
+        &[
+            "test",
+            "-p",
+            "offload-format",
+            "-p",
+            "zstd-stable-in",
+            "--locked",
+        ],
+        &[],
+    )?;
+    cargo(
+        &[
+            "test",
+            "-p",
+            "clang-offload-bundler",
+            "--no-default-features",
+            "--locked",
+        ],
+        &[],
+    )?;
+    let root = workspace_root();
+    std::fs::File::options()
+        .append(true)
+        .open(root.join("crates/clang-offload-bundler/build.rs"))
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .map_err(|e| format!("touching the bundler's build.rs: {e}"))?;
+    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo_bin)
+        .current_dir(&root)
+        .args([
+            "build",
+            "-p",
+            "clang-offload-bundler",
+            "--no-default-features",
+            "--locked",
+        ])
+        .output()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    let log = String::from_utf8_lossy(&built.stderr);
+    eprint!("{log}");
+    if !built.status.success() {
+        return Err("cargo build --no-default-features failed".into());
+    }
+    if !log.lines().any(|l| {
+        l.starts_with("warning: clang-offload-bundler@")
+            && l.contains("built with the bundled zstd")
+    }) {
+        return Err("no build warning saying the bundler is built with the bundled zstd".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let version = Command::new(target.join("debug/clang-offload-bundler"))
+        .arg("--version")
+        .env("OFFLOAD_TOOLS_VERSION", "1")
+        .output()
+        .map_err(|e| format!("running clang-offload-bundler --version: {e}"))?;
+    let text = String::from_utf8_lossy(&version.stdout);
+    eprint!("{text}");
+    if !text.contains("zstd 1.5.7 (bundled)") {
+        return Err("--version does not say zstd 1.5.7 (bundled)".into());
+    }
+    Ok(())
 }
 
 /// The `rust-version` the workspace declares.
