@@ -9,6 +9,7 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod json;
 
 use std::process::ExitCode;
 
@@ -29,7 +30,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "e2e",
         e2e::run,
-        "real clang-22 builds that use our tools through -B [AREA...]",
+        "real clang-22 builds that use our tools through -B; `realworld` (only when named: downloads) checks `offload` on real libraries [AREA...]",
     ),
     (
         "bench",
