@@ -10,6 +10,7 @@ mod fuzz;
 mod harness;
 mod hostile;
 mod json;
+mod tidy;
 
 use std::process::ExitCode;
 
