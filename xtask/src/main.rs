@@ -3,12 +3,16 @@
 //! Every task CI runs is a task here, so a local run and CI do the same thing.
 
 mod bench;
+mod ci;
 mod conformance;
 mod e2e;
 mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod identity;
+mod install;
+mod json;
 mod mutate;
 mod tidy;
 
@@ -17,7 +21,7 @@ use std::process::ExitCode;
 type Task = fn(&[String]) -> Result<(), String>;
 
 /// (name, entry point, one-line help)
-const TASKS: &[(&str, Task, &str)] = &[
+pub(crate) const TASKS: &[(&str, Task, &str)] = &[
     (
         "fixtures",
         fixtures::run,
@@ -31,7 +35,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "e2e",
         e2e::run,
-        "real clang-22 builds that use our tools through -B [AREA...]",
+        "real clang-22 builds that use our tools through -B; `realworld` (only when named: downloads) checks `offload` on real libraries [AREA...]",
     ),
     (
         "bench",
@@ -53,19 +57,22 @@ const TASKS: &[(&str, Task, &str)] = &[
         mutate::run,
         "differential mutation testing against LLVM 22: crashes, hangs, differences [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--replay DIR]",
     ),
-    ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
+    (
+        "compress-identity",
+        identity::run,
+        "-compress and clang-22 --offload-compress against LLVM 22: identical bytes, peak memory [--sizes 1K,11K,1M,64M,256M] [--bin-dir DIR]",
+    ),
+    (
+        "install",
+        install::run,
+        "build every tool in release mode and install bin/, man pages and completions under a prefix --prefix DIR [--vendored] [--check]",
+    ),
+    (
+        "ci",
+        ci::run,
+        "everything CI runs, in order (.ci/run installs the reference tools, then calls this) [--from STEP] [--only STEP] [--list]",
+    ),
 ];
-
-fn ci(args: &[String]) -> Result<(), String> {
-    // Run both suites even when the first fails, so one CI run shows all.
-    let results = [conformance::run(args), e2e::run(args)];
-    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
-}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

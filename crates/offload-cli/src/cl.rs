@@ -409,6 +409,11 @@ impl Parser<'_> {
             }
             Generic::Version => {
                 self.out.extend_from_slice((self.spec.version)().as_bytes());
+                if crate::ident::requested() {
+                    let tool = self.prog.to_string_lossy();
+                    let text = crate::ident::identification(&tool);
+                    self.out.extend_from_slice(text.as_bytes());
+                }
                 Some(ExitCode::SUCCESS)
             }
             Generic::Flag => {
