@@ -392,7 +392,8 @@ fn check_and_layout(
     layout(&sizes, align)
 }
 
-fn write_zeros<W: Write>(out: &mut W, mut n: u64) -> io::Result<()> {
+/// Writes `n` zero bytes (padding) without allocating them.
+pub fn write_zeros<W: Write + ?Sized>(out: &mut W, mut n: u64) -> io::Result<()> {
     const ZEROS: [u8; 4096] = [0; 4096];
     while n > 0 {
         let chunk = n.min(ZEROS.len() as u64) as usize;

@@ -427,7 +427,6 @@ fn thin_file(
 /// Writes a rewritten container at the output's position; zero runs
 /// become holes where the output can seek.
 fn write_pieces(f: &mut OutputFile, t: &Thinned<'_>) -> io::Result<()> {
-    const ZEROS: [u8; 4096] = [0; 4096];
     for p in &t.pieces {
         match p {
             Piece::Bytes(b) => f.write_all(b)?,
@@ -437,14 +436,7 @@ fn write_pieces(f: &mut OutputFile, t: &Thinned<'_>) -> io::Result<()> {
                     let n = i64::try_from(*n).map_err(io::Error::other)?;
                     file.seek(SeekFrom::Current(n))?;
                 }
-                None => {
-                    let mut left = *n;
-                    while left > 0 {
-                        let k = left.min(ZEROS.len() as u64) as usize;
-                        f.write_all(&ZEROS[..k])?;
-                        left -= k as u64;
-                    }
-                }
+                None => offload_format::bundle::write_zeros(f, *n)?,
             },
         }
     }
