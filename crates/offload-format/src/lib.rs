@@ -12,6 +12,7 @@
 //! | [`offload_binary`] | the 0x10FF10AD offload binary (`llvm-offload-binary`) |
 //! | [`string_table`] | ELF-style tail-merged string tables |
 //! | [`hash`] | LLVM's hash functions and hash-table iteration orders |
+//! | [`llvm`] | LLVM's small shared rules: integer parsing, OS error texts |
 //! | [`triple`] | LLVM target-triple normalisation |
 //! | [`target_id`] | AMDGPU target IDs and their compatibility rules |
 //! | [`entry_id`] | offload-bundle entry IDs (`<kind>-<triple>[-<target id>]`) |
@@ -39,6 +40,7 @@ pub mod fatbin;
 pub mod hash;
 pub mod hip_fatbin;
 pub mod identify;
+pub mod llvm;
 pub mod object_bundle;
 pub mod objfile;
 pub mod offload_binary;
