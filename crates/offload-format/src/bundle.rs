@@ -347,7 +347,7 @@ pub fn write<W: Write>(out: &mut W, entries: &[(&[u8], &[u8])], align: u32) -> i
     Ok(())
 }
 
-/// The header [`write`] gives a bundle of entries with these IDs and data
+/// The header [`write()`] gives a bundle of entries with these IDs and data
 /// sizes, in this order: returns the header bytes, each entry's data
 /// offset and the bundle's total size. The data follows the header, each
 /// entry at its offset, zero bytes between.
@@ -368,7 +368,7 @@ pub fn header(
     Ok((out, offsets, total))
 }
 
-/// Validates `entries` for [`write`] and returns the size of the bundle it
+/// Validates `entries` for [`write()`] and returns the size of the bundle it
 /// would write.
 pub fn written_size(entries: &[(&[u8], &[u8])], align: u32) -> Result<u64, BundleError> {
     let sized: Vec<(&[u8], u64)> = entries
