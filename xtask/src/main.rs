@@ -11,6 +11,7 @@ mod harness;
 mod hostile;
 mod identity;
 mod install;
+mod json;
 mod tidy;
 
 use std::process::ExitCode;
@@ -32,7 +33,7 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
     (
         "e2e",
         e2e::run,
-        "real clang-22 builds that use our tools through -B [AREA...]",
+        "real clang-22 builds that use our tools through -B; `realworld` (only when named: downloads) checks `offload` on real libraries [AREA...]",
     ),
     (
         "bench",
