@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            diag.report(&e);
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }

@@ -85,7 +85,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            diag.report(&e);
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }
@@ -131,14 +131,12 @@ fn run(args: &Args) -> Result<(), offload_cli::Error> {
         Some(t) => String::from_utf8_lossy(t.as_bytes()).into_owned(),
         None => default_target_triple(),
     };
-    let module = wrapper::wrap_llvm22(kind, &triple, &images)
-        .map_err(|e| match e {
-            WrapError::TruncatedOffloadBinary { input, .. } => {
-                file_error(&args.inputs[input], &e.to_string())
-            }
-            other => other.to_string().into_bytes(),
-        })
-        .map_err(offload_cli::Error::bytes)?;
+    let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
+        WrapError::TruncatedOffloadBinary { input, .. } => {
+            offload_cli::Error::bytes(file_error(&args.inputs[input], &e.to_string()))
+        }
+        other => offload_cli::Error::msg(other.to_string()),
+    })?;
     let bitcode = module
         .to_bitcode()
         .map_err(|e| offload_cli::Error::msg(e.to_string()))?;
@@ -153,7 +151,19 @@ fn run(args: &Args) -> Result<(), offload_cli::Error> {
         let i = outputs.create(&output, false)?;
         bitcode.write_to(outputs.file(i))
     };
-    write(&mut outputs)
-        .and_then(|()| outputs.commit())
-        .map_err(|e| offload_cli::Error::io(&e))
+    // LLVM's message names no file; the explanation does.
+    let about = || {
+        if output.is_empty() {
+            b"no output file was given: -o <file> is required".to_vec()
+        } else {
+            let mut v = b"the file is '".to_vec();
+            v.extend_from_slice(output.as_bytes());
+            v.extend_from_slice(b"' (the -o output)");
+            v
+        }
+    };
+    write(&mut outputs).map_err(|e| offload_cli::Error::io(&e).explained(about()))?;
+    outputs
+        .commit()
+        .map_err(|e| offload_cli::Error::io(&e).explained(about()))
 }

@@ -29,10 +29,32 @@ impl Diag {
         self.emit(Some(b"error: "), b"\x1b[0;1;31m", msg.as_ref());
     }
 
-    /// Prints one of the tools' errors: `LLVM ERROR: <msg>` for LLVM's
-    /// fatal errors, else `<argv0>: error: <msg>`.
-    pub fn report(&self, e: &crate::Error) {
+    /// `<argv0>: warning: <msg>`
+    pub fn warning(&self, msg: impl AsRef<[u8]>) {
+        self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
+    }
+
+    /// `<argv0>: note: <msg>`, only when explanations are asked for
+    /// ([`crate::explain`]).
+    pub fn explain(&self, msg: impl AsRef<[u8]>) {
+        if crate::explain::enabled() {
+            self.emit(Some(b"note: "), b"\x1b[0;1;30m", msg.as_ref());
+        }
+    }
+
+    /// `<argv0>: warning: <msg>`, only when explanations are asked for.
+    pub fn explain_warning(&self, msg: impl AsRef<[u8]>) {
+        if crate::explain::enabled() {
+            self.warning(msg);
+        }
+    }
+
+    /// `<argv0>: error: <message>` for `e` (`LLVM ERROR: <message>` for
+    /// LLVM's fatal errors), then its explanation when explanations are
+    /// asked for.
+    pub fn fail(&self, e: &crate::error::Error) {
         if e.llvm_fatal {
+            // LLVM's fatal errors: `LLVM ERROR: <msg>`, no program name.
             let mut line = b"LLVM ERROR: ".to_vec();
             line.extend_from_slice(&e.message);
             line.push(b'\n');
@@ -40,11 +62,9 @@ impl Diag {
         } else {
             self.error(&e.message);
         }
-    }
-
-    /// `<argv0>: warning: <msg>`
-    pub fn warning(&self, msg: impl AsRef<[u8]>) {
-        self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
+        if let Some(x) = &e.explanation {
+            self.explain(x);
+        }
     }
 
     /// `warning: <msg>` with no program prefix.
