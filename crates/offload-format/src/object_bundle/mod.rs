@@ -37,7 +37,7 @@ pub use command::{
 pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
 pub use pieces::Pieces;
 
-use elf::ElfFile;
+use elf::{ElfExt, ElfFile};
 use pieces::{Data, PieceReader};
 
 /// Prefix of every bundle section name; the rest of the name is the entry ID.
@@ -191,9 +191,9 @@ impl<'a> ObjectFile<'a> {
 
     fn parse_data(data: Data<'a>) -> Result<Self, Error> {
         let inner = match sniff(data) {
-            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse_data(data)?),
+            Some(ObjectFormat::Elf) => Inner::Elf(elf::open(data)?),
             Some(ObjectFormat::Coff) if is_pe(data) => return Err(unsupported_pe()),
-            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse_data(data)?),
+            Some(ObjectFormat::Coff) => Inner::Coff(coff::open(data)?),
             Some(ObjectFormat::MachO) => Inner::MachO,
             Some(format) => return Err(unsupported_read(format)),
             None => return Err(Error::NotAnObject(NotObject::NotElf)),
@@ -242,8 +242,9 @@ impl<'a> ObjectFile<'a> {
         match &self.inner {
             Inner::Elf(elf) => Ok(elf
                 .section_name_table()
-                .and_then(|table| elf.section_name(i, table))?),
-            Inner::Coff(c) => c.section_name(i).map_err(Error::Coff),
+                .and_then(|table| elf.section_name(i, table))
+                .map_err(ElfError::from)?),
+            Inner::Coff(c) => c.section_name(i).map_err(|e| Error::Coff(e.into())),
             Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
         }
     }
@@ -252,8 +253,10 @@ impl<'a> ObjectFile<'a> {
     /// only reported when an entry is extracted.
     fn section_contents(&self, i: usize) -> Result<&'a [u8], Error> {
         match &self.inner {
-            Inner::Elf(elf) => elf.object_section_contents(i).map_err(Error::Elf),
-            Inner::Coff(c) => c.section_contents(i).map_err(Error::Coff),
+            Inner::Elf(elf) => elf
+                .object_section_contents(i)
+                .map_err(|e| Error::Elf(e.into())),
+            Inner::Coff(c) => c.section_contents(i).map_err(|e| Error::Coff(e.into())),
             Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
         }
     }
@@ -489,14 +492,18 @@ pub fn check_layout(data: &[u8]) -> Result<(), Error> {
     let mut regions: Vec<(u64, u64, String)> = Vec::new();
     regions.push((
         0,
-        elf.class.ehdr_size() as u64,
+        elf.class().ehdr_size() as u64,
         "the ELF header".to_string(),
     ));
-    if elf.ehdr.shoff != 0 {
-        let size = elf.section_count() as u64 * elf.class.shdr_size() as u64;
-        regions.push((elf.ehdr.shoff, size, "the section header table".to_string()));
+    if elf.header().shoff != 0 {
+        let size = elf.section_count() as u64 * elf.class().shdr_size() as u64;
+        regions.push((
+            elf.header().shoff,
+            size,
+            "the section header table".to_string(),
+        ));
     }
-    for (i, sh) in elf.shdrs.iter().enumerate().skip(1) {
+    for (i, sh) in elf.section_headers().iter().enumerate().skip(1) {
         if sh.sh_type == elf::SHT_NOBITS || sh.sh_type == elf::SHT_NULL || sh.size == 0 {
             continue;
         }

@@ -460,7 +460,18 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
             let (section_number, rest) = if self.bigobj {
                 (b.u32_at(12, LE).map(|n| n as i32), 16)
             } else {
-                (b.u16_at(12, LE).map(|n| i32::from(n as i16)), 14)
+                (
+                    // Numbers above the 16-bit section limit are the
+                    // reserved negative ones (LLVM's getSectionNumber).
+                    b.u16_at(12, LE).map(|n| {
+                        if n <= 0xfeff {
+                            i32::from(n)
+                        } else {
+                            i32::from(n as i16)
+                        }
+                    }),
+                    14,
+                )
             };
             let sym = Symbol {
                 index: i,
