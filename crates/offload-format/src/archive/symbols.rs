@@ -83,16 +83,19 @@ fn is_other_object(data: &[u8]) -> bool {
 }
 
 fn is_coff(data: &[u8]) -> bool {
-    use crate::offload_binary::extract::{identify, FileKind};
-    identify(data) == FileKind::Coff
+    matches!(
+        crate::identify::identify(data),
+        crate::identify::FileKind::Coff { .. }
+    )
 }
 
 fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     use object::{Object, ObjectSymbol, SymbolKind};
     // LLVM's own open-time checks and messages for COFF come first.
     if is_coff(data) {
-        if let Some(e) = crate::offload_binary::extract::coff_open_error(data) {
-            return Err(e);
+        use crate::objfile::coff::{CoffFile, SymbolTableCheck};
+        if let Err(e) = CoffFile::parse_with(data, SymbolTableCheck::Start) {
+            return Err(e.to_string());
         }
     }
     // The object crate needs naturally aligned input; members and images
