@@ -9,6 +9,7 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod tidy;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,7 @@
 
 mod archive;
 mod args;
+mod command;
 mod handler;
 mod help;
 mod job;
