@@ -67,7 +67,7 @@ impl Sample {
 }
 
 /// C source of the meter: runs its arguments 2.. as a child and writes
-/// "<wall seconds> <peak RSS KiB> <wait status>" to the file named by its
+/// `<wall seconds> <peak RSS KiB> <wait status>` to the file named by its
 /// first argument.
 ///
 /// Linux counts in a child's peak RSS the peak of the memory image it
@@ -342,7 +342,7 @@ impl Tools {
 
 /// Writes `size` bytes of data that `zstd -3` shrinks about 1.8:1, streaming:
 /// words from a small random vocabulary, with random runs between them.
-fn semi_compressible(path: &Path, size: u64, seed: u64) -> Result<(), String> {
+pub(crate) fn semi_compressible(path: &Path, size: u64, seed: u64) -> Result<(), String> {
     let mut rng = Rng::new(seed);
     let f = fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
@@ -954,7 +954,7 @@ fn median(v: &mut [Sample]) -> Sample {
     }
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let (num, mul) = match s.as_bytes().last() {
         Some(b'K') => (&s[..s.len() - 1], KIB),
         Some(b'M') => (&s[..s.len() - 1], MIB),

@@ -9,6 +9,8 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod identity;
+mod install;
 mod tidy;
 
 use std::process::ExitCode;
@@ -16,7 +18,7 @@ use std::process::ExitCode;
 type Task = fn(&[String]) -> Result<(), String>;
 
 /// (name, entry point, one-line help)
-const TASKS: &[(&str, Task, &str)] = &[
+pub(crate) const TASKS: &[(&str, Task, &str)] = &[
     (
         "fixtures",
         fixtures::run,
@@ -46,6 +48,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "hostile",
         hostile::run,
         "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
+    ),
+    (
+        "compress-identity",
+        identity::run,
+        "-compress and clang-22 --offload-compress against LLVM 22: identical bytes, peak memory [--sizes 1K,11K,1M,64M,256M] [--bin-dir DIR]",
+    ),
+    (
+        "install",
+        install::run,
+        "build every tool in release mode and install bin/, man pages and completions under a prefix --prefix DIR [--vendored] [--check]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -77,7 +77,7 @@ pub fn make_temp_file() -> Result<Vec<u8>, Fail> {
 }
 
 /// The `llvm-objcopy` path LLVM 22 would run, for `-###`: next to the
-/// bundler (argv[0] if that names an existing file, else the running
+/// bundler (`argv[0]` if that names an existing file, else the running
 /// executable), else on `PATH`. We never run it; when there is none we
 /// print the bare name.
 pub fn objcopy_path() -> Vec<u8> {

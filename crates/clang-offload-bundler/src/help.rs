@@ -75,7 +75,7 @@ fn option_line(out: &mut String, name: &str, desc: &str) {
     }
 }
 
-/// The text printed for `kind`; `prog` is argv[0]'s file name.
+/// The text printed for `kind`; `prog` is `argv[0]`'s file name.
 pub fn help(kind: HelpKind, prog: &str) -> String {
     let hidden = matches!(kind, HelpKind::HelpHidden | HelpKind::HelpListHidden);
     let generic: Vec<(&str, &str)> = GENERIC_OPTIONS

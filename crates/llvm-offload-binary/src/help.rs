@@ -23,7 +23,7 @@ const PRINT: &str =
     "  --print-options             - Print non-default options after command line parsing\n";
 const VERSION: &str = "  --version                   - Display the version of this program\n";
 
-/// The help text of `kind`; `prog` is argv[0]'s file name.
+/// The help text of `kind`; `prog` is `argv[0]`'s file name.
 pub fn help(kind: HelpKind, prog: &str) -> String {
     let mut s = String::from(OVERVIEW);
     s.push_str(&format!(

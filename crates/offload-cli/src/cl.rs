@@ -48,7 +48,7 @@ pub enum HelpKind {
 
 /// What a tool tells the parser beyond its clap definition.
 pub struct Spec {
-    /// The help text of each kind; the argument is argv[0]'s file name.
+    /// The help text of each kind; the argument is `argv[0]`'s file name.
     pub help: fn(HelpKind, &str) -> String,
     /// The whole `--version` output.
     pub version: fn() -> String,
@@ -64,7 +64,7 @@ pub struct Spec {
 #[derive(Debug)]
 pub struct Parsed<T> {
     pub args: T,
-    /// argv[0] exactly as invoked (after response-file expansion).
+    /// `argv[0]` exactly as invoked (after response-file expansion).
     pub argv0: OsString,
 }
 
@@ -111,7 +111,7 @@ struct Opt {
     count: usize,
 }
 
-/// Parses `args` (argv[0] first) for the tool described by `T` and `spec`.
+/// Parses `args` (`argv[0]` first) for the tool described by `T` and `spec`.
 /// On `--help`/`--version`, or after reporting errors LLVM's way, returns the
 /// exit code the process should end with.
 pub fn parse<T: CommandFactory + FromArgMatches>(
@@ -409,6 +409,11 @@ impl Parser<'_> {
             }
             Generic::Version => {
                 self.out.extend_from_slice((self.spec.version)().as_bytes());
+                if crate::ident::requested() {
+                    let tool = self.prog.to_string_lossy();
+                    let text = crate::ident::identification(&tool);
+                    self.out.extend_from_slice(text.as_bytes());
+                }
                 Some(ExitCode::SUCCESS)
             }
             Generic::Flag => {
@@ -718,7 +723,7 @@ pub fn os_args() -> Vec<OsString> {
     std::env::args_os().collect()
 }
 
-/// argv[0]'s file name, as LLVM's `cl` prints it before its own errors.
+/// `argv[0]`'s file name, as LLVM's `cl` prints it before its own errors.
 pub fn program_name(argv0: &OsStr) -> String {
     Path::new(argv0)
         .file_name()

@@ -1,6 +1,6 @@
 //! Diagnostics printed the way LLVM's tools print them.
 //!
-//! The tools' own messages are `<argv0>: error: <text>` with argv[0] exactly
+//! The tools' own messages are `<argv0>: error: <text>` with `argv[0]` exactly
 //! as invoked; `error: ` and `warning: ` are coloured only when stderr is a
 //! terminal that supports colour, as LLVM's `WithColor` does.
 

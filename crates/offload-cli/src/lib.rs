@@ -5,7 +5,7 @@
 //! front of clap ([`cl`]), prints diagnostics the way LLVM's tools do
 //! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
 //! It is the only crate that touches process state: the environment and
-//! `argv[0]` ([`env`], read once), temporary names ([`temp`]), the other
+//! `argv[0]` ([`env`](mod@env), read once), temporary names ([`temp`]), the other
 //! LLVM tools ([`tools`]), and the tools' one error type ([`Error`]).
 //! It holds no knowledge of any file format; LLVM's small shared rules
 //! (OS error texts, integer parsing) come from `offload_format::llvm`.
@@ -18,6 +18,7 @@ pub mod diag;
 pub mod env;
 pub mod error;
 pub mod fsio;
+pub mod ident;
 mod mapped;
 mod response;
 mod splice;
