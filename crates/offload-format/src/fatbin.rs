@@ -39,7 +39,7 @@
 //! damaged container does not hide the others. Nothing is decompressed:
 //! compressed payloads are handed out as stored.
 
-use std::fmt;
+use crate::bytes::{Bytes, Endian};
 
 /// The container magic (`50 ED 55 BA` in the file).
 pub const MAGIC: u32 = 0xBA55_ED50;
@@ -177,20 +177,7 @@ impl Container<'_> {
     }
 }
 
-/// Damage found while scanning.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Damage {
-    /// Offset in the scanned input where it was found.
-    pub offset: usize,
-    /// What is wrong.
-    pub what: String,
-}
-
-impl fmt::Display for Damage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at offset {}: {}", self.offset, self.what)
-    }
-}
+pub use crate::hip_fatbin::Damage;
 
 /// What [`scan`] found, in input order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -203,21 +190,15 @@ pub struct Scan<'a> {
 }
 
 fn u16_at(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        d.get(at..at.checked_add(2)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u16_at(at as u64, Endian::Little)
 }
 
 fn u32_at(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u32_at(at as u64, Endian::Little)
 }
 
 fn u64_at(d: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(
-        d.get(at..at.checked_add(8)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u64_at(at as u64, Endian::Little)
 }
 
 /// True if `data` starts with a container magic.

@@ -28,6 +28,7 @@
 use std::fmt;
 
 use crate::bundle;
+use crate::bytes::{Bytes, Endian};
 use crate::ccob::{self, Header as CcobHeader};
 
 /// What an item of a region is.
@@ -52,7 +53,7 @@ pub struct Item<'a> {
     pub size_inferred: bool,
 }
 
-/// Damage found in a region.
+/// Damage found in a region (or in an NVIDIA fat binary, [`crate::fatbin`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
     /// Offset in the region.
@@ -438,31 +439,14 @@ pub struct Wrapper {
 /// `pointer_size` (4 or 8) bytes, little-endian unless `big_endian`.
 /// Records without the magic are skipped.
 pub fn parse_wrappers(section: &[u8], pointer_size: usize, big_endian: bool) -> Vec<Wrapper> {
-    let record = 8 + 2 * pointer_size;
-    let u32_at = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = section.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
-    };
-    let ptr_at = |at: usize| -> Option<u64> {
-        let b = section.get(at..at + pointer_size)?;
-        let mut v = 0u64;
-        for i in 0..pointer_size {
-            let byte = if big_endian {
-                b[i]
-            } else {
-                b[pointer_size - 1 - i]
-            };
-            v = (v << 8) | u64::from(byte);
-        }
-        Some(v)
-    };
     if pointer_size != 4 && pointer_size != 8 {
         return Vec::new();
     }
+    let record = 8 + 2 * pointer_size;
+    let b = Bytes::new(section);
+    let e = Endian::from_big(big_endian);
+    let u32_at = |at: usize| b.u32_at(at as u64, e);
+    let ptr_at = |at: usize| b.word_at(at as u64, pointer_size == 8, e);
     let mut out = Vec::new();
     let mut at = 0;
     while at + record <= section.len() {
