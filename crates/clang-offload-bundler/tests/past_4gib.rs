@@ -6,7 +6,6 @@
 
 use std::fs;
 
-use std::process::{Command, Stdio};
 use test_support::sparse_file;
 
 const FOUR_GIB: u64 = 1 << 32;
@@ -41,19 +40,10 @@ fn bundle_entry_past_4gib_in_a_sparse_file() {
         return;
     }
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
-            .args(args)
-            .current_dir(p)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
+        test_support::run_ok(
+            test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), p).args(args),
+            args,
+        )
     };
     // Listed in LLVM's hash-table order, not file order.
     let listed = run(&["-list", "-type=bc", "-input=big.bc"]);

@@ -8,7 +8,6 @@
 
 use std::fs;
 
-use std::process::{Command, Stdio};
 use test_support::sparse_file;
 
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
@@ -56,17 +55,10 @@ fn offload_binary_past_4gib_in_a_sparse_file() {
         size - FOUR_GIB >= layout.image,
         "the decoy lies in the image"
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_llvm-offload-binary"))
-        .args(["big.bin", "--image=arch=gfx906,file=dev.o"])
-        .current_dir(p)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let args = ["big.bin", "--image=arch=gfx906,file=dev.o"];
+    test_support::run_ok(
+        test_support::tool(env!("CARGO_BIN_EXE_llvm-offload-binary"), p).args(args),
+        args,
     );
     assert_eq!(fs::read(p.join("dev.o")).unwrap(), b"DEV2");
 }

@@ -3,11 +3,12 @@
 //! ([`hostile`]) that every tool crate's `tests/hostile.rs` and `cargo
 //! xtask hostile` use. Standard library only.
 
+use std::fmt::Debug;
 use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 pub mod hostile;
 
@@ -31,6 +32,19 @@ pub fn tool(exe: &str, dir: &Path) -> Command {
         c.env_remove(v);
     }
     c
+}
+
+/// Runs `cmd` and asserts that it exits with status 0; the failure names
+/// `what` (typically the arguments) and shows the tool's stderr.
+pub fn run_ok(cmd: &mut Command, what: impl Debug) -> Output {
+    let o = cmd.output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{what:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
 }
 
 /// Writes `pieces` at their offsets into a file of `len` bytes, holes
