@@ -19,6 +19,7 @@
 //! entries (listing, unbundling) sees them in that map's bucket order, not in
 //! header order. [`parse`] returns entries in that order.
 
+use crate::bytes::{Bytes, Endian};
 use crate::hash::xxh3::StringMapOrder;
 use std::fmt;
 use std::io::{self, Write};
@@ -126,10 +127,7 @@ pub fn has_magic(data: &[u8]) -> bool {
 }
 
 fn read_u64(data: &[u8], at: usize) -> Option<u64> {
-    let bytes = data.get(at..at.checked_add(8)?)?;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(bytes);
-    Some(u64::from_le_bytes(w))
+    Bytes::new(data).u64_at(at as u64, Endian::Little)
 }
 
 /// Reads the header entries in file order, exactly as LLVM 22 accepts them.

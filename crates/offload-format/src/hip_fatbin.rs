@@ -109,10 +109,7 @@ fn bundle_extent(rest: &[u8]) -> Result<usize, String> {
             if entries.is_empty() {
                 // The count may be 0 (a 32-byte bundle), or LLVM's "no
                 // bundle" verdict on a bad first entry.
-                let count = rest
-                    .get(24..32)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_le_bytes);
+                let count = Bytes::new(rest).u64_at(24, Endian::Little);
                 return match count {
                     Some(0) => Ok(32),
                     Some(_) => Err(
