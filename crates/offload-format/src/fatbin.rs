@@ -41,8 +41,6 @@
 
 use crate::bytes::{Bytes, Endian};
 
-use crate::bytes::{Bytes, Endian};
-
 /// The container magic (`50 ED 55 BA` in the file).
 pub const MAGIC: u32 = 0xBA55_ED50;
 
