@@ -9,6 +9,7 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod man;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "hostile",
         hostile::run,
         "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
+    ),
+    (
+        "man",
+        man::run,
+        "write the tools' man pages (section 1) into a directory --out DIR",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -1,9 +1,9 @@
 //! Command-line support shared by the offload tools.
 //!
 //! The tools must be indistinguishable from LLVM's on the command line, so
-//! this crate reproduces the observable behaviour of LLVM's `cl` library in
-//! front of clap ([`cl`]), prints diagnostics the way LLVM's tools do
-//! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
+//! this crate reproduces the observable behaviour of LLVM's `cl` library,
+//! driven by one option table per tool ([`cl`], [`tools`]), prints
+//! diagnostics the way LLVM's tools do ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
 //! It holds no knowledge of any file format.
 
 // `unsafe` is confined to `mapped` (memory-mapping inputs).
@@ -15,6 +15,7 @@ pub mod fsio;
 mod mapped;
 mod response;
 mod splice;
+pub mod tools;
 
 /// The GNU response-file tokenizer `@file` expansion uses, exposed for the
 /// fuzz targets.
