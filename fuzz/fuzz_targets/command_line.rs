@@ -21,7 +21,7 @@ use offload_cli::cl::table::{
 
 /// The option kinds of the tools' own tables.
 const OPTIONS: &[Opt] = &[
-    Opt { rank: 0, ..HELP },
+    HELP.rank(0),
     string("type", "string", "").required().rank(1),
     string("targets", "string", "").comma().rank(2),
     string("input", "string", "").multi().rank(3),
@@ -32,7 +32,7 @@ const OPTIONS: &[Opt] = &[
     uint("bundle-align", "uint", "").rank(8),
     flag("compress", "").rank(9),
     int("compression-level", "n", "").rank(10),
-    Opt { rank: 11, ..VERSION },
+    VERSION.rank(11),
     flag("h", "").never_shown(),
 ];
 

@@ -2,7 +2,7 @@
 //! llvm-offload-binary (same option set as the struct below), invoked as
 //! `/usr/lib/llvm-22/bin/llvm-offload-binary`.
 
-use offload_cli::cl::table::{flag, string, uint, Dialect, Manual, Opt, Tool, HELP, VERSION};
+use offload_cli::cl::table::{flag, string, uint, Dialect, Manual, Tool, HELP, VERSION};
 use offload_cli::cl::{self, Parsed};
 use offload_cli::tools::OFFLOAD_BINARY;
 use std::ffi::OsString;
@@ -13,8 +13,8 @@ static BUNDLER: Tool = Tool {
     overview: "",
     positional: None,
     options: &[
-        Opt { rank: 0, ..HELP },
-        Opt { rank: 1, ..VERSION },
+        HELP.rank(0),
+        VERSION.rank(1),
         string("type", "string", "").required().rank(2),
         string("targets", "string", "").comma().rank(3),
         uint("bundle-align", "uint", "").rank(4),

@@ -200,28 +200,44 @@ pub fn parse_to(
             Some(eq) => (&body[..eq], Some(&body[eq + 1..])),
             None => (body, None),
         };
-        if let Some(idx) = tool.find(name) {
-            if let Some(code) = p.act(idx, value) {
-                return Err(code);
-            }
-            let value = match value {
-                Some(v) => Some(v.to_vec()),
-                None if tool.options[idx].needs_value() => {
-                    if i + 1 < argv.len() {
-                        i += 1;
-                        Some(argv[i].as_bytes().to_vec())
-                    } else {
-                        p.option_error(tool.options[idx].name, "requires a value!");
-                        i += 1;
-                        continue;
-                    }
+        let (idx, value) = match tool.find(name) {
+            Some(idx) => {
+                if let Some(code) = p.act(idx, value) {
+                    return Err(code);
                 }
-                None => None,
-            };
-            p.provide(idx, value);
-        } else if let Err(rest) = p.grouped(body) {
-            p.unknown(arg, Some(&rest));
-        }
+                (idx, value)
+            }
+            None => match p.grouped(body) {
+                // The group ended in an option that takes a value.
+                Ok(Some(idx)) => (idx, None),
+                Ok(None) => {
+                    i += 1;
+                    continue;
+                }
+                Err(rest) => {
+                    p.unknown(arg, Some(&rest));
+                    i += 1;
+                    continue;
+                }
+            },
+        };
+        // A value-taking option without `=value` takes the next argument.
+        let value = match value {
+            Some(v) => Some(v.to_vec()),
+            None if tool.options[idx].needs_value() => match argv.get(i + 1) {
+                Some(next) => {
+                    i += 1;
+                    Some(next.as_bytes().to_vec())
+                }
+                None => {
+                    p.option_error(tool.options[idx].name, "requires a value!");
+                    i += 1;
+                    continue;
+                }
+            },
+            None => None,
+        };
+        p.provide(idx, value);
         i += 1;
     }
 
@@ -429,15 +445,16 @@ impl Parser<'_> {
         false
     }
 
-    /// LLVM treats one-letter options as groupable: `-ofile` is the option
-    /// `o` followed by more letters. A value-taking one-letter option can't
-    /// be grouped; boolean ones are taken one letter at a time. Returns
-    /// `Ok` when the whole argument was consumed as a group, else the text
-    /// LLVM then looks for a near option name with: the whole name when no
-    /// group starts it, the offending option's name when a value-taking
-    /// option sits inside a group, or what is left after the boolean
-    /// options taken so far (those stay set, as in LLVM).
-    fn grouped(&mut self, body: &[u8]) -> Result<(), Vec<u8>> {
+    /// LLVM treats one-letter options as groupable: `-ab` is the flag `a`
+    /// then the flag `b`, and `-ofile` is `o` followed by more letters. A
+    /// value-taking one-letter option can't sit inside a group, but may end
+    /// one (`-ho file`: `Ok(Some(o))`, its value still to take) or take
+    /// `=value`. Returns `Ok(None)` when the whole argument was consumed,
+    /// else the text LLVM then looks for a near option name with: the whole
+    /// name when no group starts it, the offending option's name when a
+    /// value-taking option sits inside a group, or what is left after the
+    /// boolean options taken so far (those stay set, as in LLVM).
+    fn grouped(&mut self, body: &[u8]) -> Result<Option<usize>, Vec<u8>> {
         let mut rest = body;
         loop {
             if rest.len() < 2 && rest.len() == body.len() {
@@ -446,16 +463,19 @@ impl Parser<'_> {
             let Some(idx) = self.single_letter(rest) else {
                 return Err(rest.to_vec());
             };
+            let o = self.tool.options[idx];
             let after = &rest[1..];
             if after.is_empty() {
+                if o.needs_value() {
+                    return Ok(Some(idx));
+                }
                 self.provide(idx, None);
-                return Ok(());
+                return Ok(None);
             }
             if after[0] == b'=' {
                 self.provide(idx, Some(after[1..].to_vec()));
-                return Ok(());
+                return Ok(None);
             }
-            let o = self.tool.options[idx];
             if o.needs_value() {
                 self.option_error(o.name, "may not occur within a group!");
                 return Err(o.name.as_bytes().to_vec());
@@ -548,9 +568,10 @@ fn dashed(name: &str) -> String {
     }
 }
 
+/// LLVM's boolean values; an empty value (`-flag=`) is true.
 fn parse_bool(v: &[u8]) -> Option<bool> {
     match v {
-        b"true" | b"TRUE" | b"True" | b"1" => Some(true),
+        b"" | b"true" | b"TRUE" | b"True" | b"1" => Some(true),
         b"false" | b"FALSE" | b"False" | b"0" => Some(false),
         _ => None,
     }

@@ -35,57 +35,57 @@ bc   - llvm-bc\n  s    - assembler\n  o    - object\n  a    - archive of objects
 gch  - precompiled-header\n  ast  - clang AST file";
 
 const OPTIONS: &[Opt] = &[
-    Opt { rank: 0, ..HELP },
+    HELP.rank(0),
     flag("list", "List bundle IDs in the bundled file.").rank(1),
     flag(
         "check-input-archive",
         "Check if input heterogeneous archive is valid in terms of TargetID rules.",
     )
     .rank(2),
-    Opt { rank: 3, ..HELP_HIDDEN },
-    Opt { rank: 4, ..HELP_LIST },
+    HELP_HIDDEN.rank(3),
     string(
         "output",
         "string",
         "Output file. Can be specified multiple times for multiple output files.",
     )
     .multi()
-    .rank(5),
-    flag(
-        "###",
-        "Print any external commands that are to be executed instead of actually executing them - for testing purposes.",
-    )
-    .rank(6),
-    Opt { rank: 7, ..PRINT_OPTIONS },
-    flag("unbundle", "Unbundle bundled file into several output files.").rank(8),
-    string("type", "string", TYPE_HELP).required().rank(9),
-    Opt { rank: 10, ..VERSION },
-    int("compression-level", "n", "Specify the compression level (integer)").rank(11),
+    .rank(4),
+    flag("unbundle", "Unbundle bundled file into several output files.").rank(5),
+    VERSION.rank(6),
+    HELP_LIST.rank(7),
+    int("compression-level", "n", "Specify the compression level (integer)").rank(8),
     flag(
         "allow-missing-bundles",
         "Create empty files if bundles are missing when unbundling.",
     )
-    .rank(12),
-    Opt { rank: 13, ..HELP_LIST_HIDDEN },
-    uint("bundle-align", "uint", "Alignment of bundle for binary files").rank(14),
-    string("inputs", "string", "[<input file>,...] (deprecated)").comma().rank(15),
+    .rank(9),
+    flag(
+        "###",
+        "Print any external commands that are to be executed instead of actually executing them - for testing purposes.",
+    )
+    .rank(10),
+    string("type", "string", TYPE_HELP).required().rank(11),
+    HELP_LIST_HIDDEN.rank(12),
+    string("inputs", "string", "[<input file>,...] (deprecated)").comma().rank(13),
+    flag("verbose", "Print debug information.").rank(14),
+    string("targets", "string", "[<offload kind>-<target triple>,...]").comma().rank(15),
+    PRINT_OPTIONS.rank(16),
     string(
         "input",
         "string",
         "Input file. Can be specified multiple times for multiple input files.",
     )
     .multi()
-    .rank(16),
-    string("outputs", "string", "[<output file>,...] (deprecated)").comma().rank(17),
-    string("targets", "string", "[<offload kind>-<target triple>,...]").comma().rank(18),
-    flag("compress", "Compress output file when bundling.").rank(19),
-    Opt { rank: 20, ..PRINT_ALL_OPTIONS },
-    flag("verbose", "Print debug information.").rank(21),
+    .rank(17),
+    uint("bundle-align", "uint", "Alignment of bundle for binary files").rank(18),
+    string("outputs", "string", "[<output file>,...] (deprecated)").comma().rank(19),
     flag(
         "hip-openmp-compatible",
         "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.",
     )
-    .rank(22),
+    .rank(20),
+    PRINT_ALL_OPTIONS.rank(21),
+    flag("compress", "Compress output file when bundling.").rank(22),
     // The tool's own alias of --help-list, read after parsing (so it needs
     // -type); outside the tool's category, hence never shown.
     flag("h", "").never_shown(),

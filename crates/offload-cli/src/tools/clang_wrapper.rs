@@ -15,14 +15,14 @@ as data and initialization code which registers target binaries in offload runti
     }),
     options: &[
         string("o", "filename", "Output filename").required().rank(0),
-        Opt { rank: 1, ..PRINT_ALL_OPTIONS },
-        Opt { rank: 2, ..HELP_LIST },
-        Opt { rank: 3, ..HELP },
-        Opt { rank: 4, ..HELP_LIST_HIDDEN },
-        Opt { rank: 5, ..PRINT_OPTIONS },
+        PRINT_ALL_OPTIONS.rank(1),
+        HELP_LIST.rank(2),
+        HELP.rank(3),
+        HELP_LIST_HIDDEN.rank(4),
+        PRINT_OPTIONS.rank(5),
         string("target", "triple", "Target triple for the output module").required().rank(6),
-        Opt { rank: 7, ..HELP_HIDDEN },
-        Opt { rank: 8, ..VERSION },
+        HELP_HIDDEN.rank(7),
+        VERSION.rank(8),
         // LLVM 14 hides these outside the tool's category: never shown,
         // never suggested.
         flag(

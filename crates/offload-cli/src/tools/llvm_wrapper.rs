@@ -13,21 +13,12 @@ pub const LLVM_WRAPPER: Tool = Tool {
         max: None,
     }),
     options: &[
-        Opt { rank: 0, ..HELP },
+        HELP.rank(0),
         string("triple", "string", "Target triple for the wrapper module").rank(1),
-        Opt {
-            rank: 2,
-            ..HELP_HIDDEN
-        },
-        Opt { rank: 3, ..VERSION },
-        Opt {
-            rank: 4,
-            ..HELP_LIST
-        },
-        Opt {
-            rank: 5,
-            ..HELP_LIST_HIDDEN
-        },
+        HELP_HIDDEN.rank(2),
+        VERSION.rank(3),
+        HELP_LIST.rank(4),
+        HELP_LIST_HIDDEN.rank(5),
         string("o", "file", "Write output to <file>.").rank(6),
         choice(
             "kind",
@@ -40,14 +31,8 @@ pub const LLVM_WRAPPER: Tool = Tool {
         )
         .required()
         .rank(7),
-        Opt {
-            rank: 8,
-            ..PRINT_OPTIONS
-        },
-        Opt {
-            rank: 9,
-            ..PRINT_ALL_OPTIONS
-        },
+        PRINT_OPTIONS.rank(8),
+        PRINT_ALL_OPTIONS.rank(9),
         // Help, after parsing; outside the tool's category.
         flag("h", "").never_shown(),
     ],

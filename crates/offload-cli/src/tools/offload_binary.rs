@@ -15,37 +15,22 @@ to create a fatbinary containing offloading code.",
         max: Some(1),
     }),
     options: &[
-        Opt { rank: 0, ..HELP },
-        Opt {
-            rank: 1,
-            ..HELP_LIST
-        },
-        Opt { rank: 2, ..VERSION },
-        string("o", "file", "Write output to <file>.").rank(3),
+        HELP.rank(0),
+        flag("archive", "Write extracted files to a static archive").rank(1),
+        HELP_HIDDEN.rank(2),
+        VERSION.rank(3),
+        HELP_LIST.rank(4),
+        string("o", "file", "Write output to <file>.").rank(5),
+        HELP_LIST_HIDDEN.rank(6),
         string(
             "image",
             "<key>=<value>,...",
             "List of key and value arguments. Required keywords are 'file' and 'triple'.",
         )
         .multi()
-        .rank(4),
-        flag("archive", "Write extracted files to a static archive").rank(5),
-        Opt {
-            rank: 6,
-            ..PRINT_OPTIONS
-        },
-        Opt {
-            rank: 7,
-            ..PRINT_ALL_OPTIONS
-        },
-        Opt {
-            rank: 8,
-            ..HELP_HIDDEN
-        },
-        Opt {
-            rank: 9,
-            ..HELP_LIST_HIDDEN
-        },
+        .rank(7),
+        PRINT_OPTIONS.rank(8),
+        PRINT_ALL_OPTIONS.rank(9),
         // Help, after parsing; outside the tool's category.
         flag("h", "").never_shown(),
     ],
