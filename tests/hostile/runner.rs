@@ -285,7 +285,7 @@ fn scratch_dir(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("offload-hostile-{}-{n}-{tag}", std::process::id()))
 }
 
-/// Runs one case with the program at `program` (argv[0] is that path).
+/// Runs one case with the program at `program` (`argv[0]` is that path).
 pub fn run_case(case: &Case, program: &Path) -> Run {
     let work = scratch_dir(&case.line.to_string());
     let result = run_in(case, program, &work);

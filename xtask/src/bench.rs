@@ -67,7 +67,7 @@ impl Sample {
 }
 
 /// C source of the meter: runs its arguments 2.. as a child and writes
-/// "<wall seconds> <peak RSS KiB> <wait status>" to the file named by its
+/// `<wall seconds> <peak RSS KiB> <wait status>` to the file named by its
 /// first argument.
 ///
 /// Linux counts in a child's peak RSS the peak of the memory image it

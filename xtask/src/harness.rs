@@ -173,8 +173,8 @@ pub struct Outcome {
 pub struct Case {
     /// Short description shown on failure.
     pub label: String,
-    /// Program name as the user types it (argv[0]); both tools are run under
-    /// this name so messages that quote argv[0] agree.
+    /// Program name as the user types it (`argv[0]`); both tools are run under
+    /// this name so messages that quote `argv[0]` agree.
     pub tool: String,
     pub args: Vec<OsString>,
     /// Files created in the working directory before the run (relative paths).
@@ -461,7 +461,7 @@ impl Suite {
     }
 
     /// Like [`Suite::provide`], but makes both versions of `tool` runnable
-    /// under another name too (for behaviour that depends on argv[0]).
+    /// under another name too (for behaviour that depends on `argv[0]`).
     pub fn provide_as(&mut self, tool: &str, name: &str) -> Result<bool, String> {
         if !self.provide(tool)? {
             return Ok(false);

@@ -10,6 +10,7 @@ mod fuzz;
 mod harness;
 mod hostile;
 mod man;
+mod tidy;
 
 use std::process::ExitCode;
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use offload_cli::cl::man;
-use offload_cli::tools;
+use offload_cli::cl::tools;
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut out: Option<PathBuf> = None;

@@ -6,23 +6,24 @@
 //! the output files. Outputs are committed all together or not at all,
 //! where LLVM 22 leaves the archives of earlier targets behind.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use offload_cli::diag::{os_error_text, write_stderr, Diag};
-use offload_cli::fsio::{read_input, Outputs};
+use offload_cli::env;
+use offload_cli::fsio::{read_input, read_member_file, Outputs};
 use offload_format::archive::WriteOptions;
+use offload_format::ccob;
 use offload_format::device_archive::{Input, Note, Options, Target, Unbundled};
-use offload_format::object_bundle;
 
+use crate::command::{self, objcopy_path, print_command, temp_name};
 use crate::job::{Fail, Job};
 
 /// Unbundles the archive `job.inputs[0]` into one archive per target.
 pub fn unbundle(job: &Job) -> Result<(), Fail> {
     // Warnings carry no program name, but are coloured like LLVM's.
-    let diag = Diag::new(&std::env::args_os().next().unwrap_or_default());
+    let diag = Diag::new(env::get().argv0());
     let targets = job
         .targets
         .iter()
@@ -32,38 +33,35 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
         hip_openmp_compatible: job.hip_openmp_compatible,
         allow_missing_bundles: job.allow_missing,
         check_input_archive: job.check_input_archive,
-        verbose: job.verbose,
-        print_commands: job.print_commands,
-        write: WriteOptions::default()
-            .with_sym64_env(std::env::var("SYM64_THRESHOLD").ok().as_deref()),
+        // Under `-###` LLVM 22 runs no llvm-objcopy: host objects come
+        // out empty and the command is printed instead.
+        skip_host_objects: job.print_commands,
+        write: WriteOptions::default().with_sym64_env(env::get().var_str("SYM64_THRESHOLD")),
     };
     let input_name = &job.inputs[0];
     let shown = input_name.to_string_lossy();
     // Mapped: only the headers and tables looked at are read, and code
     // objects go from the input file to the outputs in the kernel.
-    let data = read_input(input_name).map_err(|e| {
-        let mut m = b"'".to_vec();
-        m.extend_from_slice(input_name.as_bytes());
-        m.extend_from_slice(b"': ");
-        m.extend_from_slice(os_error_text(&e).as_bytes());
-        Fail::bytes(m)
-    })?;
+    let data = read_input(input_name).map_err(|e| Fail::file_io(input_name.as_bytes(), &e))?;
     let mut input = Input::from_bytes(&data[..], Path::new(input_name))
         .map_err(|e| Fail::msg(e.to_string()))?
-        .with_release(|range| data.release(range));
+        .with_release(|range| data.release(range))
+        .with_thin_members(read_member_file);
 
-    let objcopy = find_objcopy();
+    let objcopy = objcopy_path();
+    let verbose = job.verbose;
     let mut notes = |note: Note| match note {
-        Note::Verbose(text) => write_stderr(text.as_bytes()),
-        Note::Warning(w) => diag.bare_warning(w.to_string()),
-        Note::HostCommand => {
-            let input_tmp = temp_name();
-            let output_tmp = temp_name();
-            let mut line =
-                object_bundle::unbundle_host_command_line(&objcopy, &input_tmp, &output_tmp);
-            line.push(b'\n');
-            write_stderr(&line);
+        Note::Uncompressed if verbose => write_stderr(b"Uncompressed bundle.\n"),
+        Note::Decompressed(report) if verbose => {
+            write_stderr(ccob::format_decompress_report(&report).as_bytes())
         }
+        Note::Uncompressed | Note::Decompressed(_) => {}
+        Note::Warning(w) => diag.bare_warning(w.to_string()),
+        Note::HostObjectSkipped => print_command(&command::unbundle_host_command_line(
+            &objcopy,
+            &temp_name(),
+            &temp_name(),
+        )),
     };
     let fail = |e: offload_format::device_archive::Error| Fail::msg(e.to_string());
     let mut plan =
@@ -101,47 +99,4 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
         plan.write(&mut input, &mut writers).map_err(fail)?;
     }
     outs.commit().map_err(|e| Fail::msg(os_error_text(&e)))
-}
-
-/// Where LLVM 22 finds `llvm-objcopy` (beside the bundler, else on PATH),
-/// for the `-###` listing; the bare name if there is none.
-fn find_objcopy() -> Vec<u8> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("llvm-objcopy")))
-        .filter(|p| p.is_file());
-    let on_path = || {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("llvm-objcopy"))
-                .find(|p| p.is_file())
-        })
-    };
-    beside
-        .or_else(on_path)
-        .map(|p: PathBuf| p.into_os_string())
-        .unwrap_or_else(|| OsString::from("llvm-objcopy"))
-        .as_bytes()
-        .to_vec()
-}
-
-/// A temporary file name of LLVM's shape (`<tmp>/clang-offload-bundler-<6
-/// hex>.tmp`). Only printed: `-###` runs nothing.
-fn temp_name() -> Vec<u8> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = object_bundle::TEMP_DIR_ENV_VARS
-        .iter()
-        .find_map(std::env::var_os)
-        .unwrap_or_else(|| OsString::from("/tmp"));
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0) as u64
-        ^ u64::from(std::process::id()).rotate_left(20)
-        ^ COUNTER
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let random = format!("{:06x}", seed & 0xff_ffff);
-    object_bundle::temp_file_path(dir.as_bytes(), random.as_bytes())
 }

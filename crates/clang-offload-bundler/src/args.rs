@@ -1,5 +1,5 @@
 //! The parsed command line in the shape the bundler works with. The
-//! options themselves are declared in `offload_cli::tools::BUNDLER`.
+//! options themselves are declared in `offload_cli::cl::tools::BUNDLER`.
 
 use std::ffi::OsString;
 

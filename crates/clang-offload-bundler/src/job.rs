@@ -7,37 +7,12 @@ use offload_cli::diag::{write_stderr, Diag};
 
 use crate::args::Args;
 use offload_format::entry_id::{validate_targets, TargetMode, TargetsError};
+use offload_format::llvm::{decimal_i64, decimal_u64};
 
-/// A fatal error: the message printed after `<argv0>: error: `, or, for
-/// LLVM's own fatal errors, after `LLVM ERROR: ` with no tool name.
-#[derive(Debug)]
-pub struct Fail {
-    pub message: Vec<u8>,
-    pub llvm_fatal: bool,
-}
-
-impl Fail {
-    /// A tool error.
-    pub fn msg(s: impl Into<String>) -> Fail {
-        Fail::bytes(s.into().into_bytes())
-    }
-
-    /// A tool error whose text may hold any bytes (file names).
-    pub fn bytes(message: Vec<u8>) -> Fail {
-        Fail {
-            message,
-            llvm_fatal: false,
-        }
-    }
-
-    /// An error LLVM reports as `LLVM ERROR: <text>`.
-    pub fn fatal(s: impl Into<String>) -> Fail {
-        Fail {
-            message: s.into().into_bytes(),
-            llvm_fatal: true,
-        }
-    }
-}
+/// A fatal error: the tools' one error type (the message printed after
+/// `<argv0>: error: `, or, for LLVM's own fatal errors, after
+/// `LLVM ERROR: ` with no tool name).
+pub use offload_cli::Error as Fail;
 
 /// What the program was asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +49,7 @@ impl Env {
             format_version: 3,
             ..Env::default()
         };
-        let get = |k: &str| std::env::var_os(k).map(|v| v.into_encoded_bytes());
+        let get = |k: &str| offload_cli::env::get().var_bytes(k).map(<[u8]>::to_vec);
         if get("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some(b"1") {
             return env;
         }
@@ -112,35 +87,6 @@ impl Env {
             }
         }
         env
-    }
-}
-
-/// LLVM `getAsInteger(10, unsigned)`: decimal digits only, whole string.
-fn decimal_u64(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &c| {
-        if c.is_ascii_digit() {
-            n.checked_mul(10)?.checked_add(u64::from(c - b'0'))
-        } else {
-            None
-        }
-    })
-}
-
-/// LLVM `getAsInteger(10, signed)`: an optional leading `-`, then digits.
-fn decimal_i64(s: &[u8]) -> Option<i64> {
-    match s.strip_prefix(b"-") {
-        Some(rest) => {
-            let n = decimal_u64(rest)?;
-            if n > i64::MAX as u64 + 1 {
-                None
-            } else {
-                Some((n as i64).wrapping_neg())
-            }
-        }
-        None => decimal_u64(s).and_then(|n| i64::try_from(n).ok()),
     }
 }
 

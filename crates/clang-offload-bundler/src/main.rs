@@ -7,6 +7,7 @@
 
 mod archive;
 mod args;
+mod command;
 mod handler;
 mod job;
 mod run;
@@ -15,8 +16,8 @@ mod stream;
 use std::process::ExitCode;
 
 use offload_cli::cl;
+use offload_cli::cl::tools::BUNDLER;
 use offload_cli::diag::Diag;
-use offload_cli::tools::BUNDLER;
 
 fn main() -> ExitCode {
     let parsed = match cl::parse(&BUNDLER, cl::os_args()) {

@@ -14,22 +14,19 @@ use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::object_bundle::{self, Pieces, HOST_PLACEHOLDER};
 use offload_format::{bundle, text_bundle};
 
+use crate::command::{self, make_temp_file, objcopy_path, print_command};
 use crate::handler::{self, Handler, Reader};
 use crate::job::{Fail, Job, Mode};
 use offload_format::entry_id::{EntryId, INVALID_ID_IN_BUNDLE};
 
 /// `'<path>': <OS error text>`, LLVM's file error form.
 fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
-    named_fail(path, &os_error_text(e))
+    Fail::file_io(path.as_bytes(), e)
 }
 
 /// `'<path>': <what>`: the same form for our own messages about a file.
 fn named_fail(path: &OsStr, what: &str) -> Fail {
-    let mut m = b"'".to_vec();
-    m.extend_from_slice(path.as_bytes());
-    m.extend_from_slice(b"': ");
-    m.extend_from_slice(what.as_bytes());
-    Fail::bytes(m)
+    Fail::file(path.as_bytes(), what)
 }
 
 fn read(path: &OsStr) -> Result<Input, Fail> {
@@ -219,86 +216,6 @@ fn bundle_compressed(
 trait WriteSeek: Write + io::Seek {}
 impl<T: Write + io::Seek> WriteSeek for T {}
 
-/// The `llvm-objcopy` path LLVM 22 would run, for `-###`: next to the
-/// bundler (argv[0] if that names an existing file, else the running
-/// executable), else on `PATH`. We never run it; when there is none we
-/// print the bare name.
-fn objcopy_path() -> Vec<u8> {
-    use std::path::{Path, PathBuf};
-    const NAME: &str = "llvm-objcopy";
-    let is_exe = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let argv0 = std::env::args_os().next().map(PathBuf::from);
-    let exe = match argv0 {
-        Some(a) if a.exists() => Some(a),
-        _ => std::env::current_exe()
-            .ok()
-            .map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
-    };
-    if let Some(dir) = exe.as_deref().and_then(Path::parent) {
-        if !dir.as_os_str().is_empty() {
-            let p = dir.join(NAME);
-            if is_exe(&p) {
-                return p.into_os_string().into_encoded_bytes();
-            }
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join(NAME);
-            if is_exe(&p) {
-                return p.into_os_string().into_encoded_bytes();
-            }
-        }
-    }
-    NAME.as_bytes().to_vec()
-}
-
-/// Creates (and at once deletes) the placeholder temporary file LLVM 22
-/// makes for `llvm-objcopy`, so that `-###` reports the same path shape and
-/// fails the same way when the temporary directory is unusable.
-fn make_temp_file() -> Result<Vec<u8>, Fail> {
-    use std::hash::{BuildHasher, Hasher};
-    let dir = object_bundle::TEMP_DIR_ENV_VARS
-        .iter()
-        .find_map(std::env::var_os)
-        .map_or_else(|| b"/tmp".to_vec(), |v| v.into_encoded_bytes());
-    let mut last = None;
-    for attempt in 0u32..64 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let random = format!("{:06x}", h.finish() & 0xff_ffff);
-        let path = object_bundle::temp_file_path(&dir, random.as_bytes());
-        let os = std::ffi::OsStr::from_bytes(&path);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(os)
-        {
-            Ok(mut f) => {
-                let _ = f.write_all(HOST_PLACEHOLDER);
-                drop(f);
-                let _ = std::fs::remove_file(os);
-                return Ok(path);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some((path, e)),
-            Err(e) => return Err(file_fail(os, &e)),
-        }
-    }
-    let (path, e) = last.expect("the loop ran");
-    Err(file_fail(std::ffi::OsStr::from_bytes(&path), &e))
-}
-
-/// Prints one `-###` command line on stderr.
-fn print_command(line: &[u8]) {
-    let mut l = line.to_vec();
-    l.push(b'\n');
-    write_stderr(&l);
-}
-
 fn bundle_files(job: &Job) -> Result<(), Fail> {
     let inputs: Vec<Input> = job
         .inputs
@@ -391,7 +308,7 @@ fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Res
                 (t.id.as_bytes(), file)
             })
             .collect();
-        print_command(&object_bundle::bundle_command_line(
+        print_command(&command::bundle_command_line(
             &objcopy_path(),
             &files,
             job.inputs[host].as_bytes(),
@@ -612,7 +529,7 @@ fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, Fail> {
     // even though we do not need it, so an unusable TMPDIR fails alike.
     let temp = make_temp_file()?;
     if job.print_commands {
-        print_command(&object_bundle::unbundle_host_command_line(
+        print_command(&command::unbundle_host_command_line(
             &objcopy_path(),
             job.inputs[0].as_bytes(),
             &temp,

@@ -241,7 +241,7 @@ mod tests {
         let mut argv: Vec<OsString> = vec!["clang-offload-bundler".into()];
         argv.extend(extra.iter().map(OsString::from));
         argv.push(format!("-input={}", dir.join("in").display()).into());
-        let parsed = offload_cli::cl::parse(&offload_cli::tools::BUNDLER, argv).unwrap();
+        let parsed = offload_cli::cl::parse(&offload_cli::cl::tools::BUNDLER, argv).unwrap();
         let env = crate::job::Env {
             format_version: 3,
             ..crate::job::Env::default()

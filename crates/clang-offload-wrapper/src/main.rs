@@ -4,10 +4,11 @@
 
 mod notes;
 
+use offload_cli::cl::tools::CLANG_WRAPPER;
 use offload_cli::cl::{self, Parsed};
 use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::error::quoted;
 use offload_cli::fsio::{read_input, Outputs};
-use offload_cli::tools::CLANG_WRAPPER;
 use offload_format::wrapper::{self, triple};
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
@@ -30,22 +31,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// `'<name>': <message>`, LLVM's file-error form.
-fn quoted(name: &[u8], msg: &str) -> Vec<u8> {
-    let mut v = b"'".to_vec();
-    v.extend_from_slice(name);
-    v.extend_from_slice(b"': ");
-    v.extend_from_slice(msg.as_bytes());
-    v
-}
-
 fn run(args: &Parsed, diag: &Diag) -> Result<(), Vec<u8>> {
     // Both are required: the parse made sure they are there.
     let target_arg = args.value("target").unwrap_or_default();
     let output = args.value("o").unwrap_or_default();
     let target = String::from_utf8_lossy(target_arg.as_bytes()).into_owned();
     if !triple::llvm14_knows_arch_of(&target) {
-        return Err(quoted(target_arg.as_bytes(), "unsupported target triple"));
+        return Err(quoted(target_arg.as_bytes(), b"unsupported target triple"));
     }
 
     let mut notes = args
@@ -53,8 +45,8 @@ fn run(args: &Parsed, diag: &Diag) -> Result<(), Vec<u8>> {
         .then(|| notes::Notes::new(diag, args.flag("save-temps")));
     let mut buffers = Vec::with_capacity(args.positionals.len());
     for input in &args.positionals {
-        let mut data =
-            read_input(input).map_err(|e| quoted(input.as_bytes(), &os_error_text(&e)))?;
+        let mut data = read_input(input)
+            .map_err(|e| quoted(input.as_bytes(), os_error_text(&e).as_bytes()))?;
         if let Some(n) = notes.as_mut() {
             if input != "-" {
                 data = n.add(input, data);
@@ -69,13 +61,22 @@ fn run(args: &Parsed, diag: &Diag) -> Result<(), Vec<u8>> {
         .map(|a| String::from_utf8_lossy(a.as_bytes()).into_owned())
         .collect();
     let archs: Vec<&str> = archs.iter().map(String::as_str).collect();
-    let module =
-        wrapper::wrap_clang14(&target, &images, &archs).map_err(|e| e.to_string().into_bytes())?;
+    let module = wrapper::wrap_clang14(&target, &images, &archs).map_err(|e| match e {
+        // The library counts architectures; the option gave them.
+        wrapper::WrapError::ArchCountMismatch { archs, images } => format!(
+            "{archs} --offload-arch value{} given for {images} input image{}; \
+                 give one per image, in input order",
+            if archs == 1 { "" } else { "s" },
+            if images == 1 { "" } else { "s" },
+        )
+        .into_bytes(),
+        other => other.to_string().into_bytes(),
+    })?;
     let bitcode = module
         .to_bitcode()
         .map_err(|e| e.to_string().into_bytes())?;
 
-    let out_err = |e: std::io::Error| quoted(output.as_bytes(), &os_error_text(&e));
+    let out_err = |e: std::io::Error| quoted(output.as_bytes(), os_error_text(&e).as_bytes());
     if output.is_empty() {
         return Err(out_err(std::io::Error::from_raw_os_error(2)));
     }

@@ -4,12 +4,15 @@
 //! Every problem is a warning and leaves the image as it was.
 
 use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::error::quoted;
 use offload_cli::fsio::Input;
+use offload_cli::temp;
+use offload_cli::tools::{find_llvm_tool, Beside};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// Note types from LLVM's ELF definitions.
@@ -26,23 +29,10 @@ pub struct Notes<'d> {
     temps: Vec<PathBuf>,
 }
 
-fn executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// `llvm-objcopy` beside our own executable, else on PATH.
+/// `llvm-objcopy` beside our own executable (the running one, as LLVM 14
+/// finds it), else on PATH.
 fn find_objcopy() -> Option<PathBuf> {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join("llvm-objcopy")));
-    if let Some(p) = beside.filter(|p| executable(p)) {
-        return Some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("llvm-objcopy"))
-        .find(|p| executable(p))
+    find_llvm_tool("llvm-objcopy", Beside::Running)
 }
 
 /// The notes section contents for the given byte order.
@@ -99,25 +89,14 @@ fn elf_big_endian(data: &[u8]) -> Option<bool> {
 
 /// A fresh name `<base><7 hex digits>.tmp`, created empty.
 fn temp_beside(base: &OsStr) -> std::io::Result<PathBuf> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0)
-        ^ std::process::id().rotate_left(16);
-    for _ in 0..100 {
-        let r = seed.wrapping_add(N.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e37_79b9));
+    temp::create_unique(7, 0o666, |random| {
         let mut name = base.to_os_string();
-        name.push(format!("{:07x}.tmp", r & 0x0fff_ffff));
-        let p = PathBuf::from(name);
-        match fs::OpenOptions::new().write(true).create_new(true).open(&p) {
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::ErrorKind::AlreadyExists.into())
+        name.push(random);
+        name.push(".tmp");
+        PathBuf::from(name)
+    })
+    .map(|(_, path)| path)
+    .map_err(|(_, e)| e)
 }
 
 impl<'d> Notes<'d> {
@@ -136,11 +115,8 @@ impl<'d> Notes<'d> {
     }
 
     fn warn_file(&self, file: &OsStr, e: &std::io::Error) {
-        let mut m = b"'".to_vec();
-        m.extend_from_slice(file.as_bytes());
-        m.extend_from_slice(b"': ");
-        m.extend_from_slice(os_error_text(e).as_bytes());
-        self.diag.warning(m);
+        self.diag
+            .warning(quoted(file.as_bytes(), os_error_text(e).as_bytes()));
     }
 
     /// Returns `data` with the notes added, or unchanged after a warning.

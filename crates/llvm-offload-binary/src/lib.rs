@@ -11,26 +11,19 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
 use offload_cli::cl;
-use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::cl::tools::OFFLOAD_BINARY;
+use offload_cli::diag::Diag;
+use offload_cli::error::quoted;
 use offload_cli::fsio::{self, Outputs};
-use offload_cli::tools::OFFLOAD_BINARY;
 use offload_format::archive::{write_archive, NewMember, WriteOptions};
 use offload_format::offload_binary::extract::{self, ExtractError, Found};
 use offload_format::offload_binary::path;
 use offload_format::offload_binary::spec::ImageArgs;
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
 
-/// An error already worded for the user: printed as `<argv0>: error: <text>`.
-struct Failure(Vec<u8>);
-
-impl Failure {
-    fn text(s: impl Into<Vec<u8>>) -> Failure {
-        Failure(s.into())
-    }
-    fn io(e: &std::io::Error) -> Failure {
-        Failure(os_error_text(e).into_bytes())
-    }
-}
+/// An error already worded for the user: printed as `<argv0>: error: <text>`
+/// (the tools' one error type).
+type Failure = offload_cli::Error;
 
 /// Entry point shared by both binary names.
 pub fn main() -> ExitCode {
@@ -53,7 +46,7 @@ pub fn main() -> ExitCode {
     }
     let images = parsed.values("image");
     let result = match (&output, &input) {
-        (Some(_), Some(_)) => Err(Failure::text(
+        (Some(_), Some(_)) => Err(Failure::bytes(
             "Packaging to an output file and extracting from an input file are mutually exclusive.",
         )),
         (Some(o), None) => package(o, &images),
@@ -62,8 +55,8 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure(msg)) => {
-            diag.error(msg);
+        Err(e) => {
+            diag.error(e.message);
             ExitCode::FAILURE
         }
     }
@@ -85,7 +78,7 @@ fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
         let args = ImageArgs::parse(image.as_bytes());
         let files = args
             .files()
-            .ok_or_else(|| Failure::text("'file' is a required image arguments"))?;
+            .ok_or_else(|| Failure::bytes("'file' is a required image arguments"))?;
         let strings: Vec<(Vec<u8>, Vec<u8>)> = args
             .strings()
             .into_iter()
@@ -130,18 +123,15 @@ fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
 /// was read under (`<stdin>` for `-`).
 fn extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Failure {
     match e.llvm_message() {
-        Some(m) => Failure::text(m),
+        Some(m) => Failure::bytes(m),
         None => {
-            let mut v = b"'".to_vec();
-            v.extend_from_slice(input.as_bytes());
-            v.extend_from_slice(b"': ");
+            let mut what = Vec::new();
             if e.source() != source {
-                v.extend_from_slice(b"member '");
-                v.extend_from_slice(e.source());
-                v.extend_from_slice(b"': ");
+                what.extend_from_slice(b"member ");
+                what.extend_from_slice(&quoted(e.source(), b""));
             }
-            v.extend_from_slice(e.to_string().as_bytes());
-            Failure(v)
+            what.extend_from_slice(e.to_string().as_bytes());
+            Failure::file(input.as_bytes(), what)
         }
     }
 }
@@ -171,19 +161,14 @@ fn unpack_into(
     archive: bool,
     diag: &Diag,
 ) -> Result<(), Failure> {
-    let data = fsio::read_input(input).map_err(|e| {
-        let mut v = b"'".to_vec();
-        v.extend_from_slice(input.as_bytes());
-        v.extend_from_slice(b"': ");
-        v.extend_from_slice(os_error_text(&e).as_bytes());
-        Failure(v)
-    })?;
+    let data = fsio::read_input(input).map_err(|e| Failure::file_io(input.as_bytes(), &e))?;
     let source: &[u8] = if input == "-" {
         b"<stdin>"
     } else {
         input.as_bytes()
     };
-    let found = extract::extract(&data, source).map_err(|e| extraction_error(&e, input, source))?;
+    let found = extract::extract_with_thin_members(&data, source, &mut fsio::read_member_file)
+        .map_err(|e| extraction_error(&e, input, source))?;
     for filter in filters {
         let args = ImageArgs::parse(filter.as_bytes());
         let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();
@@ -193,7 +178,7 @@ fn unpack_into(
         if archive {
             let file = args
                 .get(b"file")
-                .ok_or_else(|| Failure::text("Image must have a 'file' argument."))?;
+                .ok_or_else(|| Failure::bytes("Image must have a 'file' argument."))?;
             let members: Vec<NewMember<'_>> = chosen
                 .iter()
                 .map(|f| NewMember {
@@ -202,7 +187,7 @@ fn unpack_into(
                 })
                 .collect();
             let options = WriteOptions::default()
-                .with_sym64_env(std::env::var("SYM64_THRESHOLD").ok().as_deref());
+                .with_sym64_env(offload_cli::env::get().var_str("SYM64_THRESHOLD"));
             // LLVM creates the output before it reads member symbols, so a
             // bad path fails before any symbol warning. A file named "-" is
             // created rather than using stdout.
@@ -210,19 +195,17 @@ fn unpack_into(
                 .create(OsStr::from_bytes(file), false)
                 .map_err(|e| Failure::io(&e))?;
             let report = write_archive(&members, &options, outs.file(index))
-                .map_err(|e| Failure::text(e.to_string()))?;
+                .map_err(|e| Failure::bytes(e.to_string()))?;
             for w in &report.warnings {
                 diag.bare_warning(w.to_string());
             }
             if let Some(name) = report.module_asm_members.first() {
                 // LLVM 22 crashes on these; refuse instead of guessing.
-                let mut msg = b"'".to_vec();
-                msg.extend_from_slice(name);
-                msg.extend_from_slice(
-                    b"': bitcode with module-level inline assembly cannot be archived \
-                      (LLVM 22 crashes here)",
-                );
-                return Err(Failure(msg));
+                return Err(Failure::file(
+                    name,
+                    "bitcode with module-level inline assembly cannot be archived \
+                     (LLVM 22 crashes here)",
+                ));
             }
         } else if let Some(file) = args.get(b"file") {
             if chosen.len() > 1 {

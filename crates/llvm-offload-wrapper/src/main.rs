@@ -2,10 +2,11 @@
 //! that registers them with the OpenMP, CUDA or HIP runtime, as LLVM 22's
 //! tool of the same name does.
 
+use offload_cli::cl::tools::LLVM_WRAPPER;
 use offload_cli::cl::{self, Parsed};
 use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::error::quoted;
 use offload_cli::fsio::{read_input, Outputs};
-use offload_cli::tools::LLVM_WRAPPER;
 use offload_format::wrapper::{self, OffloadKind, WrapError};
 use std::ffi::OsString;
 use std::io;
@@ -32,11 +33,25 @@ fn main() -> ExitCode {
 
 /// `'<file>': <message>`, LLVM's file-error form.
 fn file_error(file: &OsString, msg: &str) -> Vec<u8> {
-    let mut v = b"'".to_vec();
-    v.extend_from_slice(file.as_bytes());
-    v.extend_from_slice(b"': ");
-    v.extend_from_slice(msg.as_bytes());
-    v
+    quoted(file.as_bytes(), msg.as_bytes())
+}
+
+/// The default `--triple`: LLVM's default target triple as Debian and
+/// Ubuntu build it for the host this tool runs on.
+fn default_target_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match (arch, std::env::consts::OS) {
+        ("x86_64" | "x86", "linux") => {
+            let a = if arch == "x86" { "i686" } else { arch };
+            format!("{a}-pc-linux-gnu")
+        }
+        ("powerpc64", "linux") => "powerpc64le-unknown-linux-gnu".to_string(),
+        (_, "linux") => format!("{arch}-unknown-linux-gnu"),
+        ("aarch64", "macos") => "arm64-apple-darwin".to_string(),
+        (_, "macos") => format!("{arch}-apple-darwin"),
+        (_, "windows") => format!("{arch}-pc-windows-msvc"),
+        (_, os) => format!("{arch}-unknown-{os}"),
+    }
 }
 
 fn run(args: &Parsed) -> Result<(), Vec<u8>> {
@@ -54,7 +69,7 @@ fn run(args: &Parsed) -> Result<(), Vec<u8>> {
     let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
     let triple = match args.value("triple") {
         Some(t) => String::from_utf8_lossy(t.as_bytes()).into_owned(),
-        None => wrapper::default_target_triple(),
+        None => default_target_triple(),
     };
     let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
         WrapError::TruncatedOffloadBinary { input, .. } => {

@@ -1,6 +1,6 @@
 //! Diagnostics printed the way LLVM's tools print them.
 //!
-//! The tools' own messages are `<argv0>: error: <text>` with argv[0] exactly
+//! The tools' own messages are `<argv0>: error: <text>` with `argv[0]` exactly
 //! as invoked; `error: ` and `warning: ` are coloured only when stderr is a
 //! terminal that supports colour, as LLVM's `WithColor` does.
 
@@ -76,32 +76,9 @@ fn stderr_has_colour() -> bool {
     if !io::stderr().is_terminal() {
         return false;
     }
-    match std::env::var_os("TERM") {
-        Some(t) => t != "dumb",
-        None => false,
-    }
+    crate::env::get().var("TERM").is_some_and(|t| t != "dumb")
 }
 
-/// The text the C library's `strerror` gives for an I/O error, without the
-/// " (os error N)" that Rust appends: LLVM's messages show the bare text.
-pub fn os_error_text(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s[..i].to_string(),
-        _ => s,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::os_error_text;
-    use std::io;
-
-    #[test]
-    fn strips_os_error_suffix() {
-        let e = io::Error::from_raw_os_error(2);
-        assert_eq!(os_error_text(&e), "No such file or directory");
-        let e = io::Error::other("custom");
-        assert_eq!(os_error_text(&e), "custom");
-    }
-}
+/// The bare OS text of an I/O error, as LLVM's messages show it (the one
+/// rule lives in the format library's [`offload_format::llvm`]).
+pub use offload_format::llvm::os_error_text;

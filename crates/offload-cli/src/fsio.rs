@@ -128,6 +128,30 @@ pub fn read_input(path: &OsStr) -> io::Result<Input> {
     Ok(v.into())
 }
 
+/// Reads a member of a thin archive, a separate file named by the archive,
+/// into `buf` (cleared first): what the format library's thin-archive
+/// readers are handed, since they do no I/O themselves. The name comes from
+/// the archive, so a directory is refused with EISDIR and anything but a
+/// regular file (`/dev/zero`, a FIFO) with "not a regular file" rather than
+/// read without end or blocked on.
+pub fn read_member_file(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    let md = fs::metadata(path)?;
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(21));
+    }
+    if !md.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    buf.clear();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(buf))
+        .map(drop)
+        .map_err(out_of_memory)
+}
+
 fn out_of_memory(e: io::Error) -> io::Error {
     if e.kind() == io::ErrorKind::OutOfMemory {
         io::Error::from_raw_os_error(12)

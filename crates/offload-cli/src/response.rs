@@ -13,7 +13,7 @@ struct Open {
     parent: Option<usize>,
 }
 
-/// Expands every `@file` argument (after argv[0]) in place, recursively.
+/// Expands every `@file` argument (after `argv[0]`) in place, recursively.
 /// A file that cannot be read leaves the argument as it is: LLVM treats it as
 /// an ordinary argument, which later fails as an unknown option or input.
 ///

@@ -7,8 +7,8 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
+use offload_cli::cl::tools;
 use offload_cli::cl::{self, table::Tool};
-use offload_cli::tools;
 
 const BUNDLER: &str = "/usr/lib/llvm-22/bin/clang-offload-bundler";
 const BINARY: &str = "/usr/lib/llvm-22/bin/llvm-offload-binary";

@@ -3,8 +3,8 @@
 //! `/usr/lib/llvm-22/bin/llvm-offload-binary`.
 
 use offload_cli::cl::table::{flag, string, uint, Dialect, Manual, Tool, HELP, VERSION};
+use offload_cli::cl::tools::OFFLOAD_BINARY;
 use offload_cli::cl::{self, Parsed};
-use offload_cli::tools::OFFLOAD_BINARY;
 use std::ffi::OsString;
 
 /// Bundler-style options under a small table of their own.

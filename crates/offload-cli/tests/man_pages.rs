@@ -3,8 +3,8 @@
 
 use offload_cli::cl::help;
 use offload_cli::cl::man;
+use offload_cli::cl::tools;
 use offload_cli::cl::HelpKind;
-use offload_cli::tools;
 
 /// The option names `--help` shows (`--name`, `-o`), in order.
 fn help_options(text: &str) -> Vec<String> {

@@ -350,7 +350,7 @@ pub fn write<W: Write>(out: &mut W, entries: &[(&[u8], &[u8])], align: u32) -> i
     Ok(())
 }
 
-/// Validates `entries` for [`write`] and returns the size of the bundle it
+/// Validates `entries` for [`write()`] and returns the size of the bundle it
 /// would write.
 pub fn written_size(entries: &[(&[u8], &[u8])], align: u32) -> Result<u64, BundleError> {
     check_and_layout(entries, align).map(|(_, _, total)| total)

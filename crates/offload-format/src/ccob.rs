@@ -52,5 +52,5 @@ pub use error::CcobError;
 pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
 pub use report::{format_compress_report, format_decompress_report, DecompressReport};
 pub use segments::{segments, Segment, Segments};
-pub use streaming::{decompress_streaming, Streamed};
+pub use streaming::{decode_prefix, decompress_streaming, stream_len, PrefixEnd, Streamed};
 pub use writer::{Writer, ZSTD_STREAM_MAX};

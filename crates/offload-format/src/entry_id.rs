@@ -220,6 +220,50 @@ impl EntryId {
     }
 }
 
+/// An entry ID read for inspection rather than for unbundling: IDs that
+/// LLVM 22 refuses are still named, with what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LenientId {
+    /// The parsed ID (for a three-part triple, with the empty environment
+    /// added), or `None` when it cannot be split at all.
+    pub id: Option<EntryId>,
+    /// The spelling LLVM 22 writes today ([`EntryId::standardised`]).
+    pub standardised: Option<String>,
+    /// What is old or odd about the stored spelling, if anything.
+    pub note: Option<&'static str>,
+}
+
+/// Reads an entry ID as stored in a bundle, accepting old spellings LLVM
+/// 22 refuses: ROCm 5's three-part host triple
+/// (`host-x86_64-unknown-linux`, read as having an empty environment).
+/// `hip`/`hipv4` kinds and empty target IDs
+/// (`hipv4-amdgcn-amd-amdhsa--gfx906`) parse as they are.
+pub fn parse_lenient(text: &str) -> LenientId {
+    let (id, note) = match EntryId::parse(text) {
+        Ok(id) => (Some(id), None),
+        Err(PieceCountError { pieces: 4 }) => (
+            EntryId::parse(&format!("{text}-")).ok(),
+            Some("three-part triple (ROCm 5 spelling)"),
+        ),
+        Err(_) => (None, Some("not a <kind>-<triple>[-<target id>] entry ID")),
+    };
+    let note = note.or_else(|| {
+        let id = id.as_ref()?;
+        if !id.is_kind_valid() {
+            Some("offload kind unknown to LLVM 22")
+        } else if id.raw_target_id().is_some_and(|t| !t.is_empty()) && id.target_id().is_empty() {
+            Some("target ID names no known processor")
+        } else {
+            None
+        }
+    });
+    LenientId {
+        standardised: id.as_ref().and_then(|i| i.standardised().ok()),
+        id,
+        note,
+    }
+}
+
 impl std::fmt::Display for EntryId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
@@ -498,4 +542,36 @@ pub fn validate_targets<S: AsRef<str>>(
         host_count,
         hip_only,
     })
+}
+
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    #[test]
+    fn old_spellings() {
+        let l = parse_lenient("host-x86_64-unknown-linux");
+        assert_eq!(l.note, Some("three-part triple (ROCm 5 spelling)"));
+        let id = l.id.unwrap();
+        assert_eq!(id.kind(), "host");
+        assert_eq!(id.triple().arch_name(), "x86_64");
+        assert_eq!(
+            l.standardised.as_deref(),
+            Some("host-x86_64-unknown-linux-unknown-")
+        );
+        let l = parse_lenient("hipv4-amdgcn-amd-amdhsa--gfx906");
+        assert_eq!(l.note, None);
+        assert_eq!(l.id.unwrap().target_id(), "gfx906");
+        assert_eq!(
+            l.standardised.as_deref(),
+            Some("hipv4-amdgcn-amd-amdhsa--gfx906")
+        );
+        let l = parse_lenient("hip-amdgcn-amd-amdhsa-");
+        assert_eq!(l.standardised.as_deref(), Some("hip-amdgcn-amd-amdhsa--"));
+        assert!(parse_lenient("garbage").id.is_none());
+        assert_eq!(
+            parse_lenient("cuda-nvptx64-nvidia-cuda--sm_90").note,
+            Some("offload kind unknown to LLVM 22")
+        );
+    }
 }

@@ -6,9 +6,13 @@
 //!
 //! | module | format |
 //! |---|---|
+//! | [`bytes`] | bounds-checked, zero-copy reading of byte buffers |
+//! | [`identify`] | what a file is, from its magic bytes |
+//! | [`objfile`] | sections of ELF, COFF/PE and Mach-O files |
 //! | [`offload_binary`] | the 0x10FF10AD offload binary (`llvm-offload-binary`) |
 //! | [`string_table`] | ELF-style tail-merged string tables |
 //! | [`hash`] | LLVM's hash functions and hash-table iteration orders |
+//! | [`llvm`] | LLVM's small shared rules: integer parsing, OS error texts |
 //! | [`triple`] | LLVM target-triple normalisation |
 //! | [`target_id`] | AMDGPU target IDs and their compatibility rules |
 //! | [`entry_id`] | offload-bundle entry IDs (`<kind>-<triple>[-<target id>]`) |
@@ -18,19 +22,30 @@
 //! | [`object_bundle`] | offload bundles stored as sections of host objects (ELF, COFF) |
 //! | [`archive`] | `ar` archives: reading, and deterministic GNU output |
 //! | [`device_archive`] | heterogeneous device archives (`-unbundle -type=a`) |
+//! | [`hip_fatbin`] | regions of concatenated bundles and CCOBs (`.hip_fatbin`), HIP wrapper records |
+//! | [`fatbin`] | NVIDIA fat binary containers (`.nv_fatbin`) |
+//! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
 #![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod archive;
 pub mod bitcode;
 pub mod bundle;
+pub mod bytes;
 pub mod ccob;
 pub mod device_archive;
 pub mod entry_id;
+pub mod fatbin;
 pub mod hash;
+pub mod hip_fatbin;
+pub mod identify;
+pub mod llvm;
 pub mod object_bundle;
+pub mod objfile;
 pub mod offload_binary;
+pub mod payload;
 pub mod string_table;
 pub mod target_id;
 pub mod text_bundle;

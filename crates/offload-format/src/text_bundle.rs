@@ -92,7 +92,7 @@ pub fn write<W: Write>(out: &mut W, comment: &str, entries: &[(&[u8], &[u8])]) -
     Ok(())
 }
 
-/// Number of bytes [`write`] produces.
+/// Number of bytes [`write()`] produces.
 pub fn written_size(comment: &str, entries: &[(&[u8], &[u8])]) -> u64 {
     let fixed = (2 + 2 * comment.len() + START.len() + END.len() + 2) as u64;
     entries

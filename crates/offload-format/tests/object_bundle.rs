@@ -175,32 +175,6 @@ fn empty_entry_is_an_empty_section() {
 }
 
 #[test]
-fn command_lines_match_llvm_22_output() {
-    let objcopy = b"/usr/lib/llvm-22/bin/llvm-objcopy";
-    let tmp = ob::temp_file_path(b"/tmp", b"XXXXXX");
-    let mut line = ob::bundle_command_line(
-        objcopy,
-        &[
-            ("host-x86_64-unknown-linux-gnu-", tmp.as_slice()),
-            ("hip-amdgcn-amd-amdhsa--gfx906", b"dev-gfx906.o".as_slice()),
-        ],
-        b"host-x86_64-unknown-linux-gnu.o",
-        b"unused.o",
-    );
-    line.push(b'\n');
-    assert_eq!(
-        String::from_utf8(line).unwrap(),
-        String::from_utf8(read("bundle.###.txt")).unwrap()
-    );
-    let mut line = ob::unbundle_host_command_line(objcopy, b"fat-x86_64-unknown-linux-gnu.o", &tmp);
-    line.push(b'\n');
-    assert_eq!(
-        String::from_utf8(line).unwrap(),
-        String::from_utf8(read("unbundle.###.txt")).unwrap()
-    );
-}
-
-#[test]
 fn duplicate_ids_are_refused_like_objcopy() {
     let host = read("host-x86_64-unknown-linux-gnu.o");
     let e = ob::add_bundle_sections(&host, &[("a-b-c-d-e", &b"1"[..]), ("a-b-c-d-e", &b"2"[..])])

@@ -18,7 +18,7 @@ use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
 use crate::harness::{llvm22, Case, Outcome, Rng, Suite};
 
 /// Names the tool is run under: the deprecation warning depends on the stem
-/// of argv[0].
+/// of `argv[0]`.
 const NAMES: &[&str] = &[
     "llvm-offload-binary",
     "llvm-offload-binary",

@@ -127,7 +127,7 @@ fn split<'a>(
     ))
 }
 
-/// Rows of a results table written by [`write`], by target.
+/// Rows of a results table written by [`write()`], by target.
 fn parse_rows(block: &str) -> std::collections::BTreeMap<String, Row> {
     let mut rows = std::collections::BTreeMap::new();
     for line in block.lines() {

@@ -77,6 +77,9 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
         })
         .collect(),
         "object_bundle_read" => fixture_files("object_bundle", 4096, |n| n.ends_with(".o")),
+        "objfile" => fixture_files("objfile", 20_000, |n| {
+            !n.ends_with(".c") && !n.ends_with(".cl") && !n.ends_with(".sh")
+        }),
         "object_bundle_roundtrip" => fixture_files("object_bundle", 4096, |n| {
             n.starts_with("host-") && n.ends_with(".o")
         })

@@ -62,7 +62,7 @@ fn push_option(s: &mut String, o: &Opt, dialect: Dialect, w: usize) {
     }
 }
 
-/// The text printed for `kind`; `prog` is argv[0]'s file name.
+/// The text printed for `kind`; `prog` is `argv[0]`'s file name.
 pub fn render(tool: &Tool, kind: HelpKind, prog: &str) -> String {
     let mut shown: Vec<&Opt> = tool.options.iter().filter(|o| lists(o, kind)).collect();
     shown.sort_by(|a, b| a.name.cmp(b.name));

@@ -11,6 +11,7 @@
 pub mod help;
 pub mod man;
 pub mod table;
+pub mod tools;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -48,7 +49,7 @@ pub struct Parsed {
     slots: Vec<Slot>,
     /// The positional arguments, in order.
     pub positionals: Vec<OsString>,
-    /// argv[0] exactly as invoked (after response-file expansion).
+    /// `argv[0]` exactly as invoked (after response-file expansion).
     pub argv0: OsString,
 }
 
@@ -125,7 +126,7 @@ impl Parsed {
     }
 }
 
-/// Parses `args` (argv[0] first) for `tool`. On `--help`/`--version`, or
+/// Parses `args` (`argv[0]` first) for `tool`. On `--help`/`--version`, or
 /// after reporting errors LLVM's way, returns the exit code the process
 /// should end with.
 pub fn parse(tool: &'static Tool, args: Vec<OsString>) -> Result<Parsed, ExitCode> {
@@ -646,7 +647,7 @@ pub fn os_args() -> Vec<OsString> {
     std::env::args_os().collect()
 }
 
-/// argv[0]'s file name, as LLVM's `cl` prints it before its own errors.
+/// `argv[0]`'s file name, as LLVM's `cl` prints it before its own errors.
 pub fn program_name(argv0: &OsStr) -> String {
     Path::new(argv0)
         .file_name()

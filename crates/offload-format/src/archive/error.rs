@@ -42,7 +42,7 @@ impl fmt::Display for ArchiveError {
                     f,
                     "'{}': {}",
                     String::from_utf8_lossy(name),
-                    crate::archive::error::os_text(error)
+                    crate::llvm::os_error_text(error)
                 )
             }
         }
@@ -50,15 +50,6 @@ impl fmt::Display for ArchiveError {
 }
 
 impl std::error::Error for ArchiveError {}
-
-/// The OS message of an I/O error without Rust's " (os error N)" suffix.
-pub(crate) fn os_text(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
 
 /// A non-fatal problem found while writing an archive: a bitcode member
 /// whose symbols could not be read is stored without symbols, and LLVM
@@ -106,7 +97,7 @@ pub enum ArchiveWriteError {
 impl fmt::Display for ArchiveWriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArchiveWriteError::Io(e) => f.write_str(&os_text(e)),
+            ArchiveWriteError::Io(e) => f.write_str(&crate::llvm::os_error_text(e)),
             ArchiveWriteError::Member { name, reason } => {
                 write!(f, "'{}': {}", String::from_utf8_lossy(name), reason)
             }

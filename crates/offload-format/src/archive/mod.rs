@@ -28,7 +28,8 @@ mod symbols;
 mod write;
 
 pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
-pub use read::{thin_member_path, Archive, ArchiveKind, Member, MemberContent, Members};
+pub(crate) use read::load_thin_with;
+pub use read::{thin_member_path, Archive, ArchiveKind, LoadThin, Member, MemberContent, Members};
 pub use symbols::{member_symbols, member_symbols_and_module_asm, MemberSymbols};
 pub use write::{
     write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, HeaderCursor, NewMember,

@@ -103,16 +103,26 @@ fn rtrim(bytes: &[u8], c: u8) -> &[u8] {
     &bytes[..end]
 }
 
-/// LLVM's `getAsInteger(10)`: digits only, non-empty, fits in u64.
-fn decimal(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
+/// Reads the member of a thin archive at the given path into the buffer
+/// (cleared first). The library does no I/O: a caller that wants thin
+/// archives' members read passes one of these (the command-line tools
+/// pass `offload_cli::fsio::read_member_file`).
+pub type LoadThin<'l> = dyn FnMut(&Path, &mut Vec<u8>) -> std::io::Result<()> + 'l;
+
+/// `load` applied to `path`, or, without one, the error that says the
+/// member cannot be read here.
+pub(crate) fn load_thin_with(
+    load: Option<&mut LoadThin<'_>>,
+    path: &Path,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    match load {
+        Some(load) => load(path, buf),
+        None => Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "members of thin archives are not read without a loader",
+        )),
     }
-    let mut v = 0u64;
-    for &b in bytes {
-        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-    }
-    Some(v)
 }
 
 impl<'a> Archive<'a> {
@@ -254,35 +264,22 @@ impl<'a> Archive<'a> {
     }
 
     /// Loads a member's bytes: the inline slice, or for a thin member the
-    /// file named by [`thin_member_path`] relative to `archive_path`.
+    /// file named by [`thin_member_path`] relative to `archive_path`, read
+    /// by `load` (without one, a thin member fails as
+    /// [`ArchiveError::ThinMember`]).
     pub fn member_data(
         &self,
         member: &Member<'a>,
         archive_path: &Path,
+        load: Option<&mut LoadThin<'_>>,
     ) -> Result<Cow<'a, [u8]>, ArchiveError> {
         match member.content {
             MemberContent::Inline(bytes) => Ok(Cow::Borrowed(bytes)),
             MemberContent::Thin { .. } => {
                 let path = thin_member_path(archive_path, member.name);
-                let read = match std::fs::metadata(&path) {
-                    Ok(md) if md.is_dir() => Err(std::io::Error::from_raw_os_error(21)),
-                    // The name comes from the archive: a device or FIFO
-                    // (`/dev/zero`, `/dev/stdin`) would be read without end
-                    // or block. Members are regular files.
-                    Ok(md) if !md.is_file() => Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        "not a regular file",
-                    )),
-                    Ok(_) => std::fs::read(&path).map_err(|e| {
-                        if e.kind() == std::io::ErrorKind::OutOfMemory {
-                            std::io::Error::from_raw_os_error(12)
-                        } else {
-                            e
-                        }
-                    }),
-                    Err(e) => Err(e),
-                };
-                read.map(Cow::Owned)
+                let mut buf = Vec::new();
+                load_thin_with(load, &path, &mut buf)
+                    .map(|()| Cow::Owned(buf))
                     .map_err(|error| ArchiveError::ThinMember {
                         name: member.name.to_vec(),
                         error,
@@ -331,7 +328,7 @@ impl<'a> Archive<'a> {
         child.raw_size = self.size_field(&child)?;
         if let Some(len) = raw_name.strip_prefix(b"#1/") {
             let len = rtrim(len, b' ');
-            let n = decimal(len).ok_or_else(|| {
+            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
                 malformed(format!(
                     "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
                     escape(len)
@@ -368,7 +365,7 @@ impl<'a> Archive<'a> {
 
     fn size_field(&self, child: &Child<'_>) -> Result<u64, ArchiveError> {
         let raw = rtrim(&child.header[48..58], b' ');
-        decimal(raw).ok_or_else(|| {
+        crate::llvm::decimal_u64(raw).ok_or_else(|| {
             malformed(format!(
                 "characters in size field in archive member header are not all decimal numbers: '{}' for the archive member header at offset {}",
                 String::from_utf8_lossy(raw),
@@ -420,7 +417,7 @@ impl<'a> Archive<'a> {
                 return Ok(name);
             }
             let digits = rtrim(&name[1..], b' ');
-            let at = decimal(digits)
+            let at = crate::llvm::decimal_u64(digits)
                 .and_then(|v| usize::try_from(v).ok())
                 .ok_or_else(|| {
                     malformed(format!(
@@ -455,7 +452,7 @@ impl<'a> Archive<'a> {
         }
         if let Some(len) = name.strip_prefix(b"#1/") {
             let len = rtrim(len, b' ');
-            let n = decimal(len).ok_or_else(|| {
+            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
                 malformed(format!(
                     "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
                     escape(len)

@@ -47,12 +47,8 @@ impl WriteOptions {
     /// Applies LLVM's `SYM64_THRESHOLD` override: a decimal number; any
     /// other text leaves the default, as LLVM's parser does.
     pub fn with_sym64_env(mut self, value: Option<&str>) -> Self {
-        if let Some(v) = value {
-            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-                if let Ok(n) = v.parse::<u64>() {
-                    self.sym64_threshold = n;
-                }
-            }
+        if let Some(n) = value.and_then(|v| crate::llvm::decimal_u64(v.as_bytes())) {
+            self.sym64_threshold = n;
         }
         self
     }

@@ -27,46 +27,46 @@ const NAMED_METADATA: &[u8] = b"llvm.embedded.objects";
 const SECTION: &[u8] = b".llvm.offloading";
 
 mod module_code {
-    pub const VERSION: u64 = 1;
-    pub const GLOBALVAR: u64 = 7;
-    pub const FUNCTION: u64 = 8;
-    pub const ALIAS_OLD: u64 = 9;
-    pub const ALIAS: u64 = 14;
-    pub const IFUNC: u64 = 18;
+    pub(super) const VERSION: u64 = 1;
+    pub(super) const GLOBALVAR: u64 = 7;
+    pub(super) const FUNCTION: u64 = 8;
+    pub(super) const ALIAS_OLD: u64 = 9;
+    pub(super) const ALIAS: u64 = 14;
+    pub(super) const IFUNC: u64 = 18;
 }
 
 mod cst_code {
-    pub const SETTYPE: u64 = 1;
-    pub const STRING: u64 = 8;
-    pub const CSTRING: u64 = 9;
-    pub const DATA: u64 = 22;
+    pub(super) const SETTYPE: u64 = 1;
+    pub(super) const STRING: u64 = 8;
+    pub(super) const CSTRING: u64 = 9;
+    pub(super) const DATA: u64 = 22;
 }
 
 mod md_code {
-    pub const STRING_OLD: u64 = 1;
-    pub const VALUE: u64 = 2;
-    pub const NODE: u64 = 3;
-    pub const NAME: u64 = 4;
-    pub const DISTINCT_NODE: u64 = 5;
-    pub const KIND: u64 = 6;
-    pub const NAMED_NODE: u64 = 10;
-    pub const ATTACHMENT: u64 = 11;
-    pub const STRINGS: u64 = 35;
-    pub const GLOBAL_DECL_ATTACHMENT: u64 = 36;
-    pub const INDEX_OFFSET: u64 = 38;
-    pub const INDEX: u64 = 39;
+    pub(super) const STRING_OLD: u64 = 1;
+    pub(super) const VALUE: u64 = 2;
+    pub(super) const NODE: u64 = 3;
+    pub(super) const NAME: u64 = 4;
+    pub(super) const DISTINCT_NODE: u64 = 5;
+    pub(super) const KIND: u64 = 6;
+    pub(super) const NAMED_NODE: u64 = 10;
+    pub(super) const ATTACHMENT: u64 = 11;
+    pub(super) const STRINGS: u64 = 35;
+    pub(super) const GLOBAL_DECL_ATTACHMENT: u64 = 36;
+    pub(super) const INDEX_OFFSET: u64 = 38;
+    pub(super) const INDEX: u64 = 39;
 }
 
 mod type_code {
-    pub const NUMENTRY: u64 = 1;
-    pub const FLOAT: u64 = 3;
-    pub const DOUBLE: u64 = 4;
-    pub const INTEGER: u64 = 7;
-    pub const HALF: u64 = 10;
-    pub const ARRAY: u64 = 11;
-    pub const VECTOR: u64 = 12;
-    pub const STRUCT_NAME: u64 = 19;
-    pub const BFLOAT: u64 = 23;
+    pub(super) const NUMENTRY: u64 = 1;
+    pub(super) const FLOAT: u64 = 3;
+    pub(super) const DOUBLE: u64 = 4;
+    pub(super) const INTEGER: u64 = 7;
+    pub(super) const HALF: u64 = 10;
+    pub(super) const ARRAY: u64 = 11;
+    pub(super) const VECTOR: u64 = 12;
+    pub(super) const STRUCT_NAME: u64 = 19;
+    pub(super) const BFLOAT: u64 = 23;
 }
 
 /// What the type table says about a type, as far as data arrays go.

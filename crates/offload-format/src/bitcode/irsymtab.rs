@@ -16,9 +16,9 @@ use super::BitcodeError;
 
 /// Flag bits of a stored symbol.
 mod flag {
-    pub const UNDEFINED: u32 = 1 << 3;
-    pub const GLOBAL: u32 = 1 << 10;
-    pub const FORMAT_SPECIFIC: u32 = 1 << 11;
+    pub(super) const UNDEFINED: u32 = 1 << 3;
+    pub(super) const GLOBAL: u32 = 1 << 10;
+    pub(super) const FORMAT_SPECIFIC: u32 = 1 << 11;
 }
 
 /// Oldest and newest table versions whose symbol entries we understand
@@ -59,7 +59,7 @@ fn word(data: &[u8], at: usize) -> Result<u32, BitcodeError> {
 /// Reads every symbol of the table, in stored order. `module_count` is the
 /// number of modules in the file; a table describing another number of
 /// modules is stale and rejected, like LLVM does.
-pub fn read<'a>(
+pub(super) fn read<'a>(
     symtab: &'a [u8],
     strtab: &'a [u8],
     module_count: usize,

@@ -12,14 +12,14 @@ use super::bitstream::{Cursor, Entry};
 use super::{block_id, BitcodeError, ModuleRef};
 
 mod code {
-    pub const VERSION: u64 = 1;
-    pub const ASM: u64 = 4;
-    pub const DATALAYOUT: u64 = 3;
-    pub const SECTIONNAME: u64 = 5;
-    pub const GLOBALVAR: u64 = 7;
-    pub const FUNCTION: u64 = 8;
-    pub const ALIAS: u64 = 14;
-    pub const IFUNC: u64 = 18;
+    pub(super) const VERSION: u64 = 1;
+    pub(super) const ASM: u64 = 4;
+    pub(super) const DATALAYOUT: u64 = 3;
+    pub(super) const SECTIONNAME: u64 = 5;
+    pub(super) const GLOBALVAR: u64 = 7;
+    pub(super) const FUNCTION: u64 = 8;
+    pub(super) const ALIAS: u64 = 14;
+    pub(super) const IFUNC: u64 = 18;
 }
 
 /// Linkage classes that matter for the archive index.
@@ -53,7 +53,7 @@ fn malformed(what: &str) -> BitcodeError {
 }
 
 /// Appends the archive-index names of one module to `out`.
-pub fn archive_symbols(
+pub(super) fn archive_symbols(
     stream: &[u8],
     module: &ModuleRef<'_>,
     out: &mut Vec<Vec<u8>>,
@@ -189,7 +189,7 @@ impl Mangling {
 }
 
 /// Whether the module has non-empty module-level inline assembly.
-pub fn has_module_asm(stream: &[u8], module: &ModuleRef<'_>) -> Result<bool, BitcodeError> {
+pub(super) fn has_module_asm(stream: &[u8], module: &ModuleRef<'_>) -> Result<bool, BitcodeError> {
     let mut cursor = Cursor::new(stream);
     // Only module-level records are read; BLOCKINFO inside the module
     // cannot change how they are encoded.

@@ -116,6 +116,131 @@ pub fn decompress_streaming(
     })
 }
 
+/// How far [`decode_prefix`] got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixEnd {
+    /// The sink said it had seen enough.
+    Stopped,
+    /// The whole payload was decoded and handed over; `produced` bytes.
+    Complete {
+        /// Bytes handed to the sink.
+        produced: u64,
+    },
+}
+
+/// Decompresses the CCOB at the start of `input` (zstd or zlib) only as far
+/// as `sink` wants: the sink gets the bundle in order, in pieces of at most
+/// 128 KiB, and returns false once it has seen enough. Memory is zstd's
+/// window (or zlib's 32 KiB) and one piece, whatever the bundle's size; no
+/// hash is computed, so nothing is verified.
+///
+/// This is what a lister needs to read a compressed bundle's header
+/// without its payloads. Fails on a bad header or when the codec rejects
+/// the data before the sink stops; the error then says which method failed,
+/// not where.
+pub fn decode_prefix(
+    input: &[u8],
+    sink: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<PrefixEnd, CcobError> {
+    let header = Header::parse(input)?;
+    let ccob_len = header.ccob_len(input.len())?;
+    let payload = input
+        .get(header.len()..ccob_len)
+        .ok_or(CcobError::TotalSizeTooSmall {
+            total: ccob_len as u64,
+            header_len: header.len(),
+        })?;
+    let mut stopped = false;
+    let mut produced = 0u64;
+    let mut counting = |bytes: &[u8]| {
+        produced = produced.saturating_add(bytes.len() as u64);
+        if sink(bytes) {
+            true
+        } else {
+            stopped = true;
+            false
+        }
+    };
+    let complete = match header.method {
+        Method::Zstd => zstd_stream(payload, None, &mut counting),
+        Method::Zlib => zlib_stream(payload, &mut counting),
+    };
+    if stopped {
+        Ok(PrefixEnd::Stopped)
+    } else if complete {
+        Ok(PrefixEnd::Complete { produced })
+    } else {
+        Err(CcobError::Codec {
+            method: header.method,
+            message: "the compressed data is damaged or cut short".to_owned(),
+        })
+    }
+}
+
+/// The length of a CCOB whose header records none (v1): header plus the
+/// first compressed stream, found by the codec (zstd: the frame's recorded
+/// layout, without decoding; zlib: by decoding to the stream's end). `None`
+/// when the stream is damaged or cut short. Versions 2 and 3 give their
+/// recorded total size.
+pub fn stream_len(input: &[u8]) -> Option<usize> {
+    let header = Header::parse(input).ok()?;
+    if header.total_size.is_some() {
+        return header.ccob_len(input.len()).ok();
+    }
+    let payload = input.get(header.len()..)?;
+    let len = match header.method {
+        Method::Zstd => zstd_safe::find_frame_compressed_size(payload).ok()?,
+        Method::Zlib => {
+            let mut inflate = flate2::Decompress::new(true);
+            let mut out = vec![0u8; OUT_STEP];
+            loop {
+                let read = usize::try_from(inflate.total_in()).ok()?;
+                let before = inflate.total_out();
+                let status = inflate
+                    .decompress(
+                        payload.get(read..)?,
+                        &mut out,
+                        flate2::FlushDecompress::None,
+                    )
+                    .ok()?;
+                if status == flate2::Status::StreamEnd {
+                    break usize::try_from(inflate.total_in()).ok()?;
+                }
+                if inflate.total_in() as usize == read && inflate.total_out() == before {
+                    return None;
+                }
+            }
+        }
+    };
+    header.len().checked_add(len).filter(|&l| l <= input.len())
+}
+
+/// zlib counterpart of [`zstd_stream`]: true if the stream ended and every
+/// piece was accepted.
+fn zlib_stream(payload: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+    let mut inflate = flate2::Decompress::new(true);
+    let mut out: Vec<u8> = Vec::with_capacity(OUT_STEP);
+    loop {
+        let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        let src = payload.get(read..).unwrap_or(&[]);
+        out.clear();
+        let Ok(status) = inflate.decompress_vec(src, &mut out, flate2::FlushDecompress::None)
+        else {
+            return false;
+        };
+        if !out.is_empty() && !sink(&out) {
+            return false;
+        }
+        if status == flate2::Status::StreamEnd {
+            return true;
+        }
+        let now_read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
+        if now_read == read && out.is_empty() {
+            return false;
+        }
+    }
+}
+
 /// Decodes every frame of `payload` with zstd's own window, passing the
 /// output to `sink` as it comes. True if every frame ended and every piece
 /// was accepted.
@@ -291,5 +416,55 @@ mod tests {
         });
         assert!(refused.is_none());
         assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn decode_prefix_stops_early_and_reads_both_methods() {
+        use crate::ccob::Method as M;
+        let data = sample(1_000_000);
+        for method in [M::Zstd, M::Zlib] {
+            for version in [Version::V1, Version::V2, Version::V3] {
+                let options = CompressOptions {
+                    method,
+                    version,
+                    ..CompressOptions::default()
+                };
+                let Ok(c) = compress(&data, &options) else {
+                    continue;
+                };
+                let mut seen = Vec::new();
+                let end = decode_prefix(&c.bytes, &mut |b| {
+                    seen.extend_from_slice(b);
+                    seen.len() < 1000
+                })
+                .unwrap();
+                assert_eq!(end, PrefixEnd::Stopped);
+                assert!(seen.len() >= 1000 && seen.len() <= 1000 + OUT_STEP);
+                assert_eq!(&seen[..], &data[..seen.len()]);
+                let mut all = Vec::new();
+                let end = decode_prefix(&c.bytes, &mut |b| {
+                    all.extend_from_slice(b);
+                    true
+                })
+                .unwrap();
+                assert_eq!(
+                    end,
+                    PrefixEnd::Complete {
+                        produced: data.len() as u64
+                    }
+                );
+                assert_eq!(all, data);
+                // Damaged payloads fail (or stop) without panicking.
+                for cut in [c.bytes.len() / 2, c.bytes.len() - 1] {
+                    let mut bad = c.bytes[..cut].to_vec();
+                    if version == Version::V1 {
+                        bad.truncate(cut);
+                    } else {
+                        bad.resize(c.bytes.len(), 0xA5);
+                    }
+                    let _ = decode_prefix(&bad, &mut |_| true);
+                }
+            }
+        }
     }
 }

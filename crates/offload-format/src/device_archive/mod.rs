@@ -33,11 +33,12 @@
 //! ```no_run
 //! use offload_format::device_archive::{Input, Options, Target, Unbundled};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut input = Input::open("libdev.a".as_ref())?;
+//! let bytes = std::fs::read("libdev.a")?; // or a mapping of the file
+//! let mut input = Input::from_bytes(bytes, "libdev.a".as_ref())?;
 //! let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx90a:xnack+")?];
 //! let options = Options { allow_missing_bundles: true, ..Options::default() };
 //! let plan = Unbundled::plan(&mut input, &targets, &options, "libdev.a", &mut |note| {
-//!     eprint!("{note}");
+//!     println!("{note:?}");
 //! })?;
 //! let mut out = Vec::new();
 //! plan.write(&mut input, &mut [&mut out as &mut dyn std::io::Write])?;
@@ -114,41 +115,31 @@ pub struct Options {
     /// `-check-input-archive`: fail if a member holds entries whose target
     /// IDs conflict (LLVM 22's asymmetric rule, on whole entry IDs).
     pub check_input_archive: bool,
-    /// `-verbose`: report on each member's compression.
-    pub verbose: bool,
-    /// `-###`: host objects are not extracted (they come out empty) and
-    /// the extraction command is reported instead, as LLVM 22 does.
-    pub print_commands: bool,
+    /// Host objects are not extracted: they come out empty, and
+    /// [`Note::HostObjectSkipped`] marks each (LLVM 22 does this when it
+    /// only lists the `llvm-objcopy` commands it would run).
+    pub skip_host_objects: bool,
     /// Archive writing options (the 64-bit symbol table threshold).
     pub write: WriteOptions,
 }
 
-/// Something to tell the user while unbundling. `Display` gives the text
-/// LLVM 22 prints (with the trailing newline) except for
-/// [`Note::HostCommand`], which the front-end renders.
+/// Something met while unbundling that the caller may tell the user
+/// about: the front-end decides what to print (LLVM 22 prints the
+/// decompression reports under `-verbose`, every warning, and a command
+/// line for each skipped host object).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Note {
-    /// `-verbose` output for one member: `Uncompressed bundle.` or the
-    /// decompression report.
-    Verbose(String),
+    /// A member that is not compressed (LLVM's `Uncompressed bundle.`).
+    Uncompressed,
+    /// A member that was decompressed: the figures of
+    /// [`ccob::format_decompress_report`].
+    Decompressed(ccob::DecompressReport),
     /// A bitcode code object whose symbols cannot be read; printed as
     /// `warning: '<member>': <reason>` (no program name, as in LLVM).
     Warning(MemberWarning),
-    /// `-###`: LLVM 22 would run `llvm-objcopy` to extract a host object
-    /// here and prints that command line instead.
-    HostCommand,
-}
-
-impl fmt::Display for Note {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Note::Verbose(text) => f.write_str(text),
-            Note::Warning(w) => writeln!(f, "warning: {w}"),
-            Note::HostCommand => {
-                f.write_str("llvm-objcopy --regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.*\n")
-            }
-        }
-    }
+    /// A host object left empty ([`Options::skip_host_objects`]), where
+    /// LLVM 22 would run `llvm-objcopy` to extract it.
+    HostObjectSkipped,
 }
 
 /// Why unbundling failed. `Display` gives the message that follows
@@ -257,19 +248,11 @@ fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
 }
 
-fn os_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Input { path, error } => {
-                write!(f, "'{}': {}", path.display(), os_text(error))
+                write!(f, "'{}': {}", path.display(), crate::llvm::os_error_text(error))
             }
             Error::Archive(e) => e.fmt(f),
             Error::Damaged { archive, error } => write!(f, "'{archive}': {error}"),
@@ -332,7 +315,7 @@ impl fmt::Display for Error {
             Error::Changed { archive } => {
                 write!(f, "'{archive}': the archive changed while it was being read")
             }
-            Error::Output(e) => f.write_str(&os_text(e)),
+            Error::Output(e) => f.write_str(&crate::llvm::os_error_text(e)),
         }
     }
 }
@@ -533,24 +516,16 @@ impl Member<'_> {
 /// LLVM 22's "decompress if necessary" step for an archive member, with
 /// the project's stricter checks (verified hash and sizes, see
 /// `docs/compat.md#compressed-bundles-ccob`).
-fn decompress<'a>(
-    data: &'a [u8],
-    verbose: bool,
-    notes: &mut dyn FnMut(Note),
-) -> Result<Member<'a>, CcobError> {
+fn decompress<'a>(data: &'a [u8], notes: &mut dyn FnMut(Note)) -> Result<Member<'a>, CcobError> {
     match ccob::detect(data) {
         Detection::TooShort => Ok(Member::Plain(data)),
         Detection::Uncompressed => {
-            if verbose {
-                notes(Note::Verbose("Uncompressed bundle.\n".to_string()));
-            }
+            notes(Note::Uncompressed);
             Ok(Member::Plain(data))
         }
         Detection::Compressed => {
             let out = ccob::decompress_unverified(data)?;
-            if verbose {
-                notes(Note::Verbose(ccob::format_decompress_report(&out.report())));
-            }
+            notes(Note::Decompressed(out.report()));
             out.verify()?;
             if out.ccob_len != data.len() && out.header.method == ccob::Method::Zstd {
                 // 22 hands zstd everything after the header; bytes after
@@ -595,8 +570,8 @@ fn select(id: &[u8], targets: &[Target], hip_openmp_compatible: bool) -> Result<
 impl Unbundled {
     /// The first pass: reads every member of `input`, decides the content
     /// of each output archive (one per target, in order), and reports
-    /// through `notes` what LLVM 22 prints on the way (verbose reports,
-    /// `-###` commands). Every target must then be finished
+    /// through `notes` what it meets on the way (compression of each
+    /// member, warnings, skipped host objects). Every target must then be finished
     /// ([`Unbundled::finish_target`]) before [`Unbundled::write`]; see
     /// [`Unbundled::plan`] for both at once. Every error LLVM 22 would
     /// report comes from these, so writing can only fail on I/O.
@@ -629,7 +604,7 @@ impl Unbundled {
         let mut index = 0;
         let mut out_name = Vec::new();
         let walk = input.for_each_member(|name, data| {
-            let member = decompress(data.bytes(), options.verbose, notes)
+            let member = decompress(data.bytes(), notes)
                 .map_err(|e| decompress_error(name, archive_name, e))?;
             let bytes = member.bytes();
             for entry in entries(bytes, false) {
@@ -654,8 +629,8 @@ impl Unbundled {
                 let content: &[u8] = match entry.data {
                     EntryData::Bytes(b) => b,
                     EntryData::Unreadable(text) => return Err(Error::EntryContents(text)),
-                    EntryData::HostObject if options.print_commands => {
-                        notes(Note::HostCommand);
+                    EntryData::HostObject if options.skip_host_objects => {
+                        notes(Note::HostObjectSkipped);
                         &[]
                     }
                     EntryData::HostObject => {
@@ -826,7 +801,7 @@ impl Unbundled {
                     .map_err(Error::Output)
             };
             match data {
-                MemberBytes::Archive(bytes) => match decompress(bytes, false, &mut ignore)
+                MemberBytes::Archive(bytes) => match decompress(bytes, &mut ignore)
                     .map_err(|e| decompress_error(name, archive_name, e))?
                 {
                     Member::Plain(bytes) => self.copy_entries(
@@ -853,7 +828,7 @@ impl Unbundled {
                     )?,
                 },
                 MemberBytes::Loaded(bytes) => {
-                    let member = decompress(bytes, false, &mut ignore)
+                    let member = decompress(bytes, &mut ignore)
                         .map_err(|e| decompress_error(name, archive_name, e))?;
                     self.copy_entries(
                         name,
@@ -914,7 +889,7 @@ impl Unbundled {
             let piece = match entry.data {
                 EntryData::Bytes(b) => Piece::Input(b),
                 EntryData::Unreadable(_) => return Err(self.changed()),
-                EntryData::HostObject if self.options.print_commands => Piece::Input(&[]),
+                EntryData::HostObject if self.options.skip_host_objects => Piece::Input(&[]),
                 EntryData::HostObject => {
                     if host.is_none() {
                         host = Some(

@@ -8,12 +8,10 @@
 //! which costs only the headers.
 
 use std::borrow::Cow;
-use std::fs::File;
-use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::archive::{thin_member_path, Archive, ArchiveError, MemberContent};
+use crate::archive::{thin_member_path, Archive, ArchiveError, LoadThin, MemberContent};
 
 use super::Error;
 
@@ -30,6 +28,8 @@ pub struct Input<'a> {
     buf: Vec<u8>,
     /// Told which bytes of `data` a walk is done with.
     release: Option<Box<dyn FnMut(Range<usize>) + 'a>>,
+    /// Reads the members of a thin archive (the caller's I/O).
+    load_thin: Option<Box<LoadThin<'a>>>,
 }
 
 impl<'a> Input<'a> {
@@ -48,6 +48,7 @@ impl<'a> Input<'a> {
             archive_path: archive_path.to_path_buf(),
             buf: Vec::new(),
             release: None,
+            load_thin: None,
         })
     }
 
@@ -61,19 +62,16 @@ impl<'a> Input<'a> {
         self
     }
 
-    /// Reads the archive at `path` whole. (The command-line tool maps the
-    /// file instead and uses [`Input::from_bytes`], so that its memory does
-    /// not grow with the archive.)
-    pub fn open(path: &Path) -> Result<Input<'static>, Error> {
-        let input_error = |error: io::Error| Error::Input {
-            path: path.to_path_buf(),
-            error,
-        };
-        if std::fs::metadata(path).map_err(input_error)?.is_dir() {
-            return Err(input_error(io::Error::from_raw_os_error(21)));
-        }
-        let data = std::fs::read(path).map_err(enomem).map_err(input_error)?;
-        Input::from_bytes(data, path).map_err(Error::Archive)
+    /// Has the members of a thin archive, which are separate files, read
+    /// by `load` (given each member's path, [`thin_member_path`], and a
+    /// buffer to fill). Without it a thin archive's members cannot be read
+    /// and fail as [`ArchiveError::ThinMember`]s.
+    pub fn with_thin_members(
+        mut self,
+        load: impl FnMut(&Path, &mut Vec<u8>) -> std::io::Result<()> + 'a,
+    ) -> Input<'a> {
+        self.load_thin = Some(Box::new(load));
+        self
     }
 
     /// Calls `visit` with the name (as LLVM resolves it; a path in thin
@@ -91,6 +89,7 @@ impl<'a> Input<'a> {
             archive_path,
             buf,
             release,
+            load_thin,
         } = self;
         let data: &'s Cow<'a, [u8]> = data;
         let data: &'s [u8] = data;
@@ -117,7 +116,7 @@ impl<'a> Input<'a> {
                     }
                 }
                 MemberContent::Thin { .. } => {
-                    load_thin(archive_path, member.name, buf)?;
+                    load_thin_member(archive_path, member.name, buf, load_thin.as_deref_mut())?;
                     visit(member.name, MemberBytes::Loaded(buf))?;
                 }
             }
@@ -149,40 +148,17 @@ impl MemberBytes<'_, '_> {
 
 /// Reads a thin archive's member (a file named relative to the archive)
 /// into `buf`.
-fn load_thin(archive_path: &Path, name: &[u8], buf: &mut Vec<u8>) -> Result<(), Error> {
+fn load_thin_member(
+    archive_path: &Path,
+    name: &[u8],
+    buf: &mut Vec<u8>,
+    load: Option<&mut LoadThin<'_>>,
+) -> Result<(), Error> {
     let path = thin_member_path(archive_path, name);
-    let read = match std::fs::metadata(&path) {
-        Ok(md) if md.is_dir() => Err(io::Error::from_raw_os_error(21)),
-        // The name comes from the archive: a device or FIFO (`/dev/zero`)
-        // would be read without end or block, as `Archive::member_data`
-        // also refuses.
-        Ok(md) if !md.is_file() => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        )),
-        Ok(_) => {
-            buf.clear();
-            File::open(&path)
-                .and_then(|mut f| f.read_to_end(buf))
-                .map_err(enomem)
-        }
-        Err(e) => Err(e),
-    };
-    read.map(drop).map_err(|error| {
+    crate::archive::load_thin_with(load, &path, buf).map_err(|error| {
         Error::Archive(ArchiveError::ThinMember {
             name: name.to_vec(),
             error,
         })
     })
-}
-
-/// A failed reservation while reading reports Rust's "out of memory"; the
-/// tools print the OS text for ENOMEM, as LLVM does for an input it cannot
-/// hold.
-fn enomem(e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::OutOfMemory {
-        io::Error::from_raw_os_error(12)
-    } else {
-        e
-    }
 }

@@ -12,8 +12,8 @@
 //! `llvm-objcopy`. This module does the same work in-process and produces the
 //! same bytes ([`add_bundle_sections`], [`strip_bundle_sections`]); it also
 //! reads bundles ([`ObjectFile`]) with the acceptance rules of LLVM's object
-//! library, and renders the `llvm-objcopy` command lines that `-###` prints
-//! ([`bundle_command_line`], [`unbundle_host_command_line`]).
+//! library. (The `llvm-objcopy` command lines the bundler prints instead of
+//! running them belong to the bundler, not to this library.)
 //!
 //! Host formats: ELF (32/64-bit, either byte order) and COFF objects
 //! (regular and bigobj) are read and rewritten. Mach-O objects are read (they
@@ -23,17 +23,11 @@
 //! [`Error::Unsupported`] (see `docs/compat.md#object-bundles-clang-offload-bundler--typeo`).
 
 mod coff;
-mod command;
 mod elf;
 mod error;
 mod objcopy;
 mod pieces;
 
-pub use command::{
-    bundle_command_line, bundle_objcopy_args, render_command_line, temp_file_path,
-    unbundle_host_command_line, unbundle_objcopy_args, TEMP_DIR_ENV_VARS, TEMP_FILE_PREFIX,
-    TEMP_FILE_SUFFIX,
-};
 pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
 pub use pieces::Pieces;
 

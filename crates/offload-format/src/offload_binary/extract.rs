@@ -25,6 +25,7 @@ use object::read::elf::{FileHeader, SectionHeader};
 use object::{Endianness, Pod};
 
 use super::read::{parse_binaries, Binary, ReadError};
+use crate::archive::LoadThin;
 
 /// `SHT_LLVM_OFFLOADING`: the ELF section type clang gives embedded
 /// offload binaries.
@@ -190,11 +191,24 @@ impl std::error::Error for ExtractError {}
 /// `source`. Parsing is complete before anything is returned: one error
 /// anywhere fails the whole input, as in LLVM.
 ///
-/// `source` is also the path thin-archive members are found relative to
-/// (LLVM uses the buffer's name the same way).
+/// Thin archives' members cannot be read by this one (see
+/// [`extract_with_thin_members`]).
 pub fn extract<'a>(data: &'a [u8], source: &[u8]) -> Result<Vec<Found<'a>>, ExtractError> {
     let mut out = Vec::new();
-    extract_into(Cow::Borrowed(data), source, &mut out)?;
+    extract_into(Cow::Borrowed(data), source, &mut out, None)?;
+    Ok(out)
+}
+
+/// [`extract`], with thin archives' members read by `load`. `source` is
+/// also the path those members are found relative to (LLVM uses the
+/// buffer's name the same way).
+pub fn extract_with_thin_members<'a>(
+    data: &'a [u8],
+    source: &[u8],
+    load: &mut LoadThin<'_>,
+) -> Result<Vec<Found<'a>>, ExtractError> {
+    let mut out = Vec::new();
+    extract_into(Cow::Borrowed(data), source, &mut out, Some(load))?;
     Ok(out)
 }
 
@@ -232,6 +246,7 @@ fn extract_into<'a>(
     data: Cow<'a, [u8]>,
     source: &[u8],
     out: &mut Vec<Found<'a>>,
+    load: Option<&mut LoadThin<'_>>,
 ) -> Result<(), ExtractError> {
     let container = |message: String| ExtractError::Container {
         source: source.to_vec(),
@@ -254,12 +269,12 @@ fn extract_into<'a>(
             Ok(())
         }
         FileKind::Archive => match data {
-            Cow::Borrowed(b) => archive_members(b, source, out),
+            Cow::Borrowed(b) => archive_members(b, source, out, load),
             Cow::Owned(v) => {
                 // A nested archive read from disk: its images must own
                 // their bytes.
                 let mut found = Vec::new();
-                archive_members(&v, source, &mut found)?;
+                archive_members(&v, source, &mut found, load)?;
                 out.extend(found.into_iter().map(|f| Found {
                     source: f.source,
                     binary: f.binary.into_owned(),
@@ -289,6 +304,7 @@ fn archive_members<'a>(
     data: &'a [u8],
     source: &[u8],
     out: &mut Vec<Found<'a>>,
+    mut load: Option<&mut LoadThin<'_>>,
 ) -> Result<(), ExtractError> {
     use std::os::unix::ffi::OsStrExt;
     let container = |e: crate::archive::ArchiveError| ExtractError::Container {
@@ -299,8 +315,10 @@ fn archive_members<'a>(
     let path = std::path::Path::new(std::ffi::OsStr::from_bytes(source));
     for member in archive.members() {
         let member = member.map_err(container)?;
-        let contents = archive.member_data(&member, path).map_err(container)?;
-        extract_into(contents, member.name, out)?;
+        let contents = archive
+            .member_data(&member, path, load.as_deref_mut())
+            .map_err(container)?;
+        extract_into(contents, member.name, out, load.as_deref_mut())?;
     }
     Ok(())
 }

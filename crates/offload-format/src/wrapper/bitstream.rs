@@ -25,7 +25,7 @@ const SPLICE_THRESHOLD: usize = 4096;
 
 /// One operand of an abbreviation definition.
 #[derive(Clone, Copy, Debug)]
-pub enum AbbrevOp {
+pub(super) enum AbbrevOp {
     /// A literal value that is not stored in records.
     Literal(u64),
     /// A 32-bit-aligned byte blob.
@@ -52,7 +52,7 @@ pub enum StreamError {
 }
 
 /// Builds a bitstream in memory (except for spliced blobs).
-pub struct BitWriter<'a> {
+pub(super) struct BitWriter<'a> {
     chunks: Vec<Chunk<'a>>,
     /// The owned chunk being filled; always whole bytes.
     buf: Vec<u8>,
@@ -74,7 +74,7 @@ impl Default for BitWriter<'_> {
 
 impl<'a> BitWriter<'a> {
     /// An empty stream at the top level (abbreviation width 2).
-    pub fn new() -> BitWriter<'a> {
+    pub(super) fn new() -> BitWriter<'a> {
         BitWriter {
             chunks: Vec::new(),
             buf: Vec::new(),
@@ -93,13 +93,13 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Appends raw bytes at a word boundary (magic numbers).
-    pub fn raw_bytes(&mut self, bytes: &[u8]) {
+    pub(super) fn raw_bytes(&mut self, bytes: &[u8]) {
         debug_assert_eq!(self.nbits, 0);
         self.buf.extend_from_slice(bytes);
     }
 
     /// Emits the low `width` bits of `value` (`width` ≤ 32).
-    pub fn fixed(&mut self, value: u64, width: u32) {
+    pub(super) fn fixed(&mut self, value: u64, width: u32) {
         debug_assert!(width <= 32);
         if width == 0 {
             return;
@@ -115,7 +115,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Emits `value` as a VBR with `width`-bit chunks.
-    pub fn vbr(&mut self, mut value: u64, width: u32) {
+    pub(super) fn vbr(&mut self, mut value: u64, width: u32) {
         let payload = width - 1;
         let hi = 1u64 << payload;
         while value >= hi {
@@ -126,14 +126,14 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Pads with zero bits to the next 32-bit boundary.
-    pub fn align32(&mut self) {
+    pub(super) fn align32(&mut self) {
         if self.nbits > 0 {
             self.fixed(0, 32 - self.nbits);
         }
     }
 
     /// Opens a block.
-    pub fn enter_block(&mut self, id: u64, abbrev_width: u32) {
+    pub(super) fn enter_block(&mut self, id: u64, abbrev_width: u32) {
         self.fixed(ENTER_SUBBLOCK, self.width);
         self.vbr(id, 8);
         self.vbr(abbrev_width as u64, 4);
@@ -149,7 +149,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Closes the innermost block and back-patches its length.
-    pub fn exit_block(&mut self) {
+    pub(super) fn exit_block(&mut self) {
         self.fixed(END_BLOCK, self.width);
         self.align32();
         let scope = self.scopes.pop().expect("exit_block without enter_block");
@@ -190,7 +190,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Defines an abbreviation in the current block and returns its id.
-    pub fn define_abbrev(&mut self, ops: &[AbbrevOp]) -> u64 {
+    pub(super) fn define_abbrev(&mut self, ops: &[AbbrevOp]) -> u64 {
         self.fixed(DEFINE_ABBREV, self.width);
         self.vbr(ops.len() as u64, 5);
         for op in ops {
@@ -215,7 +215,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Emits an unabbreviated record.
-    pub fn record(&mut self, code: u64, ops: &[u64]) {
+    pub(super) fn record(&mut self, code: u64, ops: &[u64]) {
         self.fixed(UNABBREV_RECORD, self.width);
         self.vbr(code, 6);
         self.vbr(ops.len() as u64, 6);
@@ -225,7 +225,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Emits an unabbreviated record whose operands are the bytes of `s`.
-    pub fn record_str(&mut self, code: u64, prefix: &[u64], s: &[u8]) {
+    pub(super) fn record_str(&mut self, code: u64, prefix: &[u64], s: &[u8]) {
         self.fixed(UNABBREV_RECORD, self.width);
         self.vbr(code, 6);
         self.vbr((prefix.len() + s.len()) as u64, 6);
@@ -239,7 +239,7 @@ impl<'a> BitWriter<'a> {
 
     /// Emits a record through an abbreviation of the form `[literal code,
     /// blob]`, copying the bytes.
-    pub fn blob_record(&mut self, abbrev: u64, data: &[u8]) {
+    pub(super) fn blob_record(&mut self, abbrev: u64, data: &[u8]) {
         self.blob_header(abbrev, data.len());
         self.buf.extend_from_slice(data);
         self.blob_padding(data.len());
@@ -247,7 +247,7 @@ impl<'a> BitWriter<'a> {
 
     /// Like [`BitWriter::blob_record`], but a large blob is referenced, not
     /// copied.
-    pub fn blob_record_borrowed(&mut self, abbrev: u64, data: &'a [u8]) {
+    pub(super) fn blob_record_borrowed(&mut self, abbrev: u64, data: &'a [u8]) {
         self.blob_header(abbrev, data.len());
         if data.len() >= SPLICE_THRESHOLD {
             let owned = std::mem::take(&mut self.buf);
@@ -272,7 +272,7 @@ impl<'a> BitWriter<'a> {
     }
 
     /// Ends the stream (all blocks must be closed).
-    pub fn finish(mut self) -> Result<Stream<'a>, StreamError> {
+    pub(super) fn finish(mut self) -> Result<Stream<'a>, StreamError> {
         assert!(self.scopes.is_empty(), "unclosed block");
         self.align32();
         if let Some(e) = self.error {
@@ -286,19 +286,19 @@ impl<'a> BitWriter<'a> {
 }
 
 /// A finished bitstream: owned pieces interleaved with borrowed blobs.
-pub struct Stream<'a> {
+pub(super) struct Stream<'a> {
     chunks: Vec<Chunk<'a>>,
     len: u64,
 }
 
 impl Stream<'_> {
     /// Length in bytes.
-    pub fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.len
     }
 
     /// Writes the stream.
-    pub fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn write_to(&self, w: &mut dyn Write) -> io::Result<()> {
         for c in &self.chunks {
             match c {
                 Chunk::Owned(v) => w.write_all(v)?,
@@ -310,7 +310,7 @@ impl Stream<'_> {
 
     /// The stream as one vector.
     #[cfg(test)]
-    pub fn to_vec(&self) -> Vec<u8> {
+    pub(crate) fn to_vec(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.len as usize);
         self.write_to(&mut v).expect("writing to a Vec cannot fail");
         v

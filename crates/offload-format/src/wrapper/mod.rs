@@ -92,7 +92,7 @@ impl fmt::Display for WrapError {
             }
             WrapError::ArchCountMismatch { archs, images } => write!(
                 f,
-                "{archs} --offload-arch value{} given for {images} input image{}; \
+                "{archs} architecture{} given for {images} input image{}; \
                  give one per image, in input order",
                 if *archs == 1 { "" } else { "s" },
                 if *images == 1 { "" } else { "s" },
@@ -228,24 +228,6 @@ impl<'a> Module<'a> {
     }
 }
 
-/// The default `--triple` of `llvm-offload-wrapper`: LLVM's default target
-/// triple as Debian and Ubuntu build it for the host this tool runs on.
-pub fn default_target_triple() -> String {
-    let arch = std::env::consts::ARCH;
-    match (arch, std::env::consts::OS) {
-        ("x86_64" | "x86", "linux") => {
-            let a = if arch == "x86" { "i686" } else { arch };
-            format!("{a}-pc-linux-gnu")
-        }
-        ("powerpc64", "linux") => "powerpc64le-unknown-linux-gnu".to_string(),
-        (_, "linux") => format!("{arch}-unknown-linux-gnu"),
-        ("aarch64", "macos") => "arm64-apple-darwin".to_string(),
-        (_, "macos") => format!("{arch}-apple-darwin"),
-        (_, "windows") => format!("{arch}-pc-windows-msvc"),
-        (_, os) => format!("{arch}-unknown-{os}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +310,7 @@ mod tests {
         let e = wrap_clang14("x86_64-pc-linux-gnu", &[b"a", b"b"], &["gfx906"]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "1 --offload-arch value given for 2 input images; give one per image, in input order"
+            "1 architecture given for 2 input images; give one per image, in input order"
         );
     }
 }

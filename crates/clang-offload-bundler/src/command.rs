@@ -1,5 +1,7 @@
-//! The `llvm-objcopy` command lines LLVM 22's bundler runs for `-type=o`,
-//! which it prints (instead of running them) under `-###`.
+//! The `llvm-objcopy` command lines LLVM 22's bundler runs for object
+//! bundles (`-type=o`, and host objects of device archives, `-type=a`),
+//! which it prints instead of running them under `-###`; the temporary
+//! files it names in them; and where it finds `llvm-objcopy`.
 //!
 //! Everything is bytes: paths on Unix need not be UTF-8, and the bundler
 //! prints them unescaped.
@@ -17,20 +19,26 @@
 //! `/tmp`. The file really is created (and later deleted) even under `-###`;
 //! if that fails the bundler reports `'<path>': <OS error>`.
 
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+
+use offload_cli::diag::write_stderr;
+use offload_cli::tools::{find_llvm_tool, Beside};
+use offload_cli::{env, temp};
+use offload_format::object_bundle::{HOST_PLACEHOLDER, SECTION_PREFIX};
+
+use crate::job::Fail;
+
 /// Prefix of the bundler's temporary files.
-pub const TEMP_FILE_PREFIX: &str = "clang-offload-bundler-";
+const TEMP_FILE_PREFIX: &str = "clang-offload-bundler-";
 
 /// Suffix of the bundler's temporary files.
-pub const TEMP_FILE_SUFFIX: &str = ".tmp";
-
-/// Environment variables consulted, in order, for the temporary directory;
-/// the first one that is set wins, even when empty. None set: `/tmp`.
-pub const TEMP_DIR_ENV_VARS: [&str; 4] = ["TMPDIR", "TMP", "TEMP", "TEMPDIR"];
+const TEMP_FILE_SUFFIX: &str = ".tmp";
 
 /// Joins a temporary directory and a random part into the temporary file
 /// path LLVM would use: `dir` empty gives a relative name; a separator is
 /// inserted only if `dir` does not already end with `/`.
-pub fn temp_file_path(dir: &[u8], random: &[u8]) -> Vec<u8> {
+fn temp_file_path(dir: &[u8], random: &[u8]) -> Vec<u8> {
     let mut p = Vec::with_capacity(dir.len() + 32);
     p.extend_from_slice(dir);
     if !dir.is_empty() && !dir.ends_with(b"/") {
@@ -42,8 +50,53 @@ pub fn temp_file_path(dir: &[u8], random: &[u8]) -> Vec<u8> {
     p
 }
 
+/// A temporary file name of LLVM's shape, not created (device archives:
+/// only printed, as `docs/compat.md` says).
+pub fn temp_name() -> Vec<u8> {
+    let dir = env::get().temp_dir();
+    temp_file_path(dir.as_bytes(), temp::random_hex(6).as_bytes())
+}
+
+/// Creates (and at once deletes) the placeholder temporary file LLVM 22
+/// makes for `llvm-objcopy`, so that `-###` reports the same path shape and
+/// fails the same way when the temporary directory is unusable.
+pub fn make_temp_file() -> Result<Vec<u8>, Fail> {
+    let dir = env::get().temp_dir();
+    let made = temp::create_unique(6, 0o600, |random| {
+        std::ffi::OsStr::from_bytes(&temp_file_path(dir.as_bytes(), random.as_bytes())).into()
+    });
+    match made {
+        Ok((mut f, path)) => {
+            let _ = f.write_all(HOST_PLACEHOLDER);
+            drop(f);
+            let _ = std::fs::remove_file(&path);
+            Ok(path.into_os_string().into_encoded_bytes())
+        }
+        Err((path, e)) => Err(Fail::file_io(path.as_os_str().as_bytes(), &e)),
+    }
+}
+
+/// The `llvm-objcopy` path LLVM 22 would run, for `-###`: next to the
+/// bundler (`argv[0]` if that names an existing file, else the running
+/// executable), else on `PATH`. We never run it; when there is none we
+/// print the bare name.
+pub fn objcopy_path() -> Vec<u8> {
+    const NAME: &str = "llvm-objcopy";
+    find_llvm_tool(NAME, Beside::Invoked).map_or_else(
+        || NAME.as_bytes().to_vec(),
+        |p| p.into_os_string().into_encoded_bytes(),
+    )
+}
+
+/// Prints one `-###` command line on stderr.
+pub fn print_command(line: &[u8]) {
+    let mut l = line.to_vec();
+    l.push(b'\n');
+    write_stderr(&l);
+}
+
 fn section(id: &[u8]) -> Vec<u8> {
-    let mut s = super::SECTION_PREFIX.as_bytes().to_vec();
+    let mut s = SECTION_PREFIX.as_bytes().to_vec();
     s.extend_from_slice(id);
     s
 }
@@ -56,7 +109,7 @@ fn section(id: &[u8]) -> Vec<u8> {
 /// `entries` are (entry ID, file) in `-targets` order; the host entry's file
 /// is the temporary placeholder file, device files are the `-input` paths as
 /// given.
-pub fn bundle_objcopy_args<I: AsRef<[u8]>, F: AsRef<[u8]>>(
+fn bundle_objcopy_args<I: AsRef<[u8]>, F: AsRef<[u8]>>(
     entries: &[(I, F)],
     host_input: &[u8],
     output: &[u8],
@@ -82,9 +135,9 @@ pub fn bundle_objcopy_args<I: AsRef<[u8]>, F: AsRef<[u8]>>(
 
 /// Arguments of the host-extraction command:
 /// `--regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.* -- <input> <temp file>`.
-pub fn unbundle_objcopy_args(input: &[u8], temp_file: &[u8]) -> Vec<Vec<u8>> {
+fn unbundle_objcopy_args(input: &[u8], temp_file: &[u8]) -> Vec<Vec<u8>> {
     let mut remove = b"--remove-section=".to_vec();
-    remove.extend_from_slice(super::SECTION_PREFIX.as_bytes());
+    remove.extend_from_slice(SECTION_PREFIX.as_bytes());
     remove.extend_from_slice(b".*");
     vec![
         b"--regex".to_vec(),
@@ -97,7 +150,7 @@ pub fn unbundle_objcopy_args(input: &[u8], temp_file: &[u8]) -> Vec<Vec<u8>> {
 
 /// Renders a command the way `-###` prints it, without the final newline:
 /// `"<program>" "<arg1>" "<arg2>" ...`.
-pub fn render_command_line<A: AsRef<[u8]>>(program: &[u8], args: &[A]) -> Vec<u8> {
+fn render_command_line<A: AsRef<[u8]>>(program: &[u8], args: &[A]) -> Vec<u8> {
     let len = program.len() + 2 + args.iter().map(|a| a.as_ref().len() + 3).sum::<usize>();
     let mut line = Vec::with_capacity(len);
     line.push(b'"');
@@ -132,6 +185,40 @@ pub fn unbundle_host_command_line(objcopy: &[u8], input: &[u8], temp_file: &[u8]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/object_bundle/"
+        );
+        std::fs::read(format!("{dir}{name}")).unwrap()
+    }
+
+    #[test]
+    fn command_lines_match_llvm_22_output() {
+        let objcopy = b"/usr/lib/llvm-22/bin/llvm-objcopy";
+        let tmp = temp_file_path(b"/tmp", b"XXXXXX");
+        let mut line = bundle_command_line(
+            objcopy,
+            &[
+                ("host-x86_64-unknown-linux-gnu-", tmp.as_slice()),
+                ("hip-amdgcn-amd-amdhsa--gfx906", b"dev-gfx906.o".as_slice()),
+            ],
+            b"host-x86_64-unknown-linux-gnu.o",
+            b"unused.o",
+        );
+        line.push(b'\n');
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            String::from_utf8(fixture("bundle.###.txt")).unwrap()
+        );
+        let mut line = unbundle_host_command_line(objcopy, b"fat-x86_64-unknown-linux-gnu.o", &tmp);
+        line.push(b'\n');
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            String::from_utf8(fixture("unbundle.###.txt")).unwrap()
+        );
+    }
 
     #[test]
     fn bundle_line_matches_llvm_22() {

@@ -1,0 +1,654 @@
+//! Regions of concatenated offload bundles: what HIP links into
+//! `.hip_fatbin`, one bundle per translation unit.
+//!
+//! A region is a sequence of items, each a binary offload bundle
+//! ([`crate::bundle`]) or a compressed bundle ([`crate::ccob`], versions 1
+//! to 3), with zero bytes between them (linkers align each unit's bundle,
+//! typically to 4096). Neither LLVM 22 tool reads such a region whole:
+//! the bundler sees the first bundle only, and fails on concatenated CCOBs.
+//!
+//! * [`scan`] walks a region and reports each item's offset, size and kind,
+//!   and damage at the offset where it was found; after damage it resumes at
+//!   the next known item start or the next magic, so the rest is kept.
+//!   Item starts known from elsewhere (the `__hip_fatbin_wrapper` records
+//!   of `.hipFatBinSegment`, see [`parse_wrappers`]) make the boundaries
+//!   exact even where a header cannot be trusted.
+//! * [`ccob_bundle_header`] reads the entry table of the bundle inside a
+//!   CCOB by decompressing only as far as the table (bounded memory).
+//! * [`ccob_entry`] decompresses one entry's bytes, checking the hash.
+//!
+//! Sizes: an uncompressed bundle has no total size, so it is taken to end
+//! where its furthest entry ends (or its header, if later). A v2/v3 CCOB
+//! records its size. A v1 CCOB does not: its end is where the codec says
+//! its compressed stream ends ([`ccob::stream_len`]); should that fail, it
+//! runs to the next item start (known, or a CCOB magic) with trailing zero
+//! bytes removed. Either way the item says so ([`Item::size_inferred`]).
+
+use std::fmt;
+
+use crate::bundle;
+use crate::ccob::{self, Header as CcobHeader};
+
+/// What an item of a region is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    /// An uncompressed binary bundle.
+    Bundle,
+    /// A compressed bundle, with its header.
+    Ccob(CcobHeader),
+}
+
+/// One bundle (or compressed bundle) of a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item<'a> {
+    /// Offset of the item in the region.
+    pub offset: usize,
+    /// The item's bytes.
+    pub bytes: &'a [u8],
+    /// What it is.
+    pub kind: ItemKind,
+    /// The size was inferred (v1 CCOB, which records none).
+    pub size_inferred: bool,
+}
+
+/// Damage found in a region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// Offset in the region.
+    pub offset: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at offset {}: {}", self.offset, self.what)
+    }
+}
+
+/// What [`scan`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scan<'a> {
+    /// The items, in region order.
+    pub items: Vec<Item<'a>>,
+    /// Damage, in region order.
+    pub damage: Vec<Damage>,
+}
+
+/// The next offset after `from` where a bundle or CCOB magic starts.
+fn next_magic(region: &[u8], from: usize) -> Option<usize> {
+    let tail = region.get(from..)?;
+    let at = tail.windows(4).enumerate().find_map(|(i, w)| {
+        let here = &tail[i..];
+        ((w == ccob::MAGIC && here.len() >= 8) || bundle::has_magic(here)).then_some(i)
+    })?;
+    Some(from + at)
+}
+
+/// The next offset after `from` where a CCOB magic starts.
+fn next_ccob(region: &[u8], from: usize) -> Option<usize> {
+    let tail = region.get(from..)?;
+    tail.windows(4)
+        .position(|w| w == ccob::MAGIC)
+        .map(|p| p + from)
+}
+
+/// Size of a bundle header with the given entries.
+fn header_len(entries: &[bundle::EntryRange<'_>]) -> u64 {
+    entries.iter().fold(bundle::MAGIC.len() as u64 + 8, |n, e| {
+        n.saturating_add(24).saturating_add(e.id.len() as u64)
+    })
+}
+
+/// The extent of the uncompressed bundle at the start of `rest`.
+fn bundle_extent(rest: &[u8]) -> Result<usize, String> {
+    match bundle::parse_header_prefix(rest, rest.len() as u64) {
+        Ok(Some(entries)) => {
+            if entries.is_empty() {
+                // The count may be 0 (a 32-byte bundle), or LLVM's "no
+                // bundle" verdict on a bad first entry.
+                let count = rest
+                    .get(24..32)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_le_bytes);
+                return match count {
+                    Some(0) => Ok(32),
+                    Some(_) => Err(
+                        "bundle header's first entry is cut short or its data range is invalid"
+                            .to_owned(),
+                    ),
+                    None => Err("bundle header cut short".to_owned()),
+                };
+            }
+            let end = entries
+                .iter()
+                .map(|e| e.end())
+                .max()
+                .unwrap_or(0)
+                .max(header_len(&entries));
+            usize::try_from(end).map_err(|_| "bundle too large".to_owned())
+        }
+        Ok(None) => Err("bundle header cut short".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Walks a region of bundles and CCOBs.
+///
+/// `starts` are item offsets known from elsewhere (wrapper records), in any
+/// order; they bound items whose size is not recorded, and are where the
+/// walk resumes after damage. An item found that overlaps the next known
+/// start is damage.
+pub fn scan<'a>(region: &'a [u8], starts: &[usize]) -> Scan<'a> {
+    let mut known: Vec<usize> = starts
+        .iter()
+        .copied()
+        .filter(|&s| s < region.len())
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let next_known = |after: usize| known.iter().copied().find(|&s| s > after);
+    let mut out = Scan::default();
+    let mut pos = 0usize;
+    while pos < region.len() {
+        let Some(skip) = region[pos..].iter().position(|&b| b != 0) else {
+            break;
+        };
+        // Zero padding never runs over a known start.
+        let zero_end = pos + skip;
+        if let Some(k) = known.iter().copied().find(|&k| k > pos && k < zero_end) {
+            out.damage.push(Damage {
+                offset: k,
+                what: "the wrapper points here, but there are only zero bytes".to_owned(),
+            });
+        }
+        pos = zero_end;
+        let rest = &region[pos..];
+        let limit = next_known(pos);
+        // After damage: the next known start, else the next magic.
+        let resume = |region: &[u8], pos: usize| -> Option<usize> {
+            limit.or_else(|| next_magic(region, pos + 1))
+        };
+        let found = if bundle::has_magic(rest) {
+            bundle_extent(rest).map(|len| (len, ItemKind::Bundle, false))
+        } else if rest.starts_with(&ccob::MAGIC) && rest.len() >= 8 {
+            CcobHeader::parse(rest)
+                .map_err(|e| e.to_string())
+                .and_then(|header| match header.total_size {
+                    Some(_) => header
+                        .ccob_len(rest.len())
+                        .map(|len| (len, ItemKind::Ccob(header), false))
+                        .map_err(|e| e.to_string()),
+                    None => {
+                        // v1: the codec finds where the stream ends; if it
+                        // cannot, up to the next known start or CCOB magic,
+                        // trailing zeros removed.
+                        let len = ccob::stream_len(rest).unwrap_or_else(|| {
+                            let by_magic = next_ccob(region, pos + 1);
+                            let end = match (limit, by_magic) {
+                                (Some(k), Some(m)) => k.min(m),
+                                (k, m) => k.or(m).unwrap_or(region.len()),
+                            };
+                            let span = &region[pos..end];
+                            span.iter()
+                                .rposition(|&b| b != 0)
+                                .map_or(span.len(), |p| p + 1)
+                                .max(header.len().min(span.len()))
+                        });
+                        Ok((len, ItemKind::Ccob(header), true))
+                    }
+                })
+        } else {
+            Err("neither an offload bundle nor a compressed bundle starts here".to_owned())
+        };
+        match found {
+            Ok((len, kind, size_inferred)) => {
+                let end = pos + len;
+                if let Some(k) = limit.filter(|&k| k < end) {
+                    out.damage.push(Damage {
+                        offset: pos,
+                        what: format!(
+                            "item of {len} bytes runs over the next bundle, which starts at offset {k}"
+                        ),
+                    });
+                    pos = k;
+                    continue;
+                }
+                out.items.push(Item {
+                    offset: pos,
+                    bytes: &region[pos..end],
+                    kind,
+                    size_inferred,
+                });
+                pos = end.max(pos + 1);
+            }
+            Err(what) => {
+                let next = resume(region, pos);
+                out.damage.push(Damage {
+                    offset: pos,
+                    what: match next {
+                        Some(n) => format!("{what} (skipped to offset {n})"),
+                        None => format!("{what} (nothing after it is read)"),
+                    },
+                });
+                match next {
+                    Some(n) => pos = n,
+                    None => break,
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One entry of a bundle known by its header only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderEntry {
+    /// The entry ID exactly as stored.
+    pub id: Vec<u8>,
+    /// Offset of the entry data in the (decompressed) bundle.
+    pub offset: u64,
+    /// Size of the entry data.
+    pub size: u64,
+}
+
+/// The entry table of a compressed bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcobBundle {
+    /// The CCOB header.
+    pub header: CcobHeader,
+    /// The entries, in header (file) order.
+    pub entries: Vec<HeaderEntry>,
+    /// Bytes decompressed to read them.
+    pub decoded: u64,
+}
+
+/// The largest bundle header [`ccob_bundle_header`] decodes before giving
+/// up: real headers are a few hundred bytes.
+pub const MAX_HEADER: usize = 1 << 20;
+
+/// Reads the entry table of the binary bundle inside the CCOB `ccob`,
+/// decompressing only until [`bundle::parse_header_prefix`] can decide.
+pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
+    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+    let total = header.uncompressed_size;
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut verdict: Option<Result<Vec<HeaderEntry>, String>> = None;
+    let decide = |prefix: &[u8], total: u64| -> Option<Result<Vec<HeaderEntry>, String>> {
+        if prefix.len() >= bundle::MAGIC.len() && !bundle::has_magic(prefix) {
+            return Some(Err(
+                "the compressed bundle does not hold a binary offload bundle".to_owned(),
+            ));
+        }
+        match bundle::parse_header_prefix(prefix, total) {
+            Ok(Some(entries)) if entries.is_empty() && prefix.len() as u64 >= total => Some(Err(
+                "the bundle inside is empty or its header is invalid".to_owned(),
+            )),
+            Ok(Some(entries)) => Some(Ok(entries
+                .iter()
+                .map(|e| HeaderEntry {
+                    id: e.id.to_vec(),
+                    offset: e.offset,
+                    size: e.size,
+                })
+                .collect())),
+            Ok(None) if prefix.len() > MAX_HEADER => Some(Err(format!(
+                "the bundle header inside is larger than {MAX_HEADER} bytes"
+            ))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e.to_string())),
+        }
+    };
+    let end = ccob::decode_prefix(ccob, &mut |bytes| {
+        prefix.extend_from_slice(bytes);
+        verdict = decide(&prefix, total);
+        verdict.is_none()
+    });
+    match end {
+        Ok(ccob::PrefixEnd::Stopped) => {}
+        Ok(ccob::PrefixEnd::Complete { produced }) => {
+            if produced != total {
+                return Err(format!(
+                    "decompressed to {produced} bytes, the header records {total}"
+                ));
+            }
+            if verdict.is_none() {
+                verdict = Some(
+                    decide(&prefix, total)
+                        .unwrap_or_else(|| Err("the bundle inside is cut short".to_owned())),
+                );
+            }
+        }
+        Err(e) => {
+            if verdict.is_none() {
+                return Err(e.to_string());
+            }
+        }
+    }
+    let entries = verdict.unwrap_or_else(|| Err("the bundle inside is cut short".to_owned()))?;
+    Ok(CcobBundle {
+        header,
+        entries,
+        decoded: prefix.len() as u64,
+    })
+}
+
+/// Decompresses the CCOB `ccob` and returns the `size` bytes at `offset` of
+/// the bundle inside, after checking the size and the hash of the whole
+/// bundle. Only the requested bytes are kept (plus the codec's window).
+pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, String> {
+    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+    let end = offset
+        .checked_add(size)
+        .filter(|&e| e <= header.uncompressed_size)
+        .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())?;
+    let capacity = usize::try_from(size).map_err(|_| "entry too large".to_owned())?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(capacity)
+        .map_err(|_| format!("cannot allocate {size} bytes"))?;
+    let mut pos = 0u64;
+    let mut keep = |bytes: &[u8]| {
+        let from = pos;
+        pos += bytes.len() as u64;
+        let lo = offset.max(from);
+        let hi = end.min(pos);
+        if lo < hi {
+            out.extend_from_slice(&bytes[(lo - from) as usize..(hi - from) as usize]);
+        }
+        true
+    };
+    if let Some(streamed) = ccob::decompress_streaming(ccob, None, &mut keep) {
+        streamed.verify().map_err(|e| e.to_string())?;
+        return Ok(out);
+    }
+    // zlib, v1 with trailing bytes, or an error: the buffered decoder gives
+    // the exact verdict.
+    let whole = ccob::decompress(ccob).map_err(|e| e.to_string())?;
+    whole
+        .data
+        .get(offset as usize..end as usize)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())
+}
+
+/// The magic of a `__hip_fatbin_wrapper` record (`HIPF` read little-endian).
+pub const WRAPPER_MAGIC: u32 = 0x4849_5046;
+
+/// One `__hip_fatbin_wrapper` record of a `.hipFatBinSegment` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wrapper {
+    /// Offset of the record in the section.
+    pub offset: usize,
+    /// The version field (1).
+    pub version: u32,
+    /// Offset in the section of the pointer to the bundle (a relocation
+    /// may apply here).
+    pub pointer_offset: usize,
+    /// The pointer as stored (an address, or 0 where a relocation fills it
+    /// in).
+    pub pointer: u64,
+}
+
+/// Reads the wrapper records of a `.hipFatBinSegment` section: u32 magic,
+/// u32 version, a pointer to the bundle, a null pointer; pointers are
+/// `pointer_size` (4 or 8) bytes, little-endian unless `big_endian`.
+/// Records without the magic are skipped.
+pub fn parse_wrappers(section: &[u8], pointer_size: usize, big_endian: bool) -> Vec<Wrapper> {
+    let record = 8 + 2 * pointer_size;
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = section.get(at..at + 4)?.try_into().ok()?;
+        Some(if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
+    };
+    let ptr_at = |at: usize| -> Option<u64> {
+        let b = section.get(at..at + pointer_size)?;
+        let mut v = 0u64;
+        for i in 0..pointer_size {
+            let byte = if big_endian {
+                b[i]
+            } else {
+                b[pointer_size - 1 - i]
+            };
+            v = (v << 8) | u64::from(byte);
+        }
+        Some(v)
+    };
+    if pointer_size != 4 && pointer_size != 8 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + record <= section.len() {
+        if u32_at(at) == Some(WRAPPER_MAGIC) {
+            if let (Some(version), Some(pointer)) = (u32_at(at + 4), ptr_at(at + 8)) {
+                out.push(Wrapper {
+                    offset: at,
+                    version,
+                    pointer_offset: at + 8,
+                    pointer,
+                });
+            }
+        }
+        at += record;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ccob::{compress, CompressOptions, Method, Version};
+
+    fn bundle_of(entries: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        bundle::write(&mut out, entries, 4096).unwrap();
+        out
+    }
+
+    fn sample_bundle(tag: u8) -> Vec<u8> {
+        bundle_of(&[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", &[tag; 300]),
+            (
+                b"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                &[tag ^ 0xff; 500],
+            ),
+        ])
+    }
+
+    fn ccob_of(bundle: &[u8], version: Version, method: Method) -> Vec<u8> {
+        if version == Version::V1 {
+            // LLVM 22 never writes v1: forge it from a v2 CCOB.
+            let v2 = ccob_of(bundle, Version::V2, method);
+            let mut out = b"CCOB".to_vec();
+            out.extend_from_slice(&1u16.to_le_bytes());
+            out.extend_from_slice(&v2[6..8]);
+            out.extend_from_slice(&v2[12..16]);
+            out.extend_from_slice(&v2[16..24]);
+            out.extend_from_slice(&v2[24..]);
+            return out;
+        }
+        compress(
+            bundle,
+            &CompressOptions {
+                method,
+                version,
+                level: None,
+            },
+        )
+        .unwrap()
+        .bytes
+    }
+
+    fn pad_to(region: &mut Vec<u8>, align: usize) {
+        region.resize(region.len().div_ceil(align) * align, 0);
+    }
+
+    /// A region of the given items, each at a 4096 boundary; returns the
+    /// region and the start offsets.
+    fn region(items: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
+        let mut r = Vec::new();
+        let mut starts = Vec::new();
+        for item in items {
+            pad_to(&mut r, 4096);
+            starts.push(r.len());
+            r.extend_from_slice(item);
+        }
+        (r, starts)
+    }
+
+    #[test]
+    fn mixed_region_is_tiled() {
+        let b0 = sample_bundle(1);
+        let c1 = ccob_of(&sample_bundle(2), Version::V3, Method::Zstd);
+        let c2 = ccob_of(&sample_bundle(3), Version::V2, Method::Zlib);
+        let c3 = ccob_of(&sample_bundle(4), Version::V1, Method::Zstd);
+        let b4 = sample_bundle(5);
+        let items = [b0.clone(), c1.clone(), c2.clone(), c3.clone(), b4.clone()];
+        let (r, starts) = region(&items);
+        for known in [&[][..], &starts[..]] {
+            let s = scan(&r, known);
+            let got: Vec<(usize, usize)> =
+                s.items.iter().map(|i| (i.offset, i.bytes.len())).collect();
+            let want: Vec<(usize, usize)> = starts
+                .iter()
+                .zip(&items)
+                .map(|(&s, i)| (s, i.len()))
+                .collect();
+            assert!(s.damage.is_empty(), "{:?} {got:?} {want:?}", s.damage);
+            assert_eq!(s.items.len(), 5);
+            for (i, item) in s.items.iter().enumerate() {
+                assert_eq!(item.offset, starts[i]);
+                assert_eq!(item.bytes, &items[i][..], "item {i}");
+            }
+            assert!(s.items[3].size_inferred);
+            assert!(matches!(s.items[1].kind, ItemKind::Ccob(h) if h.version == Version::V3));
+        }
+    }
+
+    #[test]
+    fn ccob_header_is_read_without_the_payloads() {
+        let b = bundle_of(&[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", &vec![7u8; 3 << 20]),
+        ]);
+        let want: Vec<HeaderEntry> = bundle::parse_header(&b)
+            .unwrap()
+            .iter()
+            .map(|e| HeaderEntry {
+                id: e.id.to_vec(),
+                offset: e.offset,
+                size: e.size,
+            })
+            .collect();
+        for (v, m) in [
+            (Version::V3, Method::Zstd),
+            (Version::V2, Method::Zlib),
+            (Version::V1, Method::Zstd),
+        ] {
+            let c = ccob_of(&b, v, m);
+            let got = ccob_bundle_header(&c).unwrap();
+            assert_eq!(got.entries, want);
+            assert!(got.decoded < 1 << 20, "decoded {}", got.decoded);
+            let e = &want[1];
+            assert_eq!(
+                ccob_entry(&c, e.offset, e.size).unwrap(),
+                &b[e.offset as usize..(e.offset + e.size) as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn damage_keeps_the_rest() {
+        let b0 = sample_bundle(1);
+        let c1 = ccob_of(&sample_bundle(2), Version::V3, Method::Zstd);
+        let b2 = sample_bundle(3);
+        let (mut r, starts) = region(&[b0, c1.clone(), b2]);
+        // Break the CCOB's version field.
+        r[starts[1] + 4] = 9;
+        for known in [&[][..], &starts[..]] {
+            let s = scan(&r, known);
+            assert_eq!(s.items.len(), 2, "{:?}", s.damage);
+            assert_eq!(s.items[0].offset, starts[0]);
+            assert_eq!(s.items[1].offset, starts[2]);
+            // Without the wrappers' starts, magic-looking bytes inside
+            // the damaged CCOB may be reported too, never past it.
+            assert!(known.is_empty() || s.damage.len() == 1, "{:?}", s.damage);
+            assert_eq!(s.damage[0].offset, starts[1]);
+            assert!(s.damage.iter().all(|d| d.offset < starts[2]));
+        }
+        // Garbage between items.
+        let (mut r, starts) = region(&[sample_bundle(1), sample_bundle(2)]);
+        r[starts[1] - 10] = 0x55;
+        let s = scan(&r, &[]);
+        assert_eq!(s.items.len(), 2);
+        assert_eq!(s.damage.len(), 1);
+        assert_eq!(s.damage[0].offset, starts[1] - 10);
+        // A damaged compressed payload: the header is still read by scan,
+        // the entry table read fails with a message.
+        let mut bad = c1.clone();
+        let n = bad.len();
+        for b in &mut bad[40..n] {
+            *b ^= 0x5a;
+        }
+        assert!(ccob_bundle_header(&bad).is_err());
+        assert!(ccob_entry(&bad, 0, 1).is_err());
+    }
+
+    #[test]
+    fn overlap_with_a_known_start_is_damage() {
+        let (r, mut starts) = region(&[sample_bundle(1), sample_bundle(2)]);
+        starts.insert(1, 100);
+        let s = scan(&r, &starts);
+        assert_eq!(s.damage.len(), 2, "{:?}", s.damage);
+        assert_eq!(s.damage[0].offset, 0);
+        assert_eq!(s.items.len(), 1);
+        assert_eq!(s.items[0].offset, starts[2]);
+    }
+
+    #[test]
+    fn wrappers() {
+        let mut seg = Vec::new();
+        for ptr in [0x3000u64, 0x4000] {
+            seg.extend_from_slice(&WRAPPER_MAGIC.to_le_bytes());
+            seg.extend_from_slice(&1u32.to_le_bytes());
+            seg.extend_from_slice(&ptr.to_le_bytes());
+            seg.extend_from_slice(&0u64.to_le_bytes());
+        }
+        let w = parse_wrappers(&seg, 8, false);
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[1].offset, 24);
+        assert_eq!(w[1].pointer_offset, 32);
+        assert_eq!(w[1].pointer, 0x4000);
+        assert_eq!(w[0].version, 1);
+        assert!(parse_wrappers(&seg[..47], 8, false).len() == 1);
+        assert!(parse_wrappers(&seg, 3, false).is_empty());
+    }
+
+    #[test]
+    fn hostile_regions_never_panic() {
+        let c = ccob_of(&sample_bundle(2), Version::V3, Method::Zstd);
+        let (r, starts) = region(&[sample_bundle(1), c]);
+        let r = &r[..r.len().min(starts[1] + 200)];
+        for i in (0..r.len()).step_by(7) {
+            for v in [0u8, 0xff, 0x01] {
+                let mut d = r.to_vec();
+                d[i] = v;
+                let s = scan(&d, &starts);
+                for item in &s.items {
+                    if let ItemKind::Ccob(_) = item.kind {
+                        let _ = ccob_bundle_header(item.bytes);
+                    }
+                }
+            }
+        }
+        for cut in 0..r.len().min(5000) {
+            let _ = scan(&r[..cut], &[]);
+        }
+        assert_eq!(scan(&[], &[5]), Scan::default());
+        assert_eq!(scan(&[0; 64], &[]), Scan::default());
+    }
+}

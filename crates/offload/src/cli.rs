@@ -1,0 +1,118 @@
+//! The command line, as clap definitions: `--help`, the shell completions
+//! and the man page are all generated from these.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Examples:
+  offload ls libamdhip_app.so              what device code is in a library
+  offload ls --json lib.a | jq .           the same, for scripts
+  offload ls --format=llvm app             llvm-readobj --offloading's lines, corrected
+  offload extract --target gfx90a app      the gfx90a code objects, into the current directory
+  offload extract -o k.co --target gfx906 --kind hipv4 app.o
+
+Exit status: 0 when every input was read completely; 1 when an input could
+not be read or holds damage (reported on stderr, everything else is still
+listed); 2 for usage errors.";
+
+/// List and extract the device code inside executables, shared libraries,
+/// objects and archives.
+#[derive(Debug, Parser)]
+#[command(name = "offload", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List everything offload-related in each file, at any depth.
+    #[command(after_help = "\
+Examples:
+  offload ls librocsparse.so.0                 a tree of sections, bundles and entries
+  offload ls --json lib.a                      versioned JSON (docs/tools/offload-json.md)
+  offload ls --format=llvm app                 ID<TAB>URI lines, as llvm-readobj --offloading")]
+    Ls(LsArgs),
+    /// Write the selected entries (all by default) to files.
+    #[command(after_help = "\
+Examples:
+  offload extract app                          every entry, into the current directory
+  offload extract --target gfx90a -d out app   gfx90a code objects (any xnack/sramecc) into out/
+  offload extract --target hipv4-amdgcn-amd-amdhsa--gfx906 -o k.co app.o
+  offload extract --kind host lib.a            the host entries
+  offload extract --target sm_90 -o - libcurand.so > k.cubin
+
+Files are named <input>-<n>-<entry>: the input's file name, the index of
+the bundle (or offload binary, fat binary container) in listing order, and
+the entry ID with characters outside [A-Za-z0-9._+:-] replaced by '_'.
+NVIDIA entries are named sm_NN.elf / sm_NN.ptx; a compressed NVIDIA entry
+is written as stored, with '.compressed' appended. Outputs are written
+together or not at all.")]
+    Extract(ExtractArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// The text layouts of `ls`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A readable tree.
+    Tree,
+    /// `ID<TAB>URI` lines, as `llvm-readobj --offloading` prints them.
+    Llvm,
+}
+
+/// `offload ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print JSON (schema in docs/tools/offload-json.md).
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Text layout.
+    #[arg(long, value_enum, default_value_t = Format::Tree)]
+    pub format: Format,
+    /// Files to inspect: executables, shared libraries, objects, archives,
+    /// bundles, compressed bundles, offload binaries, fat binaries, bitcode.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `offload extract`.
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Keep entries for this target: an entry ID
+    /// (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), a target ID (`gfx90a`,
+    /// `gfx90a:xnack-`), a triple, or an NVIDIA `sm_NN`. Target IDs match
+    /// as the bundler's unbundling does: an entry built without xnack or
+    /// sramecc serves a request that sets them. May be repeated.
+    #[arg(long, short = 't', value_name = "T")]
+    pub target: Vec<String>,
+    /// Keep entries of this offload kind (`host`, `hip`, `hipv4`, `openmp`,
+    /// `cuda`; `hip` and `hipv4` match each other).
+    #[arg(long, short = 'k', value_name = "K")]
+    pub kind: Option<String>,
+    /// Also let `hip` entries serve `openmp` requests and the reverse, as
+    /// the bundler's `-hip-openmp-compatible`.
+    #[arg(long)]
+    pub hip_openmp_compatible: bool,
+    /// Directory for the outputs (default: the current directory).
+    #[arg(long, short = 'd', value_name = "DIR", conflicts_with = "output")]
+    pub output_dir: Option<PathBuf>,
+    /// Write the one selected entry here (`-` for standard output); more
+    /// than one selected entry is an error.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Inputs.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}

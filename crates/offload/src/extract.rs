@@ -1,0 +1,255 @@
+//! `offload extract`: selecting entries and writing them out.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use offload_cli::fsio::{self, Outputs};
+use offload_format::entry_id::{self, EntryId};
+use offload_format::hip_fatbin;
+use offload_format::target_id::TargetId;
+use offload_format::triple::Triple;
+
+use crate::cli::ExtractArgs;
+use crate::model::{Entry, Location, Node};
+
+/// One `--target` request.
+#[derive(Debug)]
+pub enum Request {
+    /// A whole entry ID, matched as the bundler's unbundling does.
+    EntryId(EntryId),
+    /// An AMDGPU target ID (`gfx90a`, `gfx90a:xnack+`).
+    TargetId(String),
+    /// A triple.
+    Triple(Triple),
+    /// Anything else (`sm_90`): the entry's target must be spelt the same.
+    Exact(String),
+}
+
+impl Request {
+    /// Reads a `--target` value.
+    pub fn parse(text: &str) -> Request {
+        let pieces = text.split('-').count();
+        if pieces >= 5 {
+            if let Ok(id) = EntryId::parse(text) {
+                if id.is_kind_valid() || !id.kind().is_empty() {
+                    // Requests are compared in their standardised spelling,
+                    // as the bundler compares its -targets.
+                    let std = id.standardised().ok().and_then(|s| EntryId::parse(&s).ok());
+                    return Request::EntryId(std.unwrap_or(id));
+                }
+            }
+        }
+        if pieces >= 2 {
+            return Request::Triple(Triple::new(text));
+        }
+        if TargetId::parse(text, &amdgcn()).is_ok() {
+            return Request::TargetId(text.to_owned());
+        }
+        Request::Exact(text.to_owned())
+    }
+
+    fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
+        match self {
+            Request::EntryId(want) => {
+                let lenient = entry_id::parse_lenient(&e.id);
+                lenient
+                    .id
+                    .is_some_and(|have| have.is_compatible_code_object(want, hip_openmp))
+            }
+            Request::TargetId(want) => {
+                let Some(have) = e.target_id.as_deref() else {
+                    return false;
+                };
+                match (
+                    TargetId::parse(have, &amdgcn()),
+                    TargetId::parse(want, &amdgcn()),
+                ) {
+                    (Ok(h), Ok(w)) => h.is_compatible_code_object(&w),
+                    _ => false,
+                }
+            }
+            Request::Triple(want) => e
+                .triple
+                .as_deref()
+                .is_some_and(|t| Triple::new(t).is_compatible_with(want)),
+            Request::Exact(want) => e.target_id.as_deref() == Some(want.as_str()),
+        }
+    }
+}
+
+fn amdgcn() -> Triple {
+    Triple::new("amdgcn-amd-amdhsa")
+}
+
+/// Whether an entry is selected by the options.
+pub fn selected(e: &Entry, requests: &[Request], kind: Option<&str>, hip_openmp: bool) -> bool {
+    if let Some(k) = kind {
+        let Some(have) = e.kind.as_deref() else {
+            return false;
+        };
+        if !entry_id::kinds_compatible(have, k, hip_openmp) {
+            return false;
+        }
+    }
+    requests.is_empty() || requests.iter().any(|r| r.matches(e, hip_openmp))
+}
+
+/// The output file name of an entry (see `offload extract --help`).
+pub fn output_name(input: &Path, container: Option<usize>, e: &Entry) -> String {
+    let source = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".to_owned());
+    let id: String =
+        e.id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._+:-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+    let mut name = match container {
+        Some(n) => format!("{source}-{n}-{id}"),
+        None => format!("{source}-{id}"),
+    };
+    if e.compression.is_some() {
+        name.push_str(".compressed");
+    }
+    name
+}
+
+/// A selected entry with where it goes.
+pub struct Job<'a> {
+    /// The node holding it (for its file).
+    pub file: PathBuf,
+    /// The entry.
+    pub entry: &'a Entry,
+    /// Output name.
+    pub name: String,
+}
+
+/// Collects the selected entries of the trees, in listing order.
+pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
+    let requests: Vec<Request> = args.target.iter().map(|t| Request::parse(t)).collect();
+    let mut out = Vec::new();
+    let mut names = HashSet::new();
+    for (root, input) in roots.iter().zip(&args.files) {
+        root.visit(&mut Vec::new(), &mut |path| {
+            let node = path[path.len() - 1];
+            for e in &node.entries {
+                if !selected(
+                    e,
+                    &requests,
+                    args.kind.as_deref(),
+                    args.hip_openmp_compatible,
+                ) {
+                    continue;
+                }
+                let base = output_name(input, node.index, e);
+                let mut name = base.clone();
+                let mut k = 1;
+                while !names.insert(name.clone()) {
+                    name = format!("{base}.{k}");
+                    k += 1;
+                }
+                out.push(Job {
+                    file: node.file.clone(),
+                    entry: e,
+                    name,
+                });
+            }
+        });
+    }
+    out
+}
+
+/// Writes the jobs; all outputs or none. Returns an error message.
+pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, String> {
+    let mut inputs: HashMap<PathBuf, fsio::Input> = HashMap::new();
+    let mut outputs = Outputs::new();
+    let mut written = Vec::new();
+    for job in jobs {
+        let target = match (&args.output, &args.output_dir) {
+            (Some(o), _) => o.clone(),
+            (None, Some(d)) => d.join(&job.name),
+            (None, None) => PathBuf::from(&job.name),
+        };
+        let e = job.entry;
+        let index = outputs.create(target.as_os_str(), true).map_err(|err| {
+            format!(
+                "{}: {}",
+                target.display(),
+                offload_cli::diag::os_error_text(&err)
+            )
+        })?;
+        let result = match &e.location {
+            Location::Derived => {
+                let bytes = e.data.as_deref().unwrap_or_default();
+                outputs
+                    .file(index)
+                    .write_all(bytes)
+                    .map_err(|err| err.to_string())
+            }
+            Location::File { offset, size }
+            | Location::Ccob {
+                ccob_offset: offset,
+                ccob_size: size,
+                ..
+            } => {
+                if !inputs.contains_key(&job.file) {
+                    let input = fsio::read_input(job.file.as_os_str()).map_err(|err| {
+                        format!(
+                            "{}: {}",
+                            job.file.display(),
+                            offload_cli::diag::os_error_text(&err)
+                        )
+                    })?;
+                    inputs.insert(job.file.clone(), input);
+                }
+                let input = &inputs[&job.file];
+                let range = usize::try_from(*offset)
+                    .ok()
+                    .zip(usize::try_from(*offset + *size).ok())
+                    .and_then(|(a, b)| input.get(a..b))
+                    .ok_or_else(|| {
+                        format!("{}: the file changed while being read", job.file.display())
+                    })?;
+                match &e.location {
+                    Location::Ccob { offset, size, .. } => {
+                        let bytes =
+                            hip_fatbin::ccob_entry(range, *offset, *size).map_err(|err| {
+                                format!("{}: entry {}: {err}", job.file.display(), e.id)
+                            })?;
+                        outputs
+                            .file(index)
+                            .write_all(&bytes)
+                            .map_err(|err| err.to_string())
+                    }
+                    _ => outputs
+                        .file(index)
+                        .write_all(range)
+                        .map_err(|err| err.to_string()),
+                }
+            }
+        };
+        result.map_err(|err| format!("{}: {err}", target.display()))?;
+        outputs.finish(index).map_err(|err| {
+            format!(
+                "{}: {}",
+                target.display(),
+                offload_cli::diag::os_error_text(&err)
+            )
+        })?;
+        written.push(target);
+    }
+    outputs.commit().map_err(|err| {
+        format!(
+            "writing outputs: {}",
+            offload_cli::diag::os_error_text(&err)
+        )
+    })?;
+    Ok(written)
+}

@@ -1,0 +1,201 @@
+//! What `offload ls` finds: a tree of places (file, archive member,
+//! section, bundle) holding entries.
+
+use std::path::PathBuf;
+
+/// What a node of the tree is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// An input file.
+    File,
+    /// An archive member.
+    Member,
+    /// A section of an object file.
+    Section,
+    /// An uncompressed binary offload bundle.
+    Bundle,
+    /// A compressed offload bundle.
+    Ccob,
+    /// A text offload bundle.
+    TextBundle,
+    /// The `__CLANG_OFFLOAD_BUNDLE__<id>` sections of one object file.
+    ObjectBundle,
+    /// An offload binary (`0x10FF10AD`).
+    OffloadBinary,
+    /// An NVIDIA fat binary container.
+    Fatbin,
+    /// LLVM bitcode with embedded offload objects.
+    Bitcode,
+}
+
+impl NodeKind {
+    /// The name used in JSON and in the tree.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeKind::File => "file",
+            NodeKind::Member => "member",
+            NodeKind::Section => "section",
+            NodeKind::Bundle => "bundle",
+            NodeKind::Ccob => "compressed-bundle",
+            NodeKind::TextBundle => "text-bundle",
+            NodeKind::ObjectBundle => "object-bundle",
+            NodeKind::OffloadBinary => "offload-binary",
+            NodeKind::Fatbin => "fatbin",
+            NodeKind::Bitcode => "bitcode",
+        }
+    }
+
+    /// Whether entries of this node count as one container for the `<n>`
+    /// of extracted file names.
+    pub fn is_container(self) -> bool {
+        !matches!(
+            self,
+            NodeKind::File | NodeKind::Member | NodeKind::Section | NodeKind::Bitcode
+        )
+    }
+}
+
+/// Damage found at some place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// Absolute offset in the node's file, when known.
+    pub offset: Option<u64>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Where an entry's bytes are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Contiguous in the file.
+    File {
+        /// Absolute offset.
+        offset: u64,
+        /// Size.
+        size: u64,
+    },
+    /// Inside the bundle a CCOB holds.
+    Ccob {
+        /// Absolute offset of the CCOB in the file.
+        ccob_offset: u64,
+        /// The CCOB's size.
+        ccob_size: u64,
+        /// Offset of the entry in the decompressed bundle.
+        offset: u64,
+        /// Size of the entry.
+        size: u64,
+    },
+    /// Decoded from a container that does not keep it contiguous
+    /// (bitcode); the bytes are kept in [`Entry::data`].
+    Derived,
+}
+
+/// One entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The ID as stored (bundles), or built from the metadata (offload
+    /// binaries: `<kind>-<triple>-<arch>`; fat binaries: `sm_NN.elf`).
+    pub id: String,
+    /// Offload kind (`hip`, `hipv4`, `openmp`, `host`, `cuda`...).
+    pub kind: Option<String>,
+    /// Target triple as stored.
+    pub triple: Option<String>,
+    /// Target ID / architecture as stored (`gfx90a:xnack+`, `sm_90`).
+    pub target_id: Option<String>,
+    /// The ID in LLVM 22's standardised spelling, when it differs.
+    pub standardised: Option<String>,
+    /// Remarks on the stored spelling (old ROCm forms).
+    pub note: Option<String>,
+    /// What the payload is ([`offload_format::payload::Payload::name`]),
+    /// or `None` when it was not looked at (inside a CCOB).
+    pub payload: Option<&'static str>,
+    /// The target the payload itself names.
+    pub payload_target: Option<String>,
+    /// Whether the payload's own target agrees with the entry's.
+    pub payload_matches: Option<bool>,
+    /// Size of the entry's bytes.
+    pub size: u64,
+    /// Where they are.
+    pub location: Location,
+    /// A fat binary entry stored compressed (`zstd`, `nvidia`).
+    pub compression: Option<&'static str>,
+    /// The bytes, for [`Location::Derived`].
+    pub data: Option<Vec<u8>>,
+}
+
+/// A place in the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// What it is.
+    pub kind: NodeKind,
+    /// Its name: a path, a member name, a section name, `#k`.
+    pub name: String,
+    /// The file the offsets refer to (a thin archive's member has its own).
+    pub file: PathBuf,
+    /// Absolute offset in `file`, when the node is contiguous there.
+    pub offset: Option<u64>,
+    /// Size, when known.
+    pub size: Option<u64>,
+    /// More about it (`CCOB v3 zstd`, `ELF`).
+    pub detail: Option<String>,
+    /// The index among containers in listing order (for file names).
+    pub index: Option<usize>,
+    /// Nested places.
+    pub children: Vec<Node>,
+    /// Entries directly here.
+    pub entries: Vec<Entry>,
+    /// Damage found here.
+    pub damage: Vec<Damage>,
+}
+
+impl Node {
+    /// A node with nothing in it yet.
+    pub fn new(kind: NodeKind, name: impl Into<String>, file: PathBuf) -> Node {
+        Node {
+            kind,
+            name: name.into(),
+            file,
+            offset: None,
+            size: None,
+            detail: None,
+            index: None,
+            children: Vec::new(),
+            entries: Vec::new(),
+            damage: Vec::new(),
+        }
+    }
+
+    /// Whether anything offload-related (or damage) is in here.
+    pub fn is_interesting(&self) -> bool {
+        self.kind.is_container()
+            || !self.entries.is_empty()
+            || !self.damage.is_empty()
+            || self.children.iter().any(Node::is_interesting)
+    }
+
+    /// Visits every node with its path of names from the root.
+    pub fn visit<'a>(&'a self, path: &mut Vec<&'a Node>, f: &mut dyn FnMut(&[&'a Node])) {
+        path.push(self);
+        f(path);
+        for c in &self.children {
+            c.visit(path, f);
+        }
+        path.pop();
+    }
+
+    /// Counts of (containers, entries, damage) in the subtree.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let mut out = (
+            usize::from(self.kind.is_container()),
+            self.entries.len(),
+            self.damage.len(),
+        );
+        for c in &self.children {
+            let (a, b, d) = c.counts();
+            out.0 += a;
+            out.1 += b;
+            out.2 += d;
+        }
+        out
+    }
+}

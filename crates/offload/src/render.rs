@@ -1,0 +1,298 @@
+//! The three ways `offload ls` prints what it found.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::model::{Entry, Location, Node};
+
+/// The JSON schema version (docs/tools/offload-json.md). Raised when a
+/// field changes meaning or goes away; new fields may appear without it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `file://PATH#offset=N&size=M`, the ROCm code object URI.
+pub fn uri(file: &Path, offset: u64, size: u64) -> String {
+    format!("file://{}#offset={offset}&size={size}", file.display())
+}
+
+/// The entry's URI: of its own bytes when contiguous in the file, else of
+/// the compressed bundle that holds it; `None` when it has no file range.
+pub fn entry_uri(file: &Path, e: &Entry) -> Option<String> {
+    match e.location {
+        Location::File { offset, size } => Some(uri(file, offset, size)),
+        Location::Ccob {
+            ccob_offset,
+            ccob_size,
+            ..
+        } => Some(uri(file, ccob_offset, ccob_size)),
+        Location::Derived => None,
+    }
+}
+
+/// `ID<TAB>URI` lines: `llvm-readobj --offloading`'s layout, with the
+/// offsets and sizes of the file.
+pub fn llvm_lines(root: &Node, out: &mut String) {
+    root.visit(&mut Vec::new(), &mut |path| {
+        let node = path[path.len() - 1];
+        for e in &node.entries {
+            if let Some(u) = entry_uri(&node.file, e) {
+                let _ = writeln!(out, "{}\t{}", e.id, u);
+            }
+        }
+    });
+}
+
+fn human(n: u64) -> String {
+    if n < 10 * 1024 {
+        format!("{n} B")
+    } else if n < 10 * 1024 * 1024 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
+fn node_line(n: &Node) -> String {
+    let mut s = String::new();
+    match n.kind {
+        crate::model::NodeKind::File => s.push_str(&n.name),
+        crate::model::NodeKind::Member => {
+            let _ = write!(s, "member {}", n.name);
+        }
+        crate::model::NodeKind::Section => {
+            let _ = write!(s, "{}", n.name);
+        }
+        _ => s.push_str(&n.name),
+    }
+    if let Some(o) = n.offset {
+        let _ = write!(s, " @ {o:#x}");
+    }
+    if let Some(z) = n.size {
+        let _ = write!(s, ", {}", human(z));
+    }
+    if let Some(d) = &n.detail {
+        let _ = write!(s, " ({d})");
+    }
+    s
+}
+
+fn entry_lines(file: &Path, e: &Entry) -> Vec<String> {
+    let mut first = e.id.clone();
+    let what = match (e.payload, &e.payload_target) {
+        (Some(p), Some(t)) => format!("{p} {t}"),
+        (Some(p), None) => p.to_owned(),
+        (None, _) => match e.compression {
+            Some(c) => format!("stored compressed ({c})"),
+            None => "in compressed bundle".to_owned(),
+        },
+    };
+    let _ = write!(first, "  [{what}, {}]", human(e.size));
+    let mut lines = vec![first];
+    match &e.location {
+        Location::File { offset, size } => lines.push(uri(file, *offset, *size)),
+        Location::Ccob {
+            ccob_offset,
+            ccob_size,
+            offset,
+            size,
+        } => lines.push(format!(
+            "in {} at offset {offset}, size {size} of the decompressed bundle",
+            uri(file, *ccob_offset, *ccob_size)
+        )),
+        Location::Derived => {
+            lines.push("not contiguous in the file (decoded from its container)".to_owned())
+        }
+    }
+    if let Some(s) = &e.standardised {
+        lines.push(format!("LLVM 22 spelling: {s}"));
+    }
+    if let Some(n) = &e.note {
+        lines.push(format!("note: {n}"));
+    }
+    if e.payload_matches == Some(false) {
+        lines.push(format!(
+            "MISMATCH: the payload says {}, the entry says {}",
+            e.payload_target.as_deref().unwrap_or("?"),
+            e.target_id.as_deref().unwrap_or("?")
+        ));
+    }
+    lines
+}
+
+/// The readable tree.
+pub fn tree(root: &Node, out: &mut String) {
+    let _ = writeln!(out, "{}", node_line(root));
+    tree_children(root, "", out);
+    let (containers, entries, damage) = root.counts();
+    let _ = writeln!(
+        out,
+        "  = {containers} container{}, {entries} entr{}{}",
+        if containers == 1 { "" } else { "s" },
+        if entries == 1 { "y" } else { "ies" },
+        if damage > 0 {
+            format!(
+                ", {damage} damaged place{}",
+                if damage == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn tree_children(n: &Node, indent: &str, out: &mut String) {
+    let total = n.damage.len() + n.entries.len() + n.children.len();
+    let mut i = 0;
+    let mut branch = |out: &mut String, lines: &[String]| {
+        i += 1;
+        let last = i == total;
+        let (head, cont) = if last {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
+        for (k, l) in lines.iter().enumerate() {
+            let _ = writeln!(out, "{indent}{}{l}", if k == 0 { head } else { cont });
+        }
+        format!("{indent}{cont}")
+    };
+    for d in &n.damage {
+        let at = d
+            .offset
+            .map(|o| format!(" at offset {o}"))
+            .unwrap_or_default();
+        branch(out, &[format!("DAMAGE{at}: {}", d.message)]);
+    }
+    for e in &n.entries {
+        let lines: Vec<String> = entry_lines(&n.file, e)
+            .into_iter()
+            .enumerate()
+            .map(|(k, l)| if k == 0 { l } else { format!("  {l}") })
+            .collect();
+        branch(out, &lines);
+    }
+    for c in &n.children {
+        let next = branch(out, &[node_line(c)]);
+        tree_children(c, &next, out);
+    }
+}
+
+/// JSON string literal.
+fn js(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn opt_str(s: Option<&str>) -> String {
+    s.map_or_else(|| "null".to_owned(), js)
+}
+
+fn opt_num(n: Option<u64>) -> String {
+    n.map_or_else(|| "null".to_owned(), |n| n.to_string())
+}
+
+fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
+    let location = match &e.location {
+        Location::File { offset, size } => format!(
+            "{{\"type\":\"file\",\"file\":{},\"offset\":{offset},\"size\":{size},\"uri\":{}}}",
+            js(&file.display().to_string()),
+            js(&uri(file, *offset, *size))
+        ),
+        Location::Ccob {
+            ccob_offset,
+            ccob_size,
+            offset,
+            size,
+        } => format!(
+            "{{\"type\":\"compressed-bundle\",\"file\":{},\"bundle_offset\":{ccob_offset},\"bundle_size\":{ccob_size},\"offset_in_bundle\":{offset},\"size\":{size},\"uri\":{}}}",
+            js(&file.display().to_string()),
+            js(&uri(file, *ccob_offset, *ccob_size))
+        ),
+        Location::Derived => "{\"type\":\"derived\"}".to_owned(),
+    };
+    let nesting: Vec<String> = nesting.iter().map(|s| js(s)).collect();
+    let _ = write!(
+        out,
+        "{{\"id\":{},\"kind\":{},\"triple\":{},\"target_id\":{},\"standardised_id\":{},\"note\":{},\"payload\":{{\"type\":{},\"target\":{},\"matches_entry\":{}}},\"size\":{},\"compression\":{},\"location\":{location},\"nesting\":[{}]}}",
+        js(&e.id),
+        opt_str(e.kind.as_deref()),
+        opt_str(e.triple.as_deref()),
+        opt_str(e.target_id.as_deref()),
+        opt_str(e.standardised.as_deref()),
+        opt_str(e.note.as_deref()),
+        opt_str(e.payload),
+        opt_str(e.payload_target.as_deref()),
+        e.payload_matches.map_or("null".to_owned(), |b| b.to_string()),
+        e.size,
+        opt_str(e.compression),
+        nesting.join(",")
+    );
+}
+
+fn node_json(n: &Node, nesting: &mut Vec<String>, out: &mut String) {
+    nesting.push(n.name.clone());
+    let _ = write!(
+        out,
+        "{{\"type\":{},\"name\":{},\"file\":{},\"offset\":{},\"size\":{},\"detail\":{},\"index\":{},\"damage\":[",
+        js(n.kind.name()),
+        js(&n.name),
+        js(&n.file.display().to_string()),
+        opt_num(n.offset),
+        opt_num(n.size),
+        opt_str(n.detail.as_deref()),
+        opt_num(n.index.map(|i| i as u64)),
+    );
+    for (i, d) in n.damage.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(
+            out,
+            "{{\"offset\":{},\"message\":{}}}",
+            opt_num(d.offset),
+            js(&d.message)
+        );
+    }
+    out.push_str("],\"entries\":[");
+    for (i, e) in n.entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        entry_json(&n.file, e, nesting, out);
+    }
+    out.push_str("],\"children\":[");
+    for (i, c) in n.children.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        node_json(c, nesting, out);
+    }
+    out.push_str("]}");
+    nesting.pop();
+}
+
+/// The JSON document for all inputs.
+pub fn json(roots: &[Node], out: &mut String) {
+    let _ = write!(out, "{{\"schema_version\":{SCHEMA_VERSION},\"files\":[");
+    for (i, r) in roots.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        node_json(r, &mut Vec::new(), out);
+    }
+    out.push_str("]}\n");
+}

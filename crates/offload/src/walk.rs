@@ -1,0 +1,689 @@
+//! Finding the offload data inside an input, at any depth.
+//!
+//! Everything here reads headers only: entry payloads are looked at for
+//! their first bytes (to name them), compressed bundles are decoded only as
+//! far as their entry table.
+
+use std::path::Path;
+use std::rc::Rc;
+
+use offload_cli::fsio;
+use offload_format::archive::{thin_member_path, Archive, MemberContent};
+use offload_format::hip_fatbin::{self, ItemKind};
+use offload_format::identify::{identify, FileKind};
+use offload_format::offload_binary::{self, read as ob_read};
+use offload_format::payload::{self, Payload};
+use offload_format::{bitcode, bundle, entry_id, fatbin, text_bundle};
+
+use crate::model::{Damage, Entry, Location, Node, NodeKind};
+use crate::objects;
+
+/// How deep containers may nest before the walk stops.
+const MAX_DEPTH: usize = 8;
+
+/// Where the bytes being looked at lie.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// At this absolute offset of the node's file.
+    At(u64),
+    /// Not contiguous in any file (decoded from bitcode).
+    Derived,
+}
+
+impl Place {
+    fn plus(self, n: usize) -> Place {
+        match self {
+            Place::At(b) => Place::At(b + n as u64),
+            Place::Derived => Place::Derived,
+        }
+    }
+
+    fn offset(self) -> Option<u64> {
+        match self {
+            Place::At(b) => Some(b),
+            Place::Derived => None,
+        }
+    }
+}
+
+/// Walks inputs; numbers containers in listing order.
+#[derive(Default)]
+pub struct Walker {
+    next_index: usize,
+    /// The file being read, so that pages read through its mapping can be
+    /// dropped once looked at (a listing of a large library then holds a
+    /// few pages at a time, not every page it touched).
+    current: Option<Rc<fsio::Input>>,
+}
+
+/// The offset of `inner` inside `outer`, when it is a sub-slice.
+fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
+    let o = outer.as_ptr() as usize;
+    let i = inner.as_ptr() as usize;
+    (i >= o && i + inner.len() <= o + outer.len()).then(|| i - o)
+}
+
+impl Walker {
+    /// Inspects one input file. I/O errors become damage of the file node.
+    pub fn file(&mut self, path: &Path) -> Node {
+        // Containers are numbered per input.
+        self.next_index = 0;
+        let mut node = Node::new(
+            NodeKind::File,
+            path.display().to_string(),
+            path.to_path_buf(),
+        );
+        match fsio::read_input(path.as_os_str()) {
+            Ok(input) => {
+                let input = Rc::new(input);
+                node.size = Some(input.len() as u64);
+                node.offset = Some(0);
+                let outer = self.current.replace(input.clone());
+                self.inspect(&input, Place::At(0), &mut node, 0, true);
+                self.current = outer;
+            }
+            Err(e) => node.damage.push(Damage {
+                offset: None,
+                message: format!("cannot read: {}", offload_cli::diag::os_error_text(&e)),
+            }),
+        }
+        node
+    }
+
+    /// Drops the pages of `len` bytes at `place` from this process's
+    /// memory (they are read again if touched).
+    fn done_with(&self, place: Place, len: usize) {
+        if let (Some(input), Place::At(at)) = (&self.current, place) {
+            if let Ok(at) = usize::try_from(at) {
+                input.release(at..at.saturating_add(len));
+            }
+        }
+    }
+
+    fn index(&mut self) -> usize {
+        self.next_index += 1;
+        self.next_index - 1
+    }
+
+    /// Looks at `data` and adds what it holds to `node`. `top`: the data is
+    /// a whole file or member (so an unknown format is not damage).
+    fn inspect(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize, top: bool) {
+        if depth > MAX_DEPTH {
+            node.damage.push(Damage {
+                offset: place.offset(),
+                message: format!("containers nested deeper than {MAX_DEPTH} levels; not read"),
+            });
+            return;
+        }
+        // The sniffer follows LLVM, which names only bundles whose entry
+        // count starts with "__" (LLVM's magic is two bytes longer than the
+        // bundle's); the bundle reader's own check sees every bundle.
+        if bundle::has_magic(data) {
+            return self.region(data, place, &[], node, depth);
+        }
+        match identify(data) {
+            FileKind::Archive | FileKind::ThinArchive => self.archive(data, place, node, depth),
+            FileKind::OffloadBundle | FileKind::Ccob => self.region(data, place, &[], node, depth),
+            FileKind::OffloadBinary => self.offload_binaries(data, place, node, depth),
+            FileKind::NvFatbin => self.fatbins(data, place, node),
+            FileKind::Bitcode | FileKind::BitcodeWrapper => self.bitcode(data, node, depth),
+            _ => self.other(data, place, node, depth, top),
+        }
+    }
+
+    /// Object files, text bundles, and what is none of these.
+    fn other(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize, top: bool) {
+        if let Some(obj) = objects::open(data) {
+            match obj {
+                Ok(obj) => self.object(data, &obj, place, node, depth),
+                Err(e) => node.damage.push(Damage {
+                    offset: place.offset(),
+                    message: e,
+                }),
+            }
+        } else if let Some(comment) = text_bundle_comment(data) {
+            self.text_bundle(data, comment, place, node);
+        } else if !top {
+            node.damage.push(Damage {
+                offset: place.offset(),
+                message: "not a format this tool reads".to_owned(),
+            });
+        }
+    }
+
+    fn archive(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize) {
+        node.detail.get_or_insert_with(|| "archive".to_owned());
+        let archive = match Archive::parse(data) {
+            Ok(a) => a,
+            Err(e) => {
+                node.damage.push(Damage {
+                    offset: place.offset(),
+                    message: format!("archive: {e}"),
+                });
+                return;
+            }
+        };
+        for member in archive.members() {
+            let member = match member {
+                Ok(m) => m,
+                Err(e) => {
+                    node.damage.push(Damage {
+                        offset: place.offset(),
+                        message: format!("archive: {e}"),
+                    });
+                    break;
+                }
+            };
+            let name = String::from_utf8_lossy(member.name).into_owned();
+            match member.content {
+                MemberContent::Inline(bytes) => {
+                    let mut child = Node::new(NodeKind::Member, name, node.file.clone());
+                    let at = offset_in(data, bytes).unwrap_or(0);
+                    child.offset = place.plus(at).offset();
+                    child.size = Some(bytes.len() as u64);
+                    self.inspect(bytes, place.plus(at), &mut child, depth + 1, true);
+                    if child.is_interesting() {
+                        node.children.push(child);
+                    }
+                }
+                MemberContent::Thin { .. } => {
+                    let path = thin_member_path(&node.file, member.name);
+                    let mut child = Node::new(NodeKind::Member, name, path.clone());
+                    child.detail = Some(format!("thin member, read from {}", path.display()));
+                    match fsio::read_input(path.as_os_str()) {
+                        Ok(input) => {
+                            let input = Rc::new(input);
+                            child.offset = Some(0);
+                            child.size = Some(input.len() as u64);
+                            let outer = self.current.replace(input.clone());
+                            self.inspect(&input, Place::At(0), &mut child, depth + 1, true);
+                            self.current = outer;
+                        }
+                        Err(e) => child.damage.push(Damage {
+                            offset: None,
+                            message: format!(
+                                "thin member {}: {}",
+                                path.display(),
+                                offload_cli::diag::os_error_text(&e)
+                            ),
+                        }),
+                    }
+                    if child.is_interesting() {
+                        node.children.push(child);
+                    }
+                }
+            }
+        }
+    }
+
+    fn object(
+        &mut self,
+        data: &[u8],
+        obj: &objects::Object<'_>,
+        place: Place,
+        node: &mut Node,
+        depth: usize,
+    ) {
+        node.detail = Some(obj.format.clone());
+        node.damage.extend(obj.damage.iter().map(|m| Damage {
+            offset: place.offset(),
+            message: m.clone(),
+        }));
+        let mut object_bundle: Option<Node> = None;
+        for sec in &obj.sections {
+            let at = offset_in(data, sec.data);
+            let sec_place = match at {
+                Some(a) => place.plus(a),
+                None => Place::Derived,
+            };
+            if let Some(id) = objects::bundle_section_id(&sec.name) {
+                let ob = object_bundle.get_or_insert_with(|| {
+                    let mut n = Node::new(NodeKind::ObjectBundle, "sections", node.file.clone());
+                    n.detail = Some("__CLANG_OFFLOAD_BUNDLE__ sections".to_owned());
+                    n.index = Some(self.index());
+                    n
+                });
+                let entry = bundle_entry(id, sec.data, sec_place);
+                ob.entries.push(entry);
+                continue;
+            }
+            let role = objects::section_role(&sec.name, sec.kind, sec.data);
+            let Some(role) = role else { continue };
+            let mut child = Node::new(NodeKind::Section, sec.name.clone(), node.file.clone());
+            child.offset = sec_place.offset();
+            child.size = Some(sec.data.len() as u64);
+            match role {
+                objects::Role::HipFatbin => {
+                    let starts = match obj.hip_wrapper_starts(sec) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            child.damage.push(Damage {
+                                offset: sec_place.offset(),
+                                message: format!("wrapper records: {e}"),
+                            });
+                            Vec::new()
+                        }
+                    };
+                    if !starts.is_empty() {
+                        child.detail = Some(format!(
+                            "bundle starts from {} wrapper record(s)",
+                            starts.len()
+                        ));
+                    }
+                    self.region(sec.data, sec_place, &starts, &mut child, depth);
+                }
+                objects::Role::OffloadBinaries => {
+                    self.offload_binaries(sec.data, sec_place, &mut child, depth)
+                }
+                objects::Role::Fatbin => self.fatbins(sec.data, sec_place, &mut child),
+                objects::Role::Sniff => {
+                    self.inspect(sec.data, sec_place, &mut child, depth + 1, false)
+                }
+            }
+            if child.is_interesting() {
+                node.children.push(child);
+            }
+        }
+        if let Some(ob) = object_bundle {
+            node.children.push(ob);
+        }
+    }
+
+    /// A region of bundles and CCOBs (`.hip_fatbin`, a bundle file).
+    fn region(
+        &mut self,
+        data: &[u8],
+        place: Place,
+        starts: &[usize],
+        node: &mut Node,
+        depth: usize,
+    ) {
+        let scan = hip_fatbin::scan(data, starts);
+        for d in scan.damage {
+            node.damage.push(Damage {
+                offset: place.plus(d.offset).offset(),
+                message: d.what,
+            });
+        }
+        for item in scan.items {
+            let item_place = place.plus(item.offset);
+            match item.kind {
+                ItemKind::Bundle => {
+                    let mut b = Node::new(NodeKind::Bundle, "bundle", node.file.clone());
+                    b.index = Some(self.index());
+                    b.name = format!("bundle #{}", b.index.unwrap_or(0));
+                    b.offset = item_place.offset();
+                    b.size = Some(item.bytes.len() as u64);
+                    match bundle::parse_header(item.bytes) {
+                        Ok(entries) => {
+                            for e in entries {
+                                let id = String::from_utf8_lossy(e.id).into_owned();
+                                let at = item_place.plus(e.offset as usize);
+                                let mut entry = bundle_entry(&id, e.data, at);
+                                if depth < MAX_DEPTH && is_container(e.data) {
+                                    let mut inner = Node::new(
+                                        NodeKind::Section,
+                                        format!("entry {id}"),
+                                        node.file.clone(),
+                                    );
+                                    inner.offset = at.offset();
+                                    inner.size = Some(e.size);
+                                    self.inspect(e.data, at, &mut inner, depth + 1, false);
+                                    b.children.push(inner);
+                                }
+                                entry.size = e.size;
+                                b.entries.push(entry);
+                            }
+                        }
+                        Err(e) => b.damage.push(Damage {
+                            offset: item_place.offset(),
+                            message: e.to_string(),
+                        }),
+                    }
+                    node.children.push(b);
+                    self.done_with(item_place, item.bytes.len());
+                }
+                ItemKind::Ccob(header) => {
+                    let mut c = Node::new(NodeKind::Ccob, "ccob", node.file.clone());
+                    c.index = Some(self.index());
+                    c.name = format!("bundle #{}", c.index.unwrap_or(0));
+                    c.offset = item_place.offset();
+                    c.size = Some(item.bytes.len() as u64);
+                    c.detail = Some(format!(
+                        "compressed, CCOB v{} {}{}, {} bytes uncompressed",
+                        header.version.number(),
+                        header.method.name(),
+                        if item.size_inferred {
+                            ", size found by decoding"
+                        } else {
+                            ""
+                        },
+                        header.uncompressed_size
+                    ));
+                    match hip_fatbin::ccob_bundle_header(item.bytes) {
+                        Ok(inner) => {
+                            for e in inner.entries {
+                                let id = String::from_utf8_lossy(&e.id).into_owned();
+                                let mut entry = bundle_entry(&id, &[], Place::Derived);
+                                entry.payload = None;
+                                entry.payload_target = None;
+                                entry.payload_matches = None;
+                                entry.size = e.size;
+                                entry.location = match item_place {
+                                    Place::At(o) => Location::Ccob {
+                                        ccob_offset: o,
+                                        ccob_size: item.bytes.len() as u64,
+                                        offset: e.offset,
+                                        size: e.size,
+                                    },
+                                    Place::Derived => Location::Derived,
+                                };
+                                if matches!(entry.location, Location::Derived) {
+                                    entry.data =
+                                        hip_fatbin::ccob_entry(item.bytes, e.offset, e.size).ok();
+                                }
+                                c.entries.push(entry);
+                            }
+                        }
+                        Err(e) => c.damage.push(Damage {
+                            offset: item_place.offset(),
+                            message: format!("compressed bundle: {e}"),
+                        }),
+                    }
+                    node.children.push(c);
+                    self.done_with(item_place, item.bytes.len());
+                }
+            }
+        }
+    }
+
+    fn offload_binaries(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize) {
+        let mut at = 0usize;
+        while at < data.len() {
+            // Zero padding between binaries (sections are 8-aligned).
+            match data[at..].iter().position(|&b| b != 0) {
+                Some(skip) => at += skip,
+                None => break,
+            }
+            match ob_read::parse_one(data, at as u64) {
+                Ok((binaries, next)) => {
+                    let mut b = Node::new(NodeKind::OffloadBinary, "", node.file.clone());
+                    b.index = Some(self.index());
+                    b.name = format!("offload binary #{}", b.index.unwrap_or(0));
+                    b.offset = place.plus(at).offset();
+                    b.size = Some(next.saturating_sub(at as u64));
+                    if let Some(first) = binaries.first() {
+                        b.detail = Some(format!("version {}", first.version));
+                    }
+                    for bin in &binaries {
+                        let entry = binary_entry(data, bin, place);
+                        if depth < MAX_DEPTH && is_container(&bin.image) {
+                            let mut inner = Node::new(
+                                NodeKind::Section,
+                                format!("image {}", entry.id),
+                                node.file.clone(),
+                            );
+                            let img_place = match offset_in(data, &bin.image) {
+                                Some(o) => place.plus(o),
+                                None => Place::Derived,
+                            };
+                            inner.offset = img_place.offset();
+                            inner.size = Some(bin.image.len() as u64);
+                            self.inspect(&bin.image, img_place, &mut inner, depth + 1, false);
+                            b.children.push(inner);
+                        }
+                        b.entries.push(entry);
+                    }
+                    node.children.push(b);
+                    if next <= at as u64 {
+                        break;
+                    }
+                    at = next as usize;
+                }
+                Err(e) => {
+                    node.damage.push(Damage {
+                        offset: place.plus(at).offset(),
+                        message: format!("offload binary: {e}"),
+                    });
+                    // Resume at the next magic on an 8-byte boundary.
+                    let resume = (at + 8..data.len())
+                        .step_by(8)
+                        .find(|&p| data[p..].starts_with(&offload_binary::MAGIC));
+                    match resume {
+                        Some(p) => at = p,
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+
+    fn fatbins(&mut self, data: &[u8], place: Place, node: &mut Node) {
+        let scan = fatbin::scan(data);
+        for d in scan.damage {
+            node.damage.push(Damage {
+                offset: place.plus(d.offset).offset(),
+                message: format!("fat binary: {}", d.what),
+            });
+        }
+        for c in scan.containers {
+            let mut n = Node::new(NodeKind::Fatbin, "", node.file.clone());
+            n.index = Some(self.index());
+            n.name = format!("fatbin #{}", n.index.unwrap_or(0));
+            n.offset = place.plus(c.offset).offset();
+            n.size = Some(c.len());
+            n.detail = Some(format!("{} entries", c.entries.len()));
+            for e in &c.entries {
+                let arch = e.arch_name();
+                let kind_name = e.kind.name();
+                let mut entry = Entry {
+                    id: format!("{arch}.{kind_name}"),
+                    kind: Some("cuda".to_owned()),
+                    triple: Some("nvptx64-nvidia-cuda".to_owned()),
+                    target_id: Some(arch.clone()),
+                    standardised: None,
+                    note: None,
+                    payload: None,
+                    payload_target: None,
+                    payload_matches: None,
+                    size: e.payload.len() as u64,
+                    location: location(place.plus(e.payload_offset), e.payload.len()),
+                    compression: e.compression(),
+                    data: None,
+                };
+                if entry.compression.is_none() {
+                    let p = classify(e.payload);
+                    entry.payload_matches = match &p {
+                        Payload::Cubin { sm } => Some(*sm == e.arch),
+                        Payload::Ptx => Some(e.kind == fatbin::EntryKind::Ptx),
+                        _ => None,
+                    };
+                    entry.payload_target = p.target();
+                    entry.payload = Some(p.name());
+                } else {
+                    entry.note = Some(format!(
+                        "stored compressed ({}), {} bytes uncompressed",
+                        e.compression().unwrap_or("?"),
+                        e.uncompressed_size
+                    ));
+                }
+                if let (Location::Derived, false) = (&entry.location, e.payload.is_empty()) {
+                    entry.data = Some(e.payload.to_vec());
+                }
+                n.entries.push(entry);
+            }
+            node.children.push(n);
+            self.done_with(place.plus(c.offset), c.len() as usize);
+        }
+    }
+
+    fn bitcode(&mut self, data: &[u8], node: &mut Node, depth: usize) {
+        node.detail = Some("LLVM bitcode".to_owned());
+        match bitcode::embedded_objects(data) {
+            Ok(objects) => {
+                for (i, obj) in objects.iter().enumerate() {
+                    let mut child = Node::new(
+                        NodeKind::Bitcode,
+                        format!("embedded object #{i}"),
+                        node.file.clone(),
+                    );
+                    child.size = Some(obj.len() as u64);
+                    self.inspect(obj, Place::Derived, &mut child, depth + 1, false);
+                    node.children.push(child);
+                }
+            }
+            Err(e) => node.damage.push(Damage {
+                offset: Some(0),
+                message: format!("bitcode: {e}"),
+            }),
+        }
+    }
+
+    fn text_bundle(&mut self, data: &[u8], comment: &str, place: Place, node: &mut Node) {
+        let mut b = Node::new(NodeKind::TextBundle, "", node.file.clone());
+        b.index = Some(self.index());
+        b.name = format!("text bundle #{}", b.index.unwrap_or(0));
+        b.offset = place.offset();
+        b.size = Some(data.len() as u64);
+        b.detail = Some(format!("comment marker '{comment}'"));
+        match text_bundle::list(data, comment) {
+            Ok(entries) => {
+                for (id, bytes) in entries {
+                    let id = String::from_utf8_lossy(id).into_owned();
+                    let at = offset_in(data, bytes).map_or(Place::Derived, |o| place.plus(o));
+                    let mut e = bundle_entry(&id, bytes, at);
+                    if matches!(at, Place::Derived) {
+                        e.data = Some(bytes.to_vec());
+                    }
+                    b.entries.push(e);
+                }
+            }
+            Err(e) => b.damage.push(Damage {
+                offset: place.offset(),
+                message: format!("text bundle: {e}"),
+            }),
+        }
+        node.children.push(b);
+    }
+}
+
+/// The comment string of a text bundle, if `data` is one.
+fn text_bundle_comment(data: &[u8]) -> Option<&'static str> {
+    let head = &data[..data.len().min(4096)];
+    ["//", ";", "#"].into_iter().find(|c| {
+        let marker = format!("{c} __CLANG_OFFLOAD_BUNDLE____START__ ");
+        head.starts_with(marker.as_bytes())
+            || head
+                .windows(marker.len() + 1)
+                .any(|w| w[0] == b'\n' && &w[1..] == marker.as_bytes())
+    })
+}
+
+/// Whether a payload is a container worth opening.
+fn is_container(data: &[u8]) -> bool {
+    bundle::has_magic(data)
+        || matches!(
+            identify(data),
+            FileKind::Archive
+                | FileKind::ThinArchive
+                | FileKind::OffloadBundle
+                | FileKind::Ccob
+                | FileKind::OffloadBinary
+                | FileKind::NvFatbin
+        )
+}
+
+fn location(place: Place, size: usize) -> Location {
+    match place {
+        Place::At(offset) => Location::File {
+            offset,
+            size: size as u64,
+        },
+        Place::Derived => Location::Derived,
+    }
+}
+
+/// Names a payload from its first bytes.
+fn classify(data: &[u8]) -> Payload {
+    payload::classify(data)
+}
+
+/// An entry of a bundle (binary, text or object sections).
+fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
+    let lenient = entry_id::parse_lenient(id);
+    let parsed = lenient.id.as_ref();
+    let target_id = parsed
+        .and_then(|p| p.raw_target_id())
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    let p = classify(data);
+    let payload_matches = match (&p, &target_id) {
+        (Payload::AmdgpuCodeObject(t), Some(tid)) => Some(t.matches_target_id(tid)),
+        (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),
+        _ => None,
+    };
+    let standardised = lenient.standardised.filter(|s| s != id);
+    let mut entry = Entry {
+        id: id.to_owned(),
+        kind: parsed.map(|p| p.kind().to_owned()),
+        triple: parsed.map(|p| {
+            // The triple as stored: pieces 2 to 4 or 5.
+            let t = p.triple().as_str();
+            if lenient.note == Some("three-part triple (ROCm 5 spelling)") {
+                t.trim_end_matches('-').to_owned()
+            } else {
+                t.to_owned()
+            }
+        }),
+        target_id,
+        standardised,
+        note: lenient.note.map(str::to_owned),
+        payload: Some(p.name()),
+        payload_target: p.target(),
+        payload_matches,
+        size: data.len() as u64,
+        location: location(place, data.len()),
+        compression: None,
+        data: None,
+    };
+    if matches!(place, Place::Derived) && !data.is_empty() {
+        entry.data = Some(data.to_vec());
+    }
+    entry
+}
+
+/// An entry of an offload binary.
+fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
+    let triple = String::from_utf8_lossy(bin.triple()).into_owned();
+    let arch = String::from_utf8_lossy(bin.arch()).into_owned();
+    let kind = bin.offload_kind.name().to_owned();
+    let p = classify(&bin.image);
+    let payload_matches = match &p {
+        Payload::AmdgpuCodeObject(t) if !arch.is_empty() => Some(t.matches_target_id(&arch)),
+        Payload::Cubin { sm } if !arch.is_empty() => Some(arch == format!("sm_{sm}")),
+        _ => None,
+    };
+    let img_place = match offset_in(blob, &bin.image) {
+        Some(o) => place.plus(o),
+        None => Place::Derived,
+    };
+    let mut entry = Entry {
+        id: format!("{kind}-{triple}-{arch}"),
+        kind: Some(kind),
+        triple: Some(triple),
+        target_id: (!arch.is_empty()).then_some(arch),
+        standardised: None,
+        note: Some(format!("image kind {}", bin.image_kind.extension())),
+        payload: Some(p.name()),
+        payload_target: p.target(),
+        payload_matches,
+        size: bin.image.len() as u64,
+        location: location(img_place, bin.image.len()),
+        compression: None,
+        data: None,
+    };
+    if matches!(img_place, Place::Derived) && !bin.image.is_empty() {
+        entry.data = Some(bin.image.to_vec());
+    }
+    entry
+}

@@ -1,0 +1,602 @@
+//! `offload ls` and `offload extract` on inputs built by clang-22
+//! (tests/fixtures/offload, made by its make.sh), checked against what LLVM
+//! 22 recorded there: `llvm-readobj-22 --offloading` lines, and
+//! `clang-offload-bundler-22 -list` of every bundle cut out of the
+//! libraries. Damaged copies are made here.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/offload")
+}
+
+/// Runs the tool in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run offload")
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(&fixtures(), args)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A minimal JSON reader, enough for the tool's own output.
+mod json {
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum V {
+        Null,
+        Bool(bool),
+        Num(f64),
+        Str(String),
+        Arr(Vec<V>),
+        Obj(Vec<(String, V)>),
+    }
+
+    impl V {
+        pub fn get(&self, k: &str) -> &V {
+            match self {
+                V::Obj(m) => m
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v)
+                    .unwrap_or(&V::Null),
+                _ => &V::Null,
+            }
+        }
+        pub fn arr(&self) -> &[V] {
+            match self {
+                V::Arr(a) => a,
+                _ => &[],
+            }
+        }
+        pub fn str(&self) -> Option<&str> {
+            match self {
+                V::Str(s) => Some(s),
+                _ => None,
+            }
+        }
+        pub fn num(&self) -> Option<u64> {
+            match self {
+                V::Num(n) => Some(*n as u64),
+                _ => None,
+            }
+        }
+    }
+
+    pub fn parse(s: &str) -> V {
+        let b = s.as_bytes();
+        let mut i = 0;
+        let v = value(b, &mut i);
+        ws(b, &mut i);
+        assert_eq!(i, b.len(), "trailing bytes in JSON");
+        v
+    }
+
+    fn ws(b: &[u8], i: &mut usize) {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    }
+
+    fn value(b: &[u8], i: &mut usize) -> V {
+        ws(b, i);
+        match b[*i] {
+            b'{' => {
+                *i += 1;
+                let mut m = Vec::new();
+                ws(b, i);
+                if b[*i] == b'}' {
+                    *i += 1;
+                    return V::Obj(m);
+                }
+                loop {
+                    ws(b, i);
+                    let V::Str(k) = value(b, i) else {
+                        panic!("key")
+                    };
+                    ws(b, i);
+                    assert_eq!(b[*i], b':');
+                    *i += 1;
+                    m.push((k, value(b, i)));
+                    ws(b, i);
+                    *i += 1;
+                    if b[*i - 1] == b'}' {
+                        return V::Obj(m);
+                    }
+                }
+            }
+            b'[' => {
+                *i += 1;
+                let mut a = Vec::new();
+                ws(b, i);
+                if b[*i] == b']' {
+                    *i += 1;
+                    return V::Arr(a);
+                }
+                loop {
+                    a.push(value(b, i));
+                    ws(b, i);
+                    *i += 1;
+                    if b[*i - 1] == b']' {
+                        return V::Arr(a);
+                    }
+                }
+            }
+            b'"' => {
+                *i += 1;
+                let mut s = String::new();
+                while b[*i] != b'"' {
+                    if b[*i] == b'\\' {
+                        *i += 1;
+                        match b[*i] {
+                            b'n' => s.push('\n'),
+                            b't' => s.push('\t'),
+                            b'r' => s.push('\r'),
+                            b'u' => {
+                                let h = std::str::from_utf8(&b[*i + 1..*i + 5]).unwrap();
+                                s.push(
+                                    char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap(),
+                                );
+                                *i += 4;
+                            }
+                            c => s.push(c as char),
+                        }
+                        *i += 1;
+                    } else {
+                        let start = *i;
+                        while b[*i] != b'"' && b[*i] != b'\\' {
+                            *i += 1;
+                        }
+                        s.push_str(std::str::from_utf8(&b[start..*i]).unwrap());
+                    }
+                }
+                *i += 1;
+                V::Str(s)
+            }
+            b't' => {
+                *i += 4;
+                V::Bool(true)
+            }
+            b'f' => {
+                *i += 5;
+                V::Bool(false)
+            }
+            b'n' => {
+                *i += 4;
+                V::Null
+            }
+            _ => {
+                let start = *i;
+                while *i < b.len() && (b[*i] == b'-' || b[*i] == b'.' || b[*i].is_ascii_digit()) {
+                    *i += 1;
+                }
+                V::Num(std::str::from_utf8(&b[start..*i]).unwrap().parse().unwrap())
+            }
+        }
+    }
+}
+
+/// Every entry of a JSON listing, depth first, with the index of the
+/// container holding it.
+fn entries(doc: &json::V) -> Vec<(Option<u64>, json::V)> {
+    fn walk(n: &json::V, out: &mut Vec<(Option<u64>, json::V)>) {
+        for e in n.get("entries").arr() {
+            out.push((n.get("index").num(), e.clone()));
+        }
+        for c in n.get("children").arr() {
+            walk(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    for f in doc.get("files").arr() {
+        walk(f, &mut out);
+    }
+    out
+}
+
+fn ls_json(args: &[&str]) -> json::V {
+    let mut a = vec!["ls", "--json"];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json::parse(&stdout(&o));
+    assert_eq!(doc.get("schema_version").num(), Some(1));
+    doc
+}
+
+/// Where LLVM 22 is right (uncompressed bundles), `--format=llvm` prints
+/// exactly its lines.
+#[test]
+fn llvm_lines_equal_llvm_readobj() {
+    for f in ["hip.o", "lib.so"] {
+        let o = run(&["ls", "--format=llvm", f]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let want = fs::read_to_string(fixtures().join(format!("{f}.readobj"))).unwrap();
+        assert_eq!(stdout(&o), want, "{f}");
+    }
+}
+
+/// Every bundle of the libraries, as LLVM lists it cut out on its own,
+/// is what we list, bundle by bundle; compressed (v2, v3) and not.
+#[test]
+fn bundles_match_the_bundler_listing_of_each_bundle_cut_out() {
+    for lib in ["lib.so", "libz2.so", "libz3.so"] {
+        let doc = ls_json(&[lib]);
+        let mut ours: Vec<String> = entries(&doc)
+            .iter()
+            .map(|(k, e)| format!("{}\t{}", k.unwrap(), e.get("id").str().unwrap()))
+            .collect();
+        ours.sort();
+        let mut want: Vec<String> = fs::read_to_string(fixtures().join(format!("{lib}.list")))
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').take(2).collect::<Vec<_>>().join("\t"))
+            .collect();
+        want.sort();
+        assert_eq!(ours, want, "{lib}");
+    }
+}
+
+/// The payload of every uncompressed entry names the target its ID names
+/// (the code object's e_flags agree with the entry ID).
+#[test]
+fn code_objects_agree_with_their_ids() {
+    let doc = ls_json(&[
+        "hip.o",
+        "lib.so",
+        "gnu.a",
+        "bsd.a",
+        "thin.a",
+        "coff.o",
+        "rocm5.bundle",
+    ]);
+    let mut checked = 0;
+    for (_, e) in entries(&doc) {
+        let id = e.get("id").str().unwrap().to_owned();
+        if id.starts_with("hipv4-") {
+            assert_eq!(
+                e.get("payload").get("type").str(),
+                Some("amdgpu-code-object"),
+                "{id}"
+            );
+            assert_eq!(
+                e.get("payload").get("matches_entry"),
+                &json::V::Bool(true),
+                "{id}"
+            );
+            let target = e.get("payload").get("target").str().unwrap();
+            assert!(id.ends_with(&format!("--{target}")), "{id} vs {target}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 14, "{checked}");
+}
+
+/// Extracting everything gives, entry by entry, the bytes LLVM's bundler
+/// unbundles from each bundle cut out of the library (compressed v2, v3
+/// and uncompressed).
+#[test]
+fn extracted_entries_equal_the_bundler_unbundling() {
+    use md5::{Digest, Md5};
+    let tmp = tempfile::tempdir().unwrap();
+    for lib in ["lib.so", "libz2.so", "libz3.so"] {
+        let out = tmp.path().join(lib);
+        fs::create_dir(&out).unwrap();
+        let o = run(&["extract", "-d", out.to_str().unwrap(), lib]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o).lines().count(), 6, "{}", stdout(&o));
+        let list = fs::read_to_string(fixtures().join(format!("{lib}.list"))).unwrap();
+        for line in list.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let got = fs::read(out.join(format!("{lib}-{}-{}", f[0], f[1]))).unwrap();
+            assert_eq!(got.len().to_string(), f[2], "{lib}: {line}");
+            let md5: String = Md5::digest(&got)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(md5, f[3], "{lib}: {line}");
+        }
+    }
+}
+
+#[test]
+fn target_selection_follows_the_bundler_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    // As the bundler's unbundling: an entry may set no more features than
+    // the request, and those it sets must agree.
+    let o = run(&["extract", "-d", d, "--target", "gfx90a:xnack+", "lib.so"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| l.rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lib.so-0-hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "lib.so-1-hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+        ]
+    );
+    let o = run(&["extract", "-d", d, "--target", "gfx90a", "lib.so"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no entry matches"), "{}", stderr(&o));
+    // An entry built without xnack serves a request for xnack+ (gfx906).
+    let o = run(&[
+        "extract",
+        "-d",
+        d,
+        "--target",
+        "gfx906:xnack+",
+        "--kind",
+        "hip",
+        "hip.o",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1);
+    // A whole entry ID, hip for hipv4, in the old spelling's bundle.
+    let o = run(&[
+        "extract",
+        "-o",
+        "-",
+        "--target",
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "rocm5.bundle",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.starts_with(b"\x7fELF"));
+    // The host entry of the ROCm 5 bundle, by kind.
+    let o = run(&["extract", "-d", d, "--kind", "host", "rocm5.bundle"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("rocm5.bundle-0-host-x86_64-unknown-linux"));
+}
+
+#[test]
+fn one_output_means_one_entry_and_nothing_is_written_otherwise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("k.co");
+    fs::write(&out, b"keep").unwrap();
+    let o = run(&[
+        "extract",
+        "-o",
+        out.to_str().unwrap(),
+        "--target",
+        "gfx906",
+        "lib.so",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("-o writes one entry, but 2 are selected"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fs::read(&out).unwrap(), b"keep");
+    // A failing output among several: none is written.
+    let dir = tmp.path().join("d");
+    fs::create_dir(&dir).unwrap();
+    fs::create_dir(dir.join("lib.so-1-hipv4-amdgcn-amd-amdhsa--gfx906")).unwrap();
+    let o = run(&["extract", "-d", dir.to_str().unwrap(), "lib.so"]);
+    assert!(!o.status.success());
+    let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 1, "outputs left behind: {left:?}");
+}
+
+#[test]
+fn old_rocm_spellings_are_shown_with_their_standard_form() {
+    let doc = ls_json(&["rocm5.bundle"]);
+    let e = entries(&doc);
+    let host = &e[0].1;
+    assert_eq!(host.get("id").str(), Some("host-x86_64-unknown-linux"));
+    assert_eq!(host.get("kind").str(), Some("host"));
+    assert_eq!(host.get("triple").str(), Some("x86_64-unknown-linux"));
+    assert_eq!(
+        host.get("note").str(),
+        Some("three-part triple (ROCm 5 spelling)")
+    );
+    assert!(host.get("standardised_id").str().is_some());
+    let dev = &e[1].1;
+    assert_eq!(dev.get("target_id").str(), Some("gfx906"));
+    assert_eq!(
+        dev.get("location").get("uri").str(),
+        Some("file://rocm5.bundle#offset=4096&size=3408")
+    );
+}
+
+#[test]
+fn archives_objects_and_offload_binaries() {
+    for a in ["gnu.a", "bsd.a", "thin.a"] {
+        let doc = ls_json(&[a]);
+        let ids: Vec<String> = entries(&doc)
+            .iter()
+            .map(|(_, e)| e.get("id").str().unwrap().to_owned())
+            .collect();
+        assert_eq!(ids.len(), 6, "{a}: {ids:?}");
+        assert!(
+            ids.contains(&"hip-amdgcn-amd-amdhsa--gfx90a:xnack+".to_owned()),
+            "{a}"
+        );
+        let members: Vec<&str> = doc.get("files").arr()[0]
+            .get("children")
+            .arr()
+            .iter()
+            .map(|m| m.get("name").str().unwrap())
+            .collect();
+        assert_eq!(members, ["hip.o", "rdc.o"], "{a}");
+    }
+    // GNU archive offsets point into the archive file: the entry's bytes
+    // there are the member's entry.
+    let doc = ls_json(&["gnu.a", "hip.o"]);
+    let all = entries(&doc);
+    let in_archive = all
+        .iter()
+        .find(|(_, e)| e.get("id").str() == Some("hipv4-amdgcn-amd-amdhsa--gfx906"))
+        .unwrap();
+    let in_object = all
+        .iter()
+        .rev()
+        .find(|(_, e)| e.get("id").str() == Some("hipv4-amdgcn-amd-amdhsa--gfx906"))
+        .unwrap();
+    let bytes = |file: &str, e: &json::V| {
+        let d = fs::read(fixtures().join(file)).unwrap();
+        let o = e.get("location").get("offset").num().unwrap() as usize;
+        let s = e.get("size").num().unwrap() as usize;
+        d[o..o + s].to_vec()
+    };
+    assert_eq!(bytes("gnu.a", &in_archive.1), bytes("hip.o", &in_object.1));
+    // OpenMP: an offload binary in .llvm.offloading, with a host ELF image.
+    let doc = ls_json(&["omp.o"]);
+    let e = entries(&doc);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].1.get("kind").str(), Some("openmp"));
+    assert_eq!(e[0].1.get("triple").str(), Some("x86_64-pc-linux-gnu"));
+    assert_eq!(e[0].1.get("payload").get("type").str(), Some("elf"));
+    // COFF: .hip_fatbin there too.
+    let doc = ls_json(&["coff.o"]);
+    assert_eq!(entries(&doc).len(), 2);
+}
+
+/// Damage is reported at its place; everything else is still listed, and
+/// the exit status is 1.
+#[test]
+fn damage_is_reported_where_it_is_and_the_rest_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = fs::read(fixtures().join("libz3.so")).unwrap();
+    // The first CCOB of .hip_fatbin is at 0x3000 (see `offload ls`): give
+    // it an unknown version.
+    assert_eq!(&lib[0x3000..0x3004], b"CCOB");
+    let mut bad = lib.clone();
+    bad[0x3004] = 9;
+    fs::write(tmp.path().join("bad.so"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "--json", "bad.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("bad.so: .hip_fatbin: at offset 12288:"),
+        "{err}"
+    );
+    let doc = json::parse(&stdout(&o));
+    assert_eq!(entries(&doc).len(), 3, "the second bundle is still listed");
+    // Damaged compressed payload: the bundle's entries cannot be read, the
+    // other bundle's can; extract of the readable one works.
+    let mut bad = lib.clone();
+    for b in &mut bad[0x3000 + 40..0x3000 + 200] {
+        *b ^= 0x5a;
+    }
+    fs::write(tmp.path().join("bad2.so"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "bad2.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("compressed bundle"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("bundle #1"));
+    // Cut short anywhere: never a panic, always a listing.
+    for cut in (0..lib.len()).step_by(997) {
+        fs::write(tmp.path().join("cut.so"), &lib[..cut]).unwrap();
+        let o = run_in(tmp.path(), &["ls", "cut.so"]);
+        assert!(
+            o.status.code() == Some(0) || o.status.code() == Some(1),
+            "cut {cut}"
+        );
+        assert!(!stderr(&o).contains("panicked"), "cut {cut}");
+    }
+}
+
+#[test]
+fn unreadable_input_is_an_error_naming_it() {
+    let o = run(&["ls", "no-such-file"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("offload: error: no-such-file: cannot read: No such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn nvidia_fat_binaries() {
+    // Two containers: sm_80 ELF (an ELF header with e_machine 190, sm 80
+    // in e_flags) and compressed PTX.
+    let mut cubin = b"\x7fELF\x02\x01\x01\x33\x07".to_vec();
+    cubin.resize(64, 0);
+    cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
+    cubin[48..52].copy_from_slice(&0x0050_0550u32.to_le_bytes());
+    let entry = |kind: u16, arch: u32, flags: u64, payload: &[u8], csize: u32| {
+        let stored = payload.len().div_ceil(8) * 8;
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
+        h[16..20].copy_from_slice(&csize.to_le_bytes());
+        h[28..32].copy_from_slice(&arch.to_le_bytes());
+        h[40..48].copy_from_slice(&flags.to_le_bytes());
+        h.extend_from_slice(payload);
+        h.resize(64 + stored, 0);
+        h
+    };
+    let container = |body: Vec<u8>| {
+        let mut c = 0xBA55_ED50u32.to_le_bytes().to_vec();
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        c.extend(body);
+        c
+    };
+    let mut data = container(entry(2, 80, 0x11, &cubin, 0));
+    data.extend(container(entry(1, 90, 0x2011, b"compressed!", 11)));
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("k.fatbin"), &data).unwrap();
+    let o = run_in(tmp.path(), &["ls", "--json", "k.fatbin"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json::parse(&stdout(&o));
+    let e = entries(&doc);
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0].1.get("id").str(), Some("sm_80.elf"));
+    assert_eq!(e[0].1.get("payload").get("target").str(), Some("sm_80"));
+    assert_eq!(
+        e[0].1.get("payload").get("matches_entry"),
+        &json::V::Bool(true)
+    );
+    assert_eq!(e[0].1.get("location").get("offset").num(), Some(16 + 64));
+    assert_eq!(e[1].1.get("compression").str(), Some("nvidia"));
+    let o = run_in(tmp.path(), &["extract", "k.fatbin"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        fs::read(tmp.path().join("k.fatbin-0-sm_80.elf")).unwrap(),
+        cubin
+    );
+    assert_eq!(
+        fs::read(tmp.path().join("k.fatbin-1-sm_90.ptx.compressed")).unwrap(),
+        b"compressed!"
+    );
+}
+
+#[test]
+fn tree_output_and_generated_docs() {
+    let o = run(&["ls", "lib.so"]);
+    assert!(o.status.success());
+    let t = stdout(&o);
+    assert!(t.contains("bundle #1 @ 0x"), "{t}");
+    assert!(t.contains("2 containers, 6 entries"), "{t}");
+    let o = run(&["completions", "bash"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("offload"));
+    let o = run(&["man"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with(".ie"), "{}", &stdout(&o)[..40]);
+    let o = run(&["--help"]);
+    assert!(stdout(&o).contains("Examples:"));
+    let o = run(&["ls"]);
+    assert_eq!(o.status.code(), Some(2));
+}
