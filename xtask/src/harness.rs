@@ -120,10 +120,8 @@ pub fn our_bin_dir() -> Result<PathBuf, String> {
                 "--workspace",
                 "--exclude",
                 "xtask",
-                // Link the system zstd and zlib, as LLVM does, so that
-                // compressed output can be byte-identical.
-                "--features",
-                "offload-format/system-compression",
+                // The tools' default features link the system zstd and
+                // zlib, as LLVM does, so compressed output is byte-identical.
             ])
             .status()
             .map_err(|e| format!("running cargo build: {e}"))?;

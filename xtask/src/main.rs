@@ -9,6 +9,9 @@ mod fixtures;
 mod fuzz;
 mod harness;
 mod hostile;
+mod identity;
+mod install;
+mod json;
 mod man;
 mod tidy;
 
@@ -17,7 +20,7 @@ use std::process::ExitCode;
 type Task = fn(&[String]) -> Result<(), String>;
 
 /// (name, entry point, one-line help)
-const TASKS: &[(&str, Task, &str)] = &[
+pub(crate) const TASKS: &[(&str, Task, &str)] = &[
     (
         "fixtures",
         fixtures::run,
@@ -31,7 +34,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "e2e",
         e2e::run,
-        "real clang-22 builds that use our tools through -B [AREA...]",
+        "real clang-22 builds that use our tools through -B; `realworld` (only when named: downloads) checks `offload` on real libraries [AREA...]",
     ),
     (
         "bench",
@@ -52,6 +55,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "man",
         man::run,
         "write the tools' man pages (section 1) into a directory --out DIR",
+    ),
+    (
+        "compress-identity",
+        identity::run,
+        "-compress and clang-22 --offload-compress against LLVM 22: identical bytes, peak memory [--sizes 1K,11K,1M,64M,256M] [--bin-dir DIR]",
+    ),
+    (
+        "install",
+        install::run,
+        "build every tool in release mode and install bin/, man pages and completions under a prefix --prefix DIR [--vendored] [--check]",
     ),
     ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
 ];

@@ -65,6 +65,15 @@ impl Input {
         }
     }
 
+    /// Says the bytes will be read here and there (headers of a large
+    /// file), not in order: a mapped input then brings in only the pages
+    /// touched, without read-ahead around them. Otherwise does nothing.
+    pub fn advise_random(&self) {
+        if let Backing::Mapped(m) = &self.backing {
+            m.advise_random();
+        }
+    }
+
     /// The bytes as a vector (a copy only if they are mapped).
     pub fn into_vec(self) -> Vec<u8> {
         match self.backing {

@@ -19,6 +19,7 @@ pub mod diag;
 pub mod env;
 pub mod error;
 pub mod fsio;
+pub mod ident;
 mod mapped;
 mod response;
 mod splice;

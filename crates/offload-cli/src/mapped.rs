@@ -60,6 +60,14 @@ impl Mapping {
         &self.map
     }
 
+    /// Tells the kernel that the mapping will be read here and there, not
+    /// in order: no read-ahead, and a page fault maps that page only
+    /// (instead of its neighbours already in the page cache).
+    pub(crate) fn advise_random(&self) {
+        // Advice only; failure changes nothing but speed.
+        let _ = self.map.advise(memmap2::Advice::Random);
+    }
+
     /// Drops the pages of `range` (clamped to the mapping, widened to
     /// whole pages) from this process's resident set. They stay in the
     /// page cache, and touching them again maps them back with the same

@@ -11,15 +11,22 @@
 //!
 //! This module and `mapped` are the only ones of the crate with `unsafe`:
 //! these are plain system calls on descriptors we own or borrow.
+//!
+//! `splice` and `F_SETPIPE_SZ` are Linux's: elsewhere [`copy`] copies
+//! nothing and the caller's usual path copies the whole range.
 
 #![allow(unsafe_code)]
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io;
+#[cfg(target_os = "linux")]
+use std::io::{Read, Write};
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// The pipe size asked for; the kernel may refuse (then the copy is left to
 /// the caller's usual path).
+#[cfg(target_os = "linux")]
 const PIPE_SIZE: usize = 1 << 20;
 
 /// Copies `len` bytes of `src` starting at `offset` to `dst` at its current
@@ -28,6 +35,13 @@ const PIPE_SIZE: usize = 1 << 20;
 /// from that point on (no pipe of the size wanted, a file system without
 /// splice support); the caller copies the rest its own way. Errors are real
 /// I/O errors, or the source ending early.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn copy(_src: &File, _offset: u64, _len: u64, _dst: &File) -> io::Result<u64> {
+    Ok(0)
+}
+
+/// See the non-Linux `copy`: the same contract, with `splice(2)`.
+#[cfg(target_os = "linux")]
 pub(crate) fn copy(src: &File, offset: u64, len: u64, dst: &File) -> io::Result<u64> {
     let Some((reader, writer, capacity)) = pipe() else {
         return Ok(0);
@@ -71,6 +85,7 @@ pub(crate) fn copy(src: &File, offset: u64, len: u64, dst: &File) -> io::Result<
 
 /// Moves the `n` bytes waiting in the pipe to `dst`: spliced, or read and
 /// written should the destination not take splices.
+#[cfg(target_os = "linux")]
 fn drain(reader: &OwnedFd, mut n: usize, dst: &File) -> io::Result<()> {
     while n > 0 {
         // SAFETY: as in `copy`; neither offset is passed, so the pipe is
@@ -108,6 +123,7 @@ fn drain(reader: &OwnedFd, mut n: usize, dst: &File) -> io::Result<()> {
 
 /// A pipe of [`PIPE_SIZE`] bytes (reader, writer, capacity), or `None` if
 /// one cannot be had.
+#[cfg(target_os = "linux")]
 fn pipe() -> Option<(OwnedFd, OwnedFd, usize)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
@@ -129,7 +145,7 @@ fn pipe() -> Option<(OwnedFd, OwnedFd, usize)> {
     (size >= PIPE_SIZE as libc::c_int).then_some((reader, writer, size as usize))
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
     use std::io::{Seek, SeekFrom};

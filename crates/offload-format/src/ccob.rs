@@ -34,11 +34,14 @@
 //!   seekable output.
 //! * [`format_compress_report`] / [`format_decompress_report`]: the text of
 //!   the bundler's `-verbose` reports, from measured figures.
+//! * [`libraries`]: which libzstd and zlib this build links (system or
+//!   bundled), for the tools' identification output.
 
 mod codec;
 mod error;
 mod hasher;
 mod header;
+mod libraries;
 mod report;
 mod segments;
 mod streaming;
@@ -50,6 +53,7 @@ pub use codec::{
 };
 pub use error::CcobError;
 pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
+pub use libraries::{libraries, Libraries, Origin};
 pub use report::{format_compress_report, format_decompress_report, DecompressReport};
 pub use segments::{segments, Segment, Segments};
 pub use streaming::{decode_prefix, decompress_streaming, stream_len, PrefixEnd, Streamed};

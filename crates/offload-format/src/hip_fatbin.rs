@@ -15,7 +15,8 @@
 //!   exact even where a header cannot be trusted.
 //! * [`ccob_bundle_header`] reads the entry table of the bundle inside a
 //!   CCOB by decompressing only as far as the table (bounded memory).
-//! * [`ccob_entry`] decompresses one entry's bytes, checking the hash.
+//! * [`ccob_entry`] decompresses one entry's bytes, checking the hash;
+//!   [`ccob_entry_prefixes`] the first bytes of every entry, to name them.
 //!
 //! Sizes: an uncompressed bundle has no total size, so it is taken to end
 //! where its furthest entry ends (or its header, if later). A v2/v3 CCOB
@@ -371,6 +372,49 @@ pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, String
         .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())
 }
 
+/// Decompresses the whole CCOB `ccob`, checks its size and hash, and
+/// returns the first `keep` bytes (at most) of each of the `ranges`
+/// (offset, size) of the bundle inside: enough to name each payload
+/// without holding the bundle (memory: the codec's window and the
+/// prefixes).
+pub fn ccob_entry_prefixes(
+    ccob: &[u8],
+    ranges: &[(u64, u64)],
+    keep: usize,
+) -> Result<Vec<Vec<u8>>, String> {
+    let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
+    let mut pos = 0u64;
+    let mut take = |bytes: &[u8]| {
+        let from = pos;
+        pos += bytes.len() as u64;
+        for (i, &(offset, size)) in ranges.iter().enumerate() {
+            let want_end = offset.saturating_add(size.min(keep as u64));
+            let lo = offset.max(from);
+            let hi = want_end.min(pos);
+            if lo < hi {
+                out[i].extend_from_slice(&bytes[(lo - from) as usize..(hi - from) as usize]);
+            }
+        }
+        true
+    };
+    if let Some(streamed) = ccob::decompress_streaming(ccob, None, &mut take) {
+        streamed.verify().map_err(|e| e.to_string())?;
+        return Ok(out);
+    }
+    let whole = ccob::decompress(ccob).map_err(|e| e.to_string())?;
+    Ok(ranges
+        .iter()
+        .map(|&(offset, size)| {
+            let end = offset.saturating_add(size.min(keep as u64));
+            whole
+                .data
+                .get(offset as usize..(end as usize).min(whole.data.len()))
+                .unwrap_or_default()
+                .to_vec()
+        })
+        .collect())
+}
+
 /// The magic of a `__hip_fatbin_wrapper` record (`HIPF` read little-endian).
 pub const WRAPPER_MAGIC: u32 = 0x4849_5046;
 
@@ -558,6 +602,10 @@ mod tests {
                 ccob_entry(&c, e.offset, e.size).unwrap(),
                 &b[e.offset as usize..(e.offset + e.size) as usize]
             );
+            let ranges: Vec<(u64, u64)> = want.iter().map(|e| (e.offset, e.size)).collect();
+            let prefixes = ccob_entry_prefixes(&c, &ranges, 64).unwrap();
+            assert_eq!(prefixes[0], b"");
+            assert_eq!(prefixes[1], &b[e.offset as usize..e.offset as usize + 64]);
         }
     }
 
@@ -596,6 +644,13 @@ mod tests {
         }
         assert!(ccob_bundle_header(&bad).is_err());
         assert!(ccob_entry(&bad, 0, 1).is_err());
+        assert!(ccob_entry_prefixes(&bad, &[(0, 1)], 64).is_err());
+        // A wrong hash is found by the full decode only.
+        let mut wrong = c1.clone();
+        wrong[24] ^= 1;
+        assert!(ccob_bundle_header(&wrong).is_ok());
+        let e = ccob_entry_prefixes(&wrong, &[(0, 1)], 64).unwrap_err();
+        assert!(e.contains("hash"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,12 @@
 //! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
+//!
+//! [`ccob::libraries`] says which libzstd and zlib a build links.
+//!
+//! The crate's README follows, with its example (run as a doctest).
+//!
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 

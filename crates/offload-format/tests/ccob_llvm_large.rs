@@ -1,7 +1,7 @@
 //! A bundle larger than zstd's streaming buffer (2^27 + 2^17 bytes),
 //! compressed by clang-offload-bundler-22 and by our streaming writer: the
 //! same bytes. Needs the system libzstd LLVM links (`--features
-//! system-compression`, which CI's format-library run uses) and LLVM 22's
+//! system-compression`, which the workspace test run has through the tools' default features) and LLVM 22's
 //! bundler; skips without either.
 
 use std::io::{Cursor, Write};

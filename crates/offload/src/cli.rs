@@ -46,9 +46,10 @@ Examples:
   offload extract --kind host lib.a            the host entries
   offload extract --target sm_90 -o - libcurand.so > k.cubin
 
-Files are named <input>-<n>-<entry>: the input's file name, the index of
-the bundle (or offload binary, fat binary container) in listing order, and
-the entry ID with characters outside [A-Za-z0-9._+:-] replaced by '_'.
+Files are named <input>.<n>.<entry>, as llvm-objdump --offloading names
+them: the input's file name, the index of the bundle (or offload binary,
+fat binary container) in listing order, and the entry ID with characters
+outside [A-Za-z0-9._+:-] replaced by '_'.
 NVIDIA entries are named sm_NN.elf / sm_NN.ptx; a compressed NVIDIA entry
 is written as stored, with '.compressed' appended. Outputs are written
 together or not at all.")]
@@ -81,6 +82,11 @@ pub struct LsArgs {
     /// Text layout.
     #[arg(long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
+    /// Decompress every compressed bundle completely: check its hash and
+    /// name the payloads inside (slower; by default only each bundle's
+    /// header is decompressed).
+    #[arg(long)]
+    pub verify: bool,
     /// Files to inspect: executables, shared libraries, objects, archives,
     /// bundles, compressed bundles, offload binaries, fat binaries, bitcode.
     #[arg(required = true, value_name = "FILE")]

@@ -112,8 +112,8 @@ pub fn output_name(input: &Path, container: Option<usize>, e: &Entry) -> String 
             })
             .collect();
     let mut name = match container {
-        Some(n) => format!("{source}-{n}-{id}"),
-        None => format!("{source}-{id}"),
+        Some(n) => format!("{source}.{n}.{id}"),
+        None => format!("{source}.{id}"),
     };
     if e.compression.is_some() {
         name.push_str(".compressed");

@@ -74,8 +74,9 @@ fn report_damage(root: &Node, diag: &Diag) -> usize {
     n
 }
 
-fn walk_all(files: &[std::path::PathBuf], diag: &Diag) -> (Vec<Node>, usize) {
+fn walk_all(files: &[std::path::PathBuf], verify: bool, diag: &Diag) -> (Vec<Node>, usize) {
     let mut walker = walk::Walker::default();
+    walker.verify = verify;
     let mut damage = 0;
     let roots: Vec<Node> = files.iter().map(|f| walker.file(f)).collect();
     for r in &roots {
@@ -85,7 +86,7 @@ fn walk_all(files: &[std::path::PathBuf], diag: &Diag) -> (Vec<Node>, usize) {
 }
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
-    let (roots, damage) = walk_all(&args.files, diag);
+    let (roots, damage) = walk_all(&args.files, args.verify, diag);
     let mut out = String::new();
     if args.json {
         render::json(&roots, &mut out);
@@ -106,7 +107,7 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
-    let (roots, damage) = walk_all(&args.files, diag);
+    let (roots, damage) = walk_all(&args.files, false, diag);
     let jobs = extract::jobs(&roots, args);
     if jobs.is_empty() {
         diag.error("no entry matches the selection (offload ls lists them)");

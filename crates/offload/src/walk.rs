@@ -54,6 +54,9 @@ pub struct Walker {
     /// dropped once looked at (a listing of a large library then holds a
     /// few pages at a time, not every page it touched).
     current: Option<Rc<fsio::Input>>,
+    /// Decompress every CCOB completely: check its hash and name the
+    /// payloads inside (`ls --verify`).
+    pub verify: bool,
 }
 
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
@@ -75,6 +78,7 @@ impl Walker {
         );
         match fsio::read_input(path.as_os_str()) {
             Ok(input) => {
+                input.advise_random();
                 let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
@@ -333,6 +337,8 @@ impl Walker {
                                 }
                                 entry.size = e.size;
                                 b.entries.push(entry);
+                                // Only the entry's first bytes were read.
+                                self.done_with(at, e.data.len().min(1 << 16));
                             }
                         }
                         Err(e) => b.damage.push(Damage {
@@ -362,12 +368,36 @@ impl Walker {
                     ));
                     match hip_fatbin::ccob_bundle_header(item.bytes) {
                         Ok(inner) => {
-                            for e in inner.entries {
+                            let prefixes = if self.verify {
+                                let ranges: Vec<(u64, u64)> =
+                                    inner.entries.iter().map(|e| (e.offset, e.size)).collect();
+                                match hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, 4096) {
+                                    Ok(p) => p,
+                                    Err(e) => {
+                                        c.damage.push(Damage {
+                                            offset: item_place.offset(),
+                                            message: format!("compressed bundle: {e}"),
+                                        });
+                                        Vec::new()
+                                    }
+                                }
+                            } else {
+                                Vec::new()
+                            };
+                            for (i, e) in inner.entries.iter().enumerate() {
                                 let id = String::from_utf8_lossy(&e.id).into_owned();
-                                let mut entry = bundle_entry(&id, &[], Place::Derived);
-                                entry.payload = None;
-                                entry.payload_target = None;
-                                entry.payload_matches = None;
+                                let mut entry = match prefixes.get(i) {
+                                    // The payload named from its first bytes.
+                                    Some(p) => bundle_entry(&id, p, Place::Derived),
+                                    None => {
+                                        let mut entry = bundle_entry(&id, &[], Place::Derived);
+                                        entry.payload = None;
+                                        entry.payload_target = None;
+                                        entry.payload_matches = None;
+                                        entry
+                                    }
+                                };
+                                entry.data = None;
                                 entry.size = e.size;
                                 entry.location = match item_place {
                                     Place::At(o) => Location::Ccob {

@@ -33,161 +33,9 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
-/// A minimal JSON reader, enough for the tool's own output.
-mod json {
-    #[derive(Debug, Clone, PartialEq)]
-    pub enum V {
-        Null,
-        Bool(bool),
-        Num(f64),
-        Str(String),
-        Arr(Vec<V>),
-        Obj(Vec<(String, V)>),
-    }
-
-    impl V {
-        pub fn get(&self, k: &str) -> &V {
-            match self {
-                V::Obj(m) => m
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v)
-                    .unwrap_or(&V::Null),
-                _ => &V::Null,
-            }
-        }
-        pub fn arr(&self) -> &[V] {
-            match self {
-                V::Arr(a) => a,
-                _ => &[],
-            }
-        }
-        pub fn str(&self) -> Option<&str> {
-            match self {
-                V::Str(s) => Some(s),
-                _ => None,
-            }
-        }
-        pub fn num(&self) -> Option<u64> {
-            match self {
-                V::Num(n) => Some(*n as u64),
-                _ => None,
-            }
-        }
-    }
-
-    pub fn parse(s: &str) -> V {
-        let b = s.as_bytes();
-        let mut i = 0;
-        let v = value(b, &mut i);
-        ws(b, &mut i);
-        assert_eq!(i, b.len(), "trailing bytes in JSON");
-        v
-    }
-
-    fn ws(b: &[u8], i: &mut usize) {
-        while *i < b.len() && b[*i].is_ascii_whitespace() {
-            *i += 1;
-        }
-    }
-
-    fn value(b: &[u8], i: &mut usize) -> V {
-        ws(b, i);
-        match b[*i] {
-            b'{' => {
-                *i += 1;
-                let mut m = Vec::new();
-                ws(b, i);
-                if b[*i] == b'}' {
-                    *i += 1;
-                    return V::Obj(m);
-                }
-                loop {
-                    ws(b, i);
-                    let V::Str(k) = value(b, i) else {
-                        panic!("key")
-                    };
-                    ws(b, i);
-                    assert_eq!(b[*i], b':');
-                    *i += 1;
-                    m.push((k, value(b, i)));
-                    ws(b, i);
-                    *i += 1;
-                    if b[*i - 1] == b'}' {
-                        return V::Obj(m);
-                    }
-                }
-            }
-            b'[' => {
-                *i += 1;
-                let mut a = Vec::new();
-                ws(b, i);
-                if b[*i] == b']' {
-                    *i += 1;
-                    return V::Arr(a);
-                }
-                loop {
-                    a.push(value(b, i));
-                    ws(b, i);
-                    *i += 1;
-                    if b[*i - 1] == b']' {
-                        return V::Arr(a);
-                    }
-                }
-            }
-            b'"' => {
-                *i += 1;
-                let mut s = String::new();
-                while b[*i] != b'"' {
-                    if b[*i] == b'\\' {
-                        *i += 1;
-                        match b[*i] {
-                            b'n' => s.push('\n'),
-                            b't' => s.push('\t'),
-                            b'r' => s.push('\r'),
-                            b'u' => {
-                                let h = std::str::from_utf8(&b[*i + 1..*i + 5]).unwrap();
-                                s.push(
-                                    char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap(),
-                                );
-                                *i += 4;
-                            }
-                            c => s.push(c as char),
-                        }
-                        *i += 1;
-                    } else {
-                        let start = *i;
-                        while b[*i] != b'"' && b[*i] != b'\\' {
-                            *i += 1;
-                        }
-                        s.push_str(std::str::from_utf8(&b[start..*i]).unwrap());
-                    }
-                }
-                *i += 1;
-                V::Str(s)
-            }
-            b't' => {
-                *i += 4;
-                V::Bool(true)
-            }
-            b'f' => {
-                *i += 5;
-                V::Bool(false)
-            }
-            b'n' => {
-                *i += 4;
-                V::Null
-            }
-            _ => {
-                let start = *i;
-                while *i < b.len() && (b[*i] == b'-' || b[*i] == b'.' || b[*i].is_ascii_digit()) {
-                    *i += 1;
-                }
-                V::Num(std::str::from_utf8(&b[start..*i]).unwrap().parse().unwrap())
-            }
-        }
-    }
-}
+/// The JSON reader xtask's real-world checks use too.
+#[path = "../../../xtask/src/json.rs"]
+mod json;
 
 /// Every entry of a JSON listing, depth first, with the index of the
 /// container holding it.
@@ -301,7 +149,7 @@ fn extracted_entries_equal_the_bundler_unbundling() {
         let list = fs::read_to_string(fixtures().join(format!("{lib}.list"))).unwrap();
         for line in list.lines() {
             let f: Vec<&str> = line.split('\t').collect();
-            let got = fs::read(out.join(format!("{lib}-{}-{}", f[0], f[1]))).unwrap();
+            let got = fs::read(out.join(format!("{lib}.{}.{}", f[0], f[1]))).unwrap();
             assert_eq!(got.len().to_string(), f[2], "{lib}: {line}");
             let md5: String = Md5::digest(&got)
                 .iter()
@@ -310,6 +158,47 @@ fn extracted_entries_equal_the_bundler_unbundling() {
             assert_eq!(md5, f[3], "{lib}: {line}");
         }
     }
+}
+
+/// `--verify` decompresses whole CCOBs: hashes checked, payloads named.
+#[test]
+fn verify_names_compressed_payloads_and_checks_hashes() {
+    let doc = ls_json(&["--verify", "libz2.so", "libz3.so"]);
+    let mut named = 0;
+    for (_, e) in entries(&doc) {
+        assert_eq!(
+            e.get("location").get("type").str(),
+            Some("compressed-bundle")
+        );
+        if e.get("kind").str() == Some("hipv4") {
+            assert_eq!(
+                e.get("payload").get("type").str(),
+                Some("amdgpu-code-object")
+            );
+            assert_eq!(e.get("payload").get("matches_entry"), &json::V::Bool(true));
+            named += 1;
+        }
+    }
+    assert_eq!(named, 8);
+    // Without --verify the payloads are not looked at.
+    let doc = ls_json(&["libz3.so"]);
+    assert!(entries(&doc)
+        .iter()
+        .all(|(_, e)| e.get("payload").get("type") == &json::V::Null));
+    // A wrong stored hash: only --verify sees it.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut lib = fs::read(fixtures().join("libz3.so")).unwrap();
+    lib[0x3000 + 24] ^= 1;
+    fs::write(tmp.path().join("h.so"), &lib).unwrap();
+    assert!(run_in(tmp.path(), &["ls", "h.so"]).status.success());
+    let o = run_in(tmp.path(), &["ls", "--verify", "h.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hash mismatch"), "{}", stderr(&o));
+    // extract checks the hash too, and then writes nothing.
+    let o = run_in(tmp.path(), &["extract", "h.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hash mismatch"), "{}", stderr(&o));
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
 
 #[test]
@@ -327,8 +216,8 @@ fn target_selection_follows_the_bundler_rules() {
     assert_eq!(
         names,
         [
-            "lib.so-0-hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
-            "lib.so-1-hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+            "lib.so.0.hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "lib.so.1.hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
         ]
     );
     let o = run(&["extract", "-d", d, "--target", "gfx90a", "lib.so"]);
@@ -361,7 +250,7 @@ fn target_selection_follows_the_bundler_rules() {
     // The host entry of the ROCm 5 bundle, by kind.
     let o = run(&["extract", "-d", d, "--kind", "host", "rocm5.bundle"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("rocm5.bundle-0-host-x86_64-unknown-linux"));
+    assert!(stdout(&o).contains("rocm5.bundle.0.host-x86_64-unknown-linux"));
 }
 
 #[test]
@@ -387,7 +276,7 @@ fn one_output_means_one_entry_and_nothing_is_written_otherwise() {
     // A failing output among several: none is written.
     let dir = tmp.path().join("d");
     fs::create_dir(&dir).unwrap();
-    fs::create_dir(dir.join("lib.so-1-hipv4-amdgcn-amd-amdhsa--gfx906")).unwrap();
+    fs::create_dir(dir.join("lib.so.1.hipv4-amdgcn-amd-amdhsa--gfx906")).unwrap();
     let o = run(&["extract", "-d", dir.to_str().unwrap(), "lib.so"]);
     assert!(!o.status.success());
     let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
@@ -573,11 +462,11 @@ fn nvidia_fat_binaries() {
     let o = run_in(tmp.path(), &["extract", "k.fatbin"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        fs::read(tmp.path().join("k.fatbin-0-sm_80.elf")).unwrap(),
+        fs::read(tmp.path().join("k.fatbin.0.sm_80.elf")).unwrap(),
         cubin
     );
     assert_eq!(
-        fs::read(tmp.path().join("k.fatbin-1-sm_90.ptx.compressed")).unwrap(),
+        fs::read(tmp.path().join("k.fatbin.1.sm_90.ptx.compressed")).unwrap(),
         b"compressed!"
     );
 }

@@ -45,6 +45,19 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
             s
         }
         "bitcode_read" => fixture_files("bitcode", 8192, |n| n.ends_with(".bc")),
+        "offload_regions" => {
+            // A switch byte (no known starts), then a region: the ROCm 5
+            // style bundle, our CCOBs concatenated.
+            let mut s: Seeds = fixture_files("offload", 8192, |n| n.ends_with(".bundle"));
+            s.extend(own_ccobs()?);
+            s.into_iter()
+                .map(|(n, b)| {
+                    let mut seed = vec![0u8];
+                    seed.extend_from_slice(&b);
+                    (n, seed)
+                })
+                .collect()
+        }
         "bundle_read" => fixture_tree("bundler", 8192)
             .into_iter()
             .filter(|(_, b)| b.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"))

@@ -336,6 +336,10 @@ impl Parser<'_> {
             }
             Action::Version => {
                 self.out.extend_from_slice(self.tool.version.as_bytes());
+                if crate::ident::requested() {
+                    let text = crate::ident::identification(&self.prog.to_string_lossy());
+                    self.out.extend_from_slice(text.as_bytes());
+                }
                 Some(ExitCode::SUCCESS)
             }
             Action::Ignore | Action::Store => None,

@@ -1,0 +1,382 @@
+//! `offload ls` / `offload extract` on real libraries, checked against
+//! independent sources. Needs the network (Debian's archive and PyPI,
+//! through `apt-get download` and `pip download`), so it runs only when
+//! named: `cargo xtask e2e realworld`.
+//!
+//! Inputs (about 180 MB downloaded, 1.4 GB unpacked), kept in
+//! `$OFFLOAD_REALWORLD_DIR` (default `target/realworld`) and reused:
+//! - Debian 12's ROCm 5.3 `librocsparse0` (the 1.3 GB `librocsparse.so.0.1`,
+//!   111 bundles) and `librocrand1`: three-part host triples;
+//! - `jax-rocm7-plugin` (ROCm 7, one CCOB v3 per unit, concatenated);
+//! - `gafime-rocm` (ROCm 6 style uncompressed `hipv4` bundles);
+//! - `nvidia-curand-cu12` (CUDA 12 `.nv_fatbin`, 11 containers).
+//!
+//! Checks, per library:
+//! - every bundle is cut out at the offset and size `offload ls` gives and
+//!   listed by `clang-offload-bundler-22 -list`: the same IDs;
+//! - every CCOB is also decompressed by our own decoder (hash checked) and
+//!   its header's entries compared (offset, size) with the listing;
+//! - where LLVM is right (no CCOB), `--format=llvm` equals
+//!   `llvm-readobj-22 --offloading` line for line;
+//! - every AMDGPU code object (cut out at its URI, or extracted from a CCOB
+//!   by `offload extract`) is read by `llvm-readelf-22 -h`: the processor
+//!   and every feature the entry ID sets appear in its flags;
+//! - every NVIDIA ELF entry: `llvm-readelf-22 -h` says NVIDIA CUDA with the
+//!   entry's `sm_NN`; the containers tile the section (no damage).
+//!
+//! Prints the figures (files, bundles, entries, checks, disagreements).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use offload_format::{bundle, ccob};
+
+use crate::harness::{llvm22, our_bin_dir, workspace_root};
+use crate::json::{self, V};
+
+/// (package client, package spec, files to inspect relative to the unpack
+/// directory).
+const DEBS: &[&str] = &["librocsparse0", "librocrand1"];
+const WHEELS: &[&str] = &[
+    "nvidia-curand-cu12==10.3.10.19",
+    "jax-rocm7-plugin==0.10.2",
+    "gafime-rocm==0.4.7",
+];
+const LIBRARIES: &[&str] = &[
+    "deb/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1",
+    "deb/usr/lib/x86_64-linux-gnu/librocrand.so.1.1",
+    "whl/jax_rocm7_plugin/_linalg.so",
+    "whl/jax_rocm7_plugin/_prng.so",
+    "whl/jax_rocm7_plugin/_solver.so",
+    "whl/gafime_rocm/libgafime_rocm.so",
+    "whl/nvidia/curand/lib/libcurand.so.10",
+];
+
+fn sh(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(out)
+}
+
+/// Downloads and unpacks the inputs that are not there yet.
+fn fetch(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    if !dir.join("deb/usr").exists() {
+        for p in DEBS {
+            sh(Command::new("apt-get")
+                .arg("download")
+                .arg(p)
+                .current_dir(dir))?;
+        }
+        for e in fs::read_dir(dir).map_err(|e| e.to_string())? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "deb") {
+                sh(Command::new("dpkg-deb")
+                    .arg("-x")
+                    .arg(&p)
+                    .arg(dir.join("deb")))?;
+            }
+        }
+    }
+    if !dir.join("whl/nvidia").exists() {
+        sh(Command::new("pip")
+            .args(["download", "--no-deps", "-d"])
+            .arg(dir.join("wheels"))
+            .args(WHEELS))?;
+        for e in fs::read_dir(dir.join("wheels")).map_err(|e| e.to_string())? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "whl") {
+                sh(Command::new("python3")
+                    .args(["-m", "zipfile", "-e"])
+                    .arg(&p)
+                    .arg(dir.join("whl")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Figures of the whole run.
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    bundles: usize,
+    ccobs: usize,
+    fatbins: usize,
+    entries: usize,
+    bundler_lists: usize,
+    ccob_decodes: usize,
+    readelf: usize,
+    readobj_lines: usize,
+    disagreements: Vec<String>,
+}
+
+fn nodes<'a>(n: &'a V, out: &mut Vec<&'a V>) {
+    out.push(n);
+    for c in n.get("children").arr() {
+        nodes(c, out);
+    }
+}
+
+/// `llvm-readelf-22 -h`'s Flags tokens after the hex value.
+fn readelf_flags(path: &Path) -> Result<(String, Vec<String>), String> {
+    let readelf = llvm22("llvm-readelf").ok_or("llvm-readelf-22 missing")?;
+    let out = sh(Command::new(readelf).arg("-h").arg(path))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let flags = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Flags:"))
+        .ok_or("no Flags line")?;
+    let tokens: Vec<String> = flags
+        .split(',')
+        .skip(1)
+        .map(|t| t.trim().to_owned())
+        .collect();
+    Ok((text, tokens))
+}
+
+/// Checks one AMDGPU code object against its entry's target ID.
+fn check_code_object(path: &Path, target_id: &str, tally: &mut Tally, what: &str) {
+    tally.readelf += 1;
+    match readelf_flags(path) {
+        Ok((_, tokens)) => {
+            let mut parts = target_id.split(':');
+            let processor = parts.next().unwrap_or("");
+            if tokens.first().map(String::as_str) != Some(processor) {
+                tally.disagreements.push(format!(
+                    "{what}: readelf says {tokens:?}, entry says {target_id}"
+                ));
+                return;
+            }
+            for f in parts {
+                if !tokens.iter().any(|t| t == f) {
+                    tally.disagreements.push(format!(
+                        "{what}: readelf says {tokens:?}, entry says {target_id}"
+                    ));
+                }
+            }
+        }
+        Err(e) => tally.disagreements.push(format!("{what}: {e}")),
+    }
+}
+
+fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> Result<(), String> {
+    let data = fs::read(lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+    let out = Command::new(offload)
+        .args(["ls", "--json"])
+        .arg(lib)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        tally.disagreements.push(format!(
+            "{}: offload ls failed: {}",
+            lib.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        return Ok(());
+    }
+    let doc = json::parse(&String::from_utf8_lossy(&out.stdout));
+    let root = &doc.get("files").arr()[0];
+    let mut all = Vec::new();
+    nodes(root, &mut all);
+    tally.files += 1;
+    let bundler = llvm22("clang-offload-bundler").ok_or("clang-offload-bundler-22 missing")?;
+    let mut any_ccob = false;
+    let cut = work.join("cut.bin");
+    for n in &all {
+        let ty = n.get("type").str().unwrap_or("");
+        let entries = n.get("entries").arr();
+        tally.entries += entries.len();
+        let name = format!("{}: {}", lib.display(), n.get("name").str().unwrap_or(""));
+        match ty {
+            "bundle" | "compressed-bundle" => {
+                tally.bundles += 1;
+                let off = n.get("offset").num().ok_or("bundle without offset")? as usize;
+                let size = n.get("size").num().ok_or("bundle without size")? as usize;
+                let bytes = &data[off..off + size];
+                fs::write(&cut, bytes).map_err(|e| e.to_string())?;
+                let listed = sh(Command::new(&bundler)
+                    .args(["-list", "-type=o"])
+                    .arg(format!("-input={}", cut.display())))?;
+                tally.bundler_lists += 1;
+                let mut theirs: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect();
+                let mut ours: Vec<String> = entries
+                    .iter()
+                    .map(|e| e.get("id").str().unwrap_or("").to_owned())
+                    .collect();
+                theirs.sort();
+                ours.sort();
+                if theirs != ours {
+                    tally.disagreements.push(format!(
+                        "{name}: bundler lists {theirs:?}, we list {ours:?}"
+                    ));
+                }
+                if ty == "compressed-bundle" {
+                    any_ccob = true;
+                    tally.ccobs += 1;
+                    tally.ccob_decodes += 1;
+                    match ccob::decompress(bytes) {
+                        Ok(d) => {
+                            let header =
+                                bundle::parse_header(&d.data).map_err(|e| e.to_string())?;
+                            for e in entries {
+                                let id = e.get("id").str().unwrap_or("");
+                                let loc = e.get("location");
+                                let found = header.iter().any(|h| {
+                                    h.id == id.as_bytes()
+                                        && Some(h.offset) == loc.get("offset_in_bundle").num()
+                                        && Some(h.size) == e.get("size").num()
+                                });
+                                if !found {
+                                    tally
+                                        .disagreements
+                                        .push(format!("{name}: {id} not at the listed place"));
+                                }
+                            }
+                        }
+                        Err(e) => tally.disagreements.push(format!("{name}: decompress: {e}")),
+                    }
+                }
+            }
+            "fatbin" => tally.fatbins += 1,
+            _ => {}
+        }
+        for n_damage in n.get("damage").arr() {
+            tally.disagreements.push(format!(
+                "{name}: damage reported: {}",
+                n_damage.get("message").str().unwrap_or("")
+            ));
+        }
+        // Code objects and cubins with a file range.
+        for e in entries {
+            let id = e.get("id").str().unwrap_or("").to_owned();
+            let loc = e.get("location");
+            if loc.get("type").str() != Some("file") {
+                continue;
+            }
+            let payload = e.get("payload").get("type").str().unwrap_or("");
+            let off = loc.get("offset").num().unwrap_or(0) as usize;
+            let size = loc.get("size").num().unwrap_or(0) as usize;
+            let what = format!("{name}: {id}");
+            match payload {
+                "amdgpu-code-object" => {
+                    fs::write(&cut, &data[off..off + size]).map_err(|e| e.to_string())?;
+                    let tid = e.get("target_id").str().unwrap_or("");
+                    check_code_object(&cut, tid, tally, &what);
+                }
+                "cubin" => {
+                    fs::write(&cut, &data[off..off + size]).map_err(|e| e.to_string())?;
+                    tally.readelf += 1;
+                    let sm = e.get("target_id").str().unwrap_or("");
+                    match readelf_flags(&cut) {
+                        Ok((text, tokens))
+                            if text.contains("NVIDIA CUDA architecture")
+                                && tokens.first().map(String::as_str) == Some(sm) => {}
+                        Ok((_, tokens)) => tally
+                            .disagreements
+                            .push(format!("{what}: readelf says {tokens:?}")),
+                        Err(err) => tally.disagreements.push(format!("{what}: {err}")),
+                    }
+                }
+                "empty" | "unknown" if id.starts_with("host-") => {}
+                other if e.get("kind").str() != Some("cuda") => {
+                    tally.disagreements.push(format!("{what}: payload {other}"))
+                }
+                _ => {}
+            }
+        }
+    }
+    if any_ccob {
+        // Code objects inside CCOBs: extract them all and read them.
+        let dir = work.join("extract");
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let out = sh(Command::new(offload)
+            .args(["extract", "--kind", "hipv4", "-d"])
+            .arg(&dir)
+            .arg(lib))?;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let path = PathBuf::from(line);
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let tid = name.rsplit("--").next().unwrap_or("");
+            check_code_object(&path, tid, tally, &format!("{}: {name}", lib.display()));
+        }
+    } else if !all.iter().any(|n| n.get("type").str() == Some("fatbin")) {
+        // Where LLVM is right, its lines are ours.
+        let readobj = llvm22("llvm-readobj").ok_or("llvm-readobj-22 missing")?;
+        let theirs = sh(Command::new(readobj).arg("--offloading").arg(lib))?;
+        let theirs: Vec<String> = String::from_utf8_lossy(&theirs.stdout)
+            .lines()
+            .filter(|l| l.contains("file://"))
+            .map(str::to_owned)
+            .collect();
+        let ours = sh(Command::new(offload).args(["ls", "--format=llvm"]).arg(lib))?;
+        let ours: Vec<String> = String::from_utf8_lossy(&ours.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        tally.readobj_lines += theirs.len();
+        if theirs != ours {
+            tally.disagreements.push(format!(
+                "{}: --format=llvm differs from llvm-readobj-22 ({} vs {} lines)",
+                lib.display(),
+                ours.len(),
+                theirs.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn run() -> Result<(), String> {
+    let dir = std::env::var_os("OFFLOAD_REALWORLD_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/realworld"));
+    fetch(&dir)?;
+    let offload = our_bin_dir()?.join("offload");
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut tally = Tally::default();
+    for lib in LIBRARIES {
+        let path = dir.join(lib);
+        let before = (tally.bundles, tally.entries, tally.disagreements.len());
+        check_library(&path, &offload, work.path(), &mut tally)?;
+        eprintln!(
+            "  {lib}: {} bundles, {} entries, {} disagreements",
+            tally.bundles - before.0,
+            tally.entries - before.1,
+            tally.disagreements.len() - before.2
+        );
+    }
+    eprintln!(
+        "realworld: {} files, {} bundles ({} compressed), {} fat binary containers, {} entries; \
+         checked: {} bundler -list runs, {} CCOBs decoded, {} llvm-readelf runs, {} llvm-readobj lines; \
+         {} disagreements",
+        tally.files,
+        tally.bundles,
+        tally.ccobs,
+        tally.fatbins,
+        tally.entries,
+        tally.bundler_lists,
+        tally.ccob_decodes,
+        tally.readelf,
+        tally.readobj_lines,
+        tally.disagreements.len()
+    );
+    for d in tally.disagreements.iter().take(50) {
+        eprintln!("    {d}");
+    }
+    if tally.disagreements.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} disagreements", tally.disagreements.len()))
+    }
+}
