@@ -11,8 +11,7 @@ use std::process::Command;
 
 use crate::harness::{reference_tool, workspace_root};
 
-#[path = "../../tests/hostile/runner.rs"]
-mod runner;
+use test_support::hostile as runner;
 
 mod gen;
 

@@ -3,6 +3,7 @@
 //! Every task CI runs is a task here, so a local run and CI do the same thing.
 
 mod bench;
+mod ci;
 mod conformance;
 mod e2e;
 mod fixtures;
@@ -66,19 +67,12 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
         install::run,
         "build every tool in release mode and install bin/, man pages and completions under a prefix --prefix DIR [--vendored] [--check]",
     ),
-    ("ci", ci, "everything CI runs after the unit tests: conformance and e2e"),
+    (
+        "ci",
+        ci::run,
+        "everything CI runs, in order (.ci/run installs the reference tools, then calls this) [--from STEP] [--only STEP] [--list]",
+    ),
 ];
-
-fn ci(args: &[String]) -> Result<(), String> {
-    // Run both suites even when the first fails, so one CI run shows all.
-    let results = [conformance::run(args), e2e::run(args)];
-    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
-}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

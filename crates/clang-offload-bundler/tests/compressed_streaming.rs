@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use offload_format::ccob::{self, CompressOptions, Version};
 use offload_format::{bundle, text_bundle};
@@ -18,23 +18,12 @@ const HOST_STORED: &str = "host-x86_64-unknown-linux-gnu-";
 /// Runs the bundler with a clean compression environment, the header
 /// version set through its environment variable.
 fn run(dir: &Path, args: &[&str], version: &str) -> Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESSION_LEVEL")
-        .env("COMPRESSED_BUNDLE_FORMAT_VERSION", version)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    test_support::run_ok(
+        test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir)
+            .args(args)
+            .env("COMPRESSED_BUNDLE_FORMAT_VERSION", version),
+        args,
+    )
 }
 
 /// Compressible bytes (code-like repeats with noise).

@@ -19,14 +19,8 @@ fn fixture(rel: &str) -> Vec<u8> {
 }
 
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"));
-    c.args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESSION_LEVEL")
-        .env_remove("COMPRESSED_BUNDLE_FORMAT_VERSION")
-        .env_remove("OFFLOAD_BUNDLER_IGNORE_ENV_VAR");
+    let mut c = test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir);
+    c.args(args);
     for (k, v) in env {
         c.env(k, v);
     }

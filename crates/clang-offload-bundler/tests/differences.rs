@@ -4,17 +4,14 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
+    test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir)
         .args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
         .output()
         .unwrap()
 }
@@ -195,7 +192,7 @@ fn targets_that_standardise_alike_are_rejected() {
             "-output=o2",
         ],
     );
-    assert_error(&o, "would both be stored as");
+    assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
 }
 
 #[test]

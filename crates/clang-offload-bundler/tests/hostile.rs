@@ -2,8 +2,7 @@
 //! case must fail cleanly (exit 1, a message, no panic or signal, bounded
 //! memory and time, no output created or changed).
 
-#[path = "../../../tests/hostile/runner.rs"]
-mod runner;
+use test_support::hostile as runner;
 
 #[test]
 fn hostile_corpus() {

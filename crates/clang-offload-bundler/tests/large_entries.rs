@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use offload_format::{bundle, text_bundle};
 
@@ -17,21 +17,10 @@ const GFX908: &str = "hip-amdgcn-amd-amdhsa--gfx908";
 const HOST_STORED: &str = "host-x86_64-unknown-linux-gnu-";
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    test_support::run_ok(
+        test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir).args(args),
+        args,
+    )
 }
 
 /// Deterministic bytes that differ at every offset of interest.

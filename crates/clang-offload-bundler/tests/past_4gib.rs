@@ -4,34 +4,13 @@
 //! memory; the file costs a few blocks of disk. Skipped (with a note)
 //! where the file system does not keep the file sparse.
 
-use std::fs::{self, File};
-use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::fs;
+
+use test_support::sparse_file;
 
 const FOUR_GIB: u64 = 1 << 32;
 const HOST: &[u8] = b"host-x86_64-unknown-linux-gnu-";
 const GFX906: &[u8] = b"hip-amdgcn-amd-amdhsa--gfx906";
-
-/// Writes `pieces` at their offsets into a file of `len` bytes, holes
-/// elsewhere. False (after a note) if the file takes real disk space.
-fn sparse_file(path: &Path, len: u64, pieces: &[(u64, &[u8])]) -> bool {
-    let mut f = File::create(path).unwrap();
-    for (at, bytes) in pieces {
-        f.seek(SeekFrom::Start(*at)).unwrap();
-        f.write_all(bytes).unwrap();
-    }
-    f.set_len(len).unwrap();
-    drop(f);
-    let used = fs::metadata(path).unwrap().blocks() * 512;
-    if used > 64 << 20 {
-        eprintln!("skipped: the file system does not keep {len} bytes sparse ({used} used)");
-        fs::remove_file(path).unwrap();
-        return false;
-    }
-    true
-}
 
 #[test]
 fn bundle_entry_past_4gib_in_a_sparse_file() {
@@ -61,19 +40,10 @@ fn bundle_entry_past_4gib_in_a_sparse_file() {
         return;
     }
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
-            .args(args)
-            .current_dir(p)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
+        test_support::run_ok(
+            test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), p).args(args),
+            args,
+        )
     };
     // Listed in LLVM's hash-table order, not file order.
     let listed = run(&["-list", "-type=bc", "-input=big.bc"]);

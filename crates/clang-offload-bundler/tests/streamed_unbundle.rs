@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use offload_format::bundle::MAGIC;
 use offload_format::ccob::{self, CompressOptions};
@@ -19,12 +19,8 @@ const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
 const GFX90A: &str = "hip-amdgcn-amd-amdhsa--gfx90a";
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clang-offload-bundler"))
+    test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir)
         .args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_BUNDLER_VERBOSE")
-        .env_remove("OFFLOAD_BUNDLER_COMPRESS")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }

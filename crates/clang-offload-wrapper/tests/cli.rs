@@ -3,11 +3,10 @@
 //! `cargo xtask e2e wrapper` runs its output.)
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clang-offload-wrapper"))
-        .current_dir(dir)
+    test_support::tool(env!("CARGO_BIN_EXE_clang-offload-wrapper"), dir)
         .args(args)
         .output()
         .unwrap()

@@ -6,14 +6,12 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llvm-offload-binary"))
+    test_support::tool(env!("CARGO_BIN_EXE_llvm-offload-binary"), dir)
         .arg0("llvm-offload-binary")
         .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }

@@ -3,8 +3,7 @@
 //! message, no panic or signal, bounded memory and time, no output created
 //! or changed).
 
-#[path = "../../../tests/hostile/runner.rs"]
-mod runner;
+use test_support::hostile as runner;
 
 #[test]
 fn hostile_corpus_llvm_offload_binary() {

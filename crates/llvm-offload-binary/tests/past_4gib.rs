@@ -6,34 +6,13 @@
 //! memory; the file costs a few blocks of disk. Skipped (with a note)
 //! where the file system does not keep the file sparse.
 
-use std::fs::{self, File};
-use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::fs;
+
+use test_support::sparse_file;
 
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
 
 const FOUR_GIB: u64 = 1 << 32;
-
-/// Writes `pieces` at their offsets into a file of `len` bytes, holes
-/// elsewhere. False (after a note) if the file takes real disk space.
-fn sparse_file(path: &Path, len: u64, pieces: &[(u64, &[u8])]) -> bool {
-    let mut f = File::create(path).unwrap();
-    for (at, bytes) in pieces {
-        f.seek(SeekFrom::Start(*at)).unwrap();
-        f.write_all(bytes).unwrap();
-    }
-    f.set_len(len).unwrap();
-    drop(f);
-    let used = fs::metadata(path).unwrap().blocks() * 512;
-    if used > 64 << 20 {
-        eprintln!("skipped: the file system does not keep {len} bytes sparse ({used} used)");
-        fs::remove_file(path).unwrap();
-        return false;
-    }
-    true
-}
 
 fn entry<'a>(arch: &'a [u8], image: &'a [u8]) -> ImageEntry<'a> {
     ImageEntry {
@@ -76,17 +55,10 @@ fn offload_binary_past_4gib_in_a_sparse_file() {
         size - FOUR_GIB >= layout.image,
         "the decoy lies in the image"
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_llvm-offload-binary"))
-        .args(["big.bin", "--image=arch=gfx906,file=dev.o"])
-        .current_dir(p)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let args = ["big.bin", "--image=arch=gfx906,file=dev.o"];
+    test_support::run_ok(
+        test_support::tool(env!("CARGO_BIN_EXE_llvm-offload-binary"), p).args(args),
+        args,
     );
     assert_eq!(fs::read(p.join("dev.o")).unwrap(), b"DEV2");
 }

@@ -24,8 +24,8 @@ fn main() -> ExitCode {
     let diag = Diag::new(&parsed.argv0);
     match run(&parsed) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            diag.error(msg);
+        Err(e) => {
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }
@@ -54,7 +54,7 @@ fn default_target_triple() -> String {
     }
 }
 
-fn run(args: &Parsed) -> Result<(), Vec<u8>> {
+fn run(args: &Parsed) -> Result<(), offload_cli::Error> {
     let kind = match args.value("kind").and_then(|k| k.to_str()) {
         Some("openmp") => OffloadKind::OpenMp,
         Some("cuda") => OffloadKind::Cuda,
@@ -63,7 +63,8 @@ fn run(args: &Parsed) -> Result<(), Vec<u8>> {
     let inputs = &args.positionals;
     let mut buffers = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let data = read_input(input).map_err(|e| file_error(input, &os_error_text(&e)))?;
+        let data = read_input(input)
+            .map_err(|e| offload_cli::Error::bytes(file_error(input, &os_error_text(&e))))?;
         buffers.push(data);
     }
     let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
@@ -73,13 +74,13 @@ fn run(args: &Parsed) -> Result<(), Vec<u8>> {
     };
     let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
         WrapError::TruncatedOffloadBinary { input, .. } => {
-            file_error(&inputs[input], &e.to_string())
+            offload_cli::Error::bytes(file_error(&inputs[input], &e.to_string()))
         }
-        other => other.to_string().into_bytes(),
+        other => offload_cli::Error::msg(other.to_string()),
     })?;
     let bitcode = module
         .to_bitcode()
-        .map_err(|e| e.to_string().into_bytes())?;
+        .map_err(|e| offload_cli::Error::msg(e.to_string()))?;
 
     // LLVM opens the output only now, and names no file when that fails.
     let output = args.value("o").unwrap_or_default().to_os_string();
@@ -91,6 +92,19 @@ fn run(args: &Parsed) -> Result<(), Vec<u8>> {
         let i = outputs.create(&output, false)?;
         bitcode.write_to(outputs.file(i))
     };
-    write(&mut outputs).map_err(|e| os_error_text(&e).into_bytes())?;
-    outputs.commit().map_err(|e| os_error_text(&e).into_bytes())
+    // LLVM's message names no file; the explanation does.
+    let about = || {
+        if output.is_empty() {
+            b"no output file was given: -o <file> is required".to_vec()
+        } else {
+            let mut v = b"the file is '".to_vec();
+            v.extend_from_slice(output.as_bytes());
+            v.extend_from_slice(b"' (the -o output)");
+            v
+        }
+    };
+    write(&mut outputs).map_err(|e| offload_cli::Error::io(&e).explained(about()))?;
+    outputs
+        .commit()
+        .map_err(|e| offload_cli::Error::io(&e).explained(about()))
 }

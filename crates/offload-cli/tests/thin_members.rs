@@ -10,17 +10,23 @@ fn header(name: &str, size: usize) -> Vec<u8> {
     format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
 }
 
-/// Hostile corpus `archive-thin-dev-zero.a`: a thin archive naming
-/// `/dev/zero` made the reader read without end (LLVM 22 runs out of memory
-/// and aborts). Only regular files are thin members.
-#[test]
-fn thin_member_that_is_a_device_is_refused() {
+/// A thin archive whose one member is `/dev/zero`.
+fn dev_zero_thin_archive() -> Vec<u8> {
     let table = b"/dev/zero/\n";
     let mut data = b"!<thin>\n".to_vec();
     data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
     data.extend_from_slice(table);
     data.push(b'\n');
     data.extend(header("/0", 100));
+    data
+}
+
+/// Hostile corpus `archive-thin-dev-zero.a`: a thin archive naming
+/// `/dev/zero` made the reader read without end (LLVM 22 runs out of memory
+/// and aborts). Only regular files are thin members.
+#[test]
+fn thin_member_that_is_a_device_is_refused() {
+    let data = dev_zero_thin_archive();
     let archive = Archive::parse(&data).unwrap();
     let member = archive.members().next().unwrap().unwrap();
     assert_eq!(member.name, b"/dev/zero");
@@ -40,12 +46,7 @@ fn thin_member_that_is_a_device_is_refused() {
 #[test]
 fn device_archive_thin_member_that_is_a_device_is_refused() {
     use offload_format::device_archive::{Input, Options, Target, Unbundled};
-    let table = b"/dev/zero/\n";
-    let mut data = b"!<thin>\n".to_vec();
-    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    data.extend_from_slice(table);
-    data.push(b'\n');
-    data.extend(header("/0", 100));
+    let data = dev_zero_thin_archive();
     let mut input = Input::from_bytes(data, std::path::Path::new("x.a"))
         .unwrap()
         .with_thin_members(read_member_file);

@@ -423,7 +423,7 @@ fn image_bytes(rng: &mut Rng) -> Vec<u8> {
             // readers stop at the signature check. Deeper in a junk stream
             // our bitcode reader's wording differs from LLVM's (a documented
             // difference of the archive writer's symbol warnings).
-            if v.len().is_multiple_of(4) {
+            if v.len() % 4 == 0 {
                 v.push(0);
             }
         }

@@ -1,7 +1,7 @@
 //! Runs the hostile-input corpus (`tests/hostile/`) against the tools.
 //!
-//! Shared source: each CLI crate's `tests/hostile.rs` and `xtask hostile`
-//! include this file with `#[path]`, so it uses the standard library only.
+//! Shared: each CLI crate's `tests/hostile.rs` and `xtask hostile` use
+//! this module (through the `test-support` crate).
 //!
 //! The index (`tests/hostile/index.txt`) has one case per line:
 //!
