@@ -13,6 +13,7 @@ mod hostile;
 mod identity;
 mod install;
 mod json;
+mod man;
 mod mutate;
 mod tidy;
 
@@ -56,6 +57,11 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
         "mutate",
         mutate::run,
         "differential mutation testing against LLVM 22: crashes, hangs, differences [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--replay DIR]",
+    ),
+    (
+        "man",
+        man::run,
+        "write the tools' man pages (section 1) into a directory --out DIR",
     ),
     (
         "compress-identity",
