@@ -520,36 +520,14 @@ impl Drop for TempPath {
 /// (what LLVM's outputs get). Errors are the bare OS errors, so messages
 /// read like LLVM's ("No such file or directory", "Permission denied").
 fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        ^ ((std::process::id() as u64) << 32);
-    for _ in 0..100 {
-        let n = seed.wrapping_add(
-            COUNTER
-                .fetch_add(1, Ordering::Relaxed)
-                .wrapping_mul(0x9e37_79b9),
-        );
+    crate::temp::create_unique(8, 0o666, |random| {
         let mut file_name = OsString::from(".");
         file_name.push(name);
-        file_name.push(format!(".{:08x}.tmp", n as u32));
-        let path = dir.join(file_name);
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&path)
-        {
-            Ok(f) => return Ok((f, TempPath(Some(path)))),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::from(io::ErrorKind::AlreadyExists))
+        file_name.push(format!(".{random}.tmp"));
+        dir.join(file_name)
+    })
+    .map(|(f, path)| (f, TempPath(Some(path))))
+    .map_err(|(_, e)| e)
 }
 
 #[cfg(test)]
