@@ -203,6 +203,9 @@ enum Goal {
     Compress,
     /// Archive unbundling: at most a fifth of LLVM's time.
     Archive,
+    /// `offload thin` (issue 18): at most 1.5× the floor (`cp`), under
+    /// 64 MiB.
+    Thin,
     /// `offload ls`: at most 0.02x LLVM's time and under 16 MiB (both
     /// judged from `COPY_TIME_FROM` up; below, start-up dominates).
     List,
@@ -221,6 +224,7 @@ impl Goal {
             Goal::Copy => "time ≤ 1.2× floor (from 64 MiB), memory < 32 MiB",
             Goal::Compress => "time ≤ LLVM, memory ≤ 0.25× LLVM",
             Goal::Archive => "time ≤ 0.2× LLVM",
+            Goal::Thin => "time ≤ 1.5× floor (from 64 MiB), memory < 64 MiB",
             Goal::List => "time ≤ 0.02× LLVM, memory < 16 MiB (from 64 MiB)",
             Goal::None => "none set",
         }
@@ -242,17 +246,23 @@ impl Goal {
                     missed.push(format!("memory {:.1} MiB", r.ours.mib()));
                 }
             }
-            Goal::Copy => {
+            Goal::Copy | Goal::Thin => {
+                // Copy: 1.2× the floor, 32 MiB; thin: 1.5×, 64 MiB.
+                let (times, mib) = if matches!(self, Goal::Copy) {
+                    (1.2, 32)
+                } else {
+                    (1.5, 64)
+                };
                 match r.floor {
                     Some(f) if r.size >= COPY_TIME_FROM => {
                         let x = r.ours.secs / f.secs;
-                        if x > 1.2 {
+                        if x > times {
                             missed.push(format!("time {x:.2}× floor"));
                         }
                     }
                     _ => partial = true,
                 }
-                if r.ours.maxrss_kib >= 32 * 1024 {
+                if r.ours.maxrss_kib >= mib * 1024 {
                     missed.push(format!("memory {:.1} MiB", r.ours.mib()));
                 }
             }
@@ -1021,6 +1031,27 @@ const SCENARIOS: &[Scenario] = &[
         },
     },
     Scenario {
+        name: "thin",
+        about: "`offload thin --keep gfx90a` of a bundle of four 4096-aligned device entries \
+                (one quarter each) and a host entry; LLVM: `-unbundle` of the kept entries \
+                and `-bundle` of them again, the nearest it offers (it cannot rewrite a \
+                bundle inside a linked file); floor: `cp` of the bundle",
+        sizes: Sizes::Scaling,
+        goal: Goal::Thin,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| thin_setup(d, size, t, false),
+    },
+    Scenario {
+        name: "thin-compressed",
+        about: "the same with the bundle compressed (CCOB v3 zstd, `-compress`): thinning \
+                decompresses and compresses again; LLVM: `-unbundle` and `-bundle -compress`; \
+                floor: `cp` of the compressed bundle",
+        sizes: Sizes::Scaling,
+        goal: Goal::None,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| thin_setup(d, size, t, true),
+    },
+    Scenario {
         name: "wrapper-1g",
         about: "llvm-offload-wrapper (`--kind=openmp`) embedding a 1 GiB image in bitcode; \
                 floor: `cp` of the image",
@@ -1041,6 +1072,57 @@ const SCENARIOS: &[Scenario] = &[
         },
     },
 ];
+
+/// The targets of the `thin` scenarios' bundle, host first.
+const THIN_TARGETS: [&str; 5] = [
+    "host-x86_64-unknown-linux-gnu-",
+    "hipv4-amdgcn-amd-amdhsa--gfx906",
+    "hipv4-amdgcn-amd-amdhsa--gfx908",
+    "hipv4-amdgcn-amd-amdhsa--gfx90a",
+    "hipv4-amdgcn-amd-amdhsa--gfx942",
+];
+
+/// A bundle of `size` bytes in four distinct device entries (as the HIP
+/// driver aligns them), compressed or not, and the commands that thin it to
+/// gfx90a.
+fn thin_setup(d: &Path, size: u64, t: &Tools, compress: bool) -> Result<Trio, String> {
+    fs::write(d.join("e0"), b"").map_err(|e| e.to_string())?;
+    for i in 1..THIN_TARGETS.len() {
+        semi_compressible(&d.join(format!("e{i}")), size / 4, size + i as u64)?;
+    }
+    let targets = format!("-targets={}", THIN_TARGETS.join(","));
+    let mut args = vec![
+        "-type=o".to_owned(),
+        "-bundle-align=4096".to_owned(),
+        targets,
+        "-output=fat.bundle".to_owned(),
+    ];
+    args.extend((0..THIN_TARGETS.len()).map(|i| format!("-input=e{i}")));
+    if compress {
+        args.push("-compress".to_owned());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    t.llvm_run(d, "clang-offload-bundler", &args)?;
+    for i in 0..THIN_TARGETS.len() {
+        fs::remove_file(d.join(format!("e{i}"))).map_err(|e| e.to_string())?;
+    }
+    let bundler = t.llvm.join("clang-offload-bundler");
+    let bundler = bundler.display();
+    let kept = format!("{},{}", THIN_TARGETS[0], THIN_TARGETS[3]);
+    let script = format!(
+        "{bundler} -unbundle -type=o -input=fat.bundle -targets={kept} -output=k0 -output=k1 && \
+         {bundler} -type=o -bundle-align=4096 {} -targets={kept} -input=k0 -input=k1 -output=llvm.out",
+        if compress { "-compress" } else { "" }
+    );
+    Ok(Trio {
+        ours: t.ours(
+            "offload",
+            &["thin", "--keep", "gfx90a", "-o", "ours.out", "fat.bundle"],
+        ),
+        llvm: Cmd::new("sh", &["-c", &script]),
+        floor: cp_floor(d, "fat.bundle"),
+    })
+}
 
 struct Row {
     sc: &'static Scenario,

@@ -253,6 +253,10 @@ pub fn run_case(case: &Case, bin_dir: &Path, work: &Path) -> Result<Outcome, Str
         .env_remove("OFFLOAD_BUNDLER_COMPRESSION_LEVEL")
         .env_remove("COMPRESSED_BUNDLE_FORMAT_VERSION")
         .env_remove("OFFLOAD_BUNDLER_IGNORE_ENV_VAR")
+        // Conformance is judged with explanations and identification off,
+        // the default (docs/compat.md).
+        .env_remove("OFFLOAD_TOOLS_EXPLAIN")
+        .env_remove("OFFLOAD_TOOLS_VERSION")
         .stdin(if case.stdin.is_some() {
             Stdio::piped()
         } else {

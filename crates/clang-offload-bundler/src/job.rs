@@ -236,9 +236,22 @@ pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
     })?;
     // Our own check, after all of LLVM's: two targets that stand for the
     // same entry make LLVM write a corrupt bundle or drop an output.
-    targets
-        .check_standardised_unique()
-        .map_err(|e| Fail::msg(e.to_string()))?;
+    targets.check_standardised_unique().map_err(|e| match e {
+        TargetsError::SameStandardisedId {
+            first,
+            second,
+            standardised,
+        } if a.unbundle => Fail::msg(format!(
+            "targets '{first}' and '{second}' both select the bundle entry \
+             '{standardised}': one entry cannot be unbundled into two outputs"
+        )),
+        e => Fail::msg(e.to_string()),
+    })?;
+    for (given, stored) in a.targets.iter().zip(&targets.standardised) {
+        if let Some(w) = lost_gpu_name(given, stored) {
+            diag.explain_warning(w);
+        }
+    }
     job.host_index = targets.host_index;
     job.hip_only = targets.hip_only;
     job.targets = a
@@ -252,4 +265,20 @@ pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
         })
         .collect();
     Ok(job)
+}
+
+/// The explanation for a target whose last piece standardisation drops:
+/// `hipv4-amdgcn-amd-amdhsa-gfx906` has five pieces, so `gfx906` is read
+/// as the triple's environment, which LLVM drops, and the entry is stored
+/// as `hipv4-amdgcn-amd-amdhsa--`, for no GPU in particular.
+pub(crate) fn lost_gpu_name(given: &str, stored: &str) -> Option<String> {
+    let last = given.rsplit('-').next()?;
+    if last.is_empty() || !stored.ends_with('-') || stored.split('-').any(|p| p == last) {
+        return None;
+    }
+    Some(format!(
+        "target '{given}' is stored as '{stored}': '{last}' was read as the triple's \
+         environment and dropped, so the entry names no GPU; for a GPU, write \
+         '{stored}{last}' (kind-arch-vendor-os-environment-gpu, the environment empty)"
+    ))
 }

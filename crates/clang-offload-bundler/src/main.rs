@@ -82,7 +82,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(e) => {
-            diag.error(e.message);
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }

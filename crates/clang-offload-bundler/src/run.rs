@@ -7,8 +7,9 @@ use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
-use offload_cli::diag::{os_error_text, write_stderr};
+use offload_cli::diag::{os_error_text, write_stderr, Diag};
 use offload_cli::fsio::{self, read_input, Input, Outputs, ReadThrough};
+use offload_cli::{env, explain};
 use offload_format::ccob::{self, Detection};
 use offload_format::hash::xxh3::StringMapOrder;
 use offload_format::object_bundle::{self, Pieces, HOST_PLACEHOLDER};
@@ -350,10 +351,31 @@ fn bundle_object(job: &Job, inputs: &[Input], entries: &[(&[u8], &[u8])]) -> Res
 fn list(job: &Job) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let raw = read(name)?;
-    if let Some(listing) = crate::stream::list(job, &raw) {
-        return print_listing(&listing?, Ok(()));
+    let (out, end) = match crate::stream::list(job, &raw) {
+        Some(listing) => (listing?, Ok(())),
+        None => buffered_listing(job, job.verbose, &raw)?,
+    };
+    if out.is_empty() && end.is_ok() {
+        Diag::new(env::get().argv0()).explain_warning(format!(
+            "'{}' holds no bundle entries of -type={}: it is not an offload bundle of that \
+             type (a HIP object keeps its device code in the .hip_fatbin section: \
+             `llvm-objcopy --dump-section .hip_fatbin=FILE` and list FILE)",
+            lossy(name),
+            job.file_type
+        ));
     }
-    let bundles = decompress(job.verbose, name, &raw)?;
+    print_listing(&out, end)
+}
+
+/// What `-list` prints for `raw` (read in memory), and how the listing
+/// ended (IDs seen before a broken section table are kept).
+fn buffered_listing(
+    job: &Job,
+    verbose: bool,
+    raw: &[u8],
+) -> Result<(Vec<u8>, Result<(), Fail>), Fail> {
+    let name = &job.inputs[0];
+    let bundles = decompress(verbose, name, raw)?;
     let mut out = Vec::new();
     let mut end = Ok(());
     for data in &bundles {
@@ -371,7 +393,28 @@ fn list(job: &Job) -> Result<(), Fail> {
             break;
         }
     }
-    print_listing(&out, end)
+    Ok((out, end))
+}
+
+/// For the explanation after "Can't find bundles": the entry IDs of the
+/// input, read again (quietly: no verbose report).
+fn entries_held(job: &Job) -> String {
+    let Ok(raw) = read(&job.inputs[0]) else {
+        return "the input could not be read again".into();
+    };
+    match buffered_listing(job, false, &raw) {
+        Ok((ids, _)) if !ids.is_empty() => {
+            let ids: Vec<String> = String::from_utf8_lossy(&ids)
+                .lines()
+                .map(|l| format!("'{l}'"))
+                .collect();
+            format!("the bundle holds {}", ids.join(", "))
+        }
+        _ => format!(
+            "the input holds no bundle entries of -type={}",
+            job.file_type
+        ),
+    }
 }
 
 /// Prints the IDs `list` found, then returns how the listing ended.
@@ -501,7 +544,15 @@ pub(crate) fn finish_unbundle(
             }
             m.push_str(t);
         }
-        return Err(Fail::msg(m));
+        let mut e = Fail::msg(m);
+        if explain::enabled() {
+            e = e.explained(format!(
+                "{} (an entry is taken for a target when its kind, triple and GPU \
+                 are compatible; -allow-missing-bundles writes empty outputs instead)",
+                entries_held(job)
+            ));
+        }
+        return Err(e);
     }
     let nothing_found = worklist.len() == job.targets.len();
     let remaining: Vec<usize> = worklist.iter().collect();

@@ -192,7 +192,7 @@ fn targets_that_standardise_alike_are_rejected() {
             "-output=o2",
         ],
     );
-    assert_error(&o, "would both be stored as");
+    assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
 }
 
 #[test]

@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            diag.error(e.message);
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }
@@ -131,7 +131,8 @@ fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
             .map(|(k, v)| (k.to_vec(), v.to_vec()))
             .collect();
         for file in files {
-            let data = fsio::read_input(OsStr::from_bytes(file)).map_err(|e| Failure::io(&e))?;
+            let data = fsio::read_input(OsStr::from_bytes(file))
+                .map_err(|e| Failure::io(&e).explained(about(file, "an --image input")))?;
             loaded.push(Loaded {
                 kind: ImageKind::infer(file, &data),
                 offload: args.offload_kind(),
@@ -159,8 +160,46 @@ fn package(output: &OsStr, images: &[OsString]) -> Result<(), Failure> {
         }
         Ok(())
     };
-    write(&mut outs).map_err(|e| Failure::io(&e))?;
+    write(&mut outs)
+        .map_err(|e| Failure::io(&e).explained(about(output.as_bytes(), "the -o output")))?;
     outs.commit().map_err(|e| Failure::io(&e))
+}
+
+/// The explanation of an OS error whose message, as LLVM prints it, names
+/// no file.
+fn about(file: &[u8], role: &str) -> Vec<u8> {
+    let mut v = b"the file is '".to_vec();
+    v.extend_from_slice(file);
+    v.extend_from_slice(format!("' ({role})").as_bytes());
+    v
+}
+
+/// The explanation of an `--image` filter that matched nothing: the
+/// images there are, with their keys.
+fn no_match(filter: &OsStr, input: &OsStr, found: &[Found<'_>]) -> Vec<u8> {
+    let mut v = b"--image=".to_vec();
+    v.extend_from_slice(filter.as_bytes());
+    v.extend_from_slice(b" matches no image of '");
+    v.extend_from_slice(input.as_bytes());
+    v.extend_from_slice(b"', so nothing is extracted for it");
+    if found.is_empty() {
+        v.extend_from_slice(b"; it holds no offload images");
+        return v;
+    }
+    v.extend_from_slice(b"; a filter selects the images whose keys all equal its values (");
+    v.extend_from_slice(b"'file' names the output), and the images are:");
+    for f in found {
+        v.extend_from_slice(b" [kind=");
+        v.extend_from_slice(f.binary.offload_kind.name().as_bytes());
+        for (k, val) in &f.binary.strings {
+            v.push(b',');
+            v.extend_from_slice(k);
+            v.push(b'=');
+            v.extend_from_slice(val);
+        }
+        v.push(b']');
+    }
+    v
 }
 
 /// The message for a failed extraction: LLVM's text where LLVM 22 reports
@@ -219,6 +258,7 @@ fn unpack_into(
         let args = ImageArgs::parse(filter.as_bytes());
         let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();
         let Some(last) = chosen.last() else {
+            diag.explain_warning(no_match(filter, input, &found));
             continue;
         };
         if archive {
@@ -239,7 +279,7 @@ fn unpack_into(
             // created rather than using stdout.
             let index = outs
                 .create(OsStr::from_bytes(file), false)
-                .map_err(|e| Failure::io(&e))?;
+                .map_err(|e| Failure::io(&e).explained(about(file, "the --archive output")))?;
             let report = write_archive(&members, &options, outs.file(index))
                 .map_err(|e| Failure::bytes(e.to_string()))?;
             for w in &report.warnings {
@@ -261,7 +301,7 @@ fn unpack_into(
                 diag.warning(msg);
             }
             outs.write(OsStr::from_bytes(file), true, &last.binary.image)
-                .map_err(|e| Failure::io(&e))?;
+                .map_err(|e| Failure::io(&e).explained(about(file, "an extracted image")))?;
         } else {
             for (i, f) in chosen.iter().enumerate() {
                 let mut name = path::stem(input.as_bytes()).to_vec();
@@ -273,7 +313,7 @@ fn unpack_into(
                     format!(".{i}.{}", f.binary.image_kind.extension()).as_bytes(),
                 );
                 outs.write(OsStr::from_bytes(&name), true, &f.binary.image)
-                    .map_err(|e| Failure::io(&e))?;
+                    .map_err(|e| Failure::io(&e).explained(about(&name, "an extracted image")))?;
             }
         }
     }

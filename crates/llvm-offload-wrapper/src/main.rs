@@ -84,8 +84,8 @@ fn main() -> ExitCode {
     let diag = Diag::new(&parsed.argv0);
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            diag.error(msg);
+        Err(e) => {
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }
@@ -114,7 +114,7 @@ fn default_target_triple() -> String {
     }
 }
 
-fn run(args: &Args) -> Result<(), Vec<u8>> {
+fn run(args: &Args) -> Result<(), offload_cli::Error> {
     let kind = match args.kind.as_str() {
         "openmp" => OffloadKind::OpenMp,
         "cuda" => OffloadKind::Cuda,
@@ -122,7 +122,8 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
     };
     let mut buffers = Vec::with_capacity(args.inputs.len());
     for input in &args.inputs {
-        let data = read_input(input).map_err(|e| file_error(input, &os_error_text(&e)))?;
+        let data = read_input(input)
+            .map_err(|e| offload_cli::Error::bytes(file_error(input, &os_error_text(&e))))?;
         buffers.push(data);
     }
     let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
@@ -132,13 +133,13 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
     };
     let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
         WrapError::TruncatedOffloadBinary { input, .. } => {
-            file_error(&args.inputs[input], &e.to_string())
+            offload_cli::Error::bytes(file_error(&args.inputs[input], &e.to_string()))
         }
-        other => other.to_string().into_bytes(),
+        other => offload_cli::Error::msg(other.to_string()),
     })?;
     let bitcode = module
         .to_bitcode()
-        .map_err(|e| e.to_string().into_bytes())?;
+        .map_err(|e| offload_cli::Error::msg(e.to_string()))?;
 
     // LLVM opens the output only now, and names no file when that fails.
     let output = args.output.clone().unwrap_or_default();
@@ -150,6 +151,19 @@ fn run(args: &Args) -> Result<(), Vec<u8>> {
         let i = outputs.create(&output, false)?;
         bitcode.write_to(outputs.file(i))
     };
-    write(&mut outputs).map_err(|e| os_error_text(&e).into_bytes())?;
-    outputs.commit().map_err(|e| os_error_text(&e).into_bytes())
+    // LLVM's message names no file; the explanation does.
+    let about = || {
+        if output.is_empty() {
+            b"no output file was given: -o <file> is required".to_vec()
+        } else {
+            let mut v = b"the file is '".to_vec();
+            v.extend_from_slice(output.as_bytes());
+            v.extend_from_slice(b"' (the -o output)");
+            v
+        }
+    };
+    write(&mut outputs).map_err(|e| offload_cli::Error::io(&e).explained(about()))?;
+    outputs
+        .commit()
+        .map_err(|e| offload_cli::Error::io(&e).explained(about()))
 }

@@ -34,6 +34,30 @@ impl Diag {
         self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
     }
 
+    /// `<argv0>: note: <msg>`, only when explanations are asked for
+    /// ([`crate::explain`]).
+    pub fn explain(&self, msg: impl AsRef<[u8]>) {
+        if crate::explain::enabled() {
+            self.emit(Some(b"note: "), b"\x1b[0;1;30m", msg.as_ref());
+        }
+    }
+
+    /// `<argv0>: warning: <msg>`, only when explanations are asked for.
+    pub fn explain_warning(&self, msg: impl AsRef<[u8]>) {
+        if crate::explain::enabled() {
+            self.warning(msg);
+        }
+    }
+
+    /// `<argv0>: error: <message>` for `e`, then its explanation when
+    /// explanations are asked for.
+    pub fn fail(&self, e: &crate::error::Error) {
+        self.error(&e.message);
+        if let Some(x) = &e.explanation {
+            self.explain(x);
+        }
+    }
+
     /// `warning: <msg>` with no program prefix.
     pub fn bare_warning(&self, msg: impl AsRef<[u8]>) {
         let mut line = Vec::new();

@@ -14,6 +14,9 @@ pub struct Error {
     pub message: Vec<u8>,
     /// Printed as `LLVM ERROR: <message>`, with no tool name.
     pub llvm_fatal: bool,
+    /// What the message leaves out, printed after it as a note only when
+    /// explanations are asked for ([`crate::explain`]).
+    pub explanation: Option<Vec<u8>>,
 }
 
 impl Error {
@@ -27,6 +30,7 @@ impl Error {
         Error {
             message: message.into(),
             llvm_fatal: false,
+            explanation: None,
         }
     }
 
@@ -35,7 +39,14 @@ impl Error {
         Error {
             message: text.into().into_bytes(),
             llvm_fatal: true,
+            explanation: None,
         }
+    }
+
+    /// The same error, with `text` as its explanation.
+    pub fn explained(mut self, text: impl Into<Vec<u8>>) -> Error {
+        self.explanation = Some(text.into());
+        self
     }
 
     /// The bare OS text of an I/O error.

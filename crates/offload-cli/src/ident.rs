@@ -17,7 +17,9 @@ pub const COMMIT: &str = env!("OFFLOAD_TOOLS_COMMIT");
 
 /// Whether `--version` should add the identification.
 pub fn requested() -> bool {
-    std::env::var_os(VERSION_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+    crate::env::get()
+        .var(VERSION_VAR)
+        .is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The identification lines for `tool` (the name it was invoked as).

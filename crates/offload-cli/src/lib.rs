@@ -17,6 +17,7 @@ pub mod cl;
 pub mod diag;
 pub mod env;
 pub mod error;
+pub mod explain;
 pub mod fsio;
 pub mod ident;
 mod mapped;

@@ -19,6 +19,7 @@
 //! entries (listing, unbundling) sees them in that map's bucket order, not in
 //! header order. [`parse`] returns entries in that order.
 
+use crate::bytes::{Bytes, Endian};
 use crate::hash::xxh3::StringMapOrder;
 use std::fmt;
 use std::io::{self, Write};
@@ -126,10 +127,7 @@ pub fn has_magic(data: &[u8]) -> bool {
 }
 
 fn read_u64(data: &[u8], at: usize) -> Option<u64> {
-    let bytes = data.get(at..at.checked_add(8)?)?;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(bytes);
-    Some(u64::from_le_bytes(w))
+    Bytes::new(data).u64_at(at as u64, Endian::Little)
 }
 
 /// Reads the header entries in file order, exactly as LLVM 22 accepts them.
@@ -332,16 +330,13 @@ pub fn layout(entries: &[(usize, u64)], align: u32) -> Result<(u64, Vec<u64>, u6
 /// Produces the same bytes as `clang-offload-bundler` 22 for the same
 /// (standardised) IDs and inputs. Padding is streamed, not buffered.
 pub fn write<W: Write>(out: &mut W, entries: &[(&[u8], &[u8])], align: u32) -> io::Result<()> {
-    let (_, offsets, _) = check_and_layout(entries, align).map_err(io::Error::other)?;
-    out.write_all(MAGIC)?;
-    out.write_all(&(entries.len() as u64).to_le_bytes())?;
-    for ((id, data), off) in entries.iter().zip(&offsets) {
-        out.write_all(&off.to_le_bytes())?;
-        out.write_all(&(data.len() as u64).to_le_bytes())?;
-        out.write_all(&(id.len() as u64).to_le_bytes())?;
-        out.write_all(id)?;
-    }
-    let mut pos = header_size(entries);
+    let sized: Vec<(&[u8], u64)> = entries
+        .iter()
+        .map(|(id, data)| (*id, data.len() as u64))
+        .collect();
+    let (head, offsets, _) = header(&sized, align).map_err(io::Error::other)?;
+    out.write_all(&head)?;
+    let mut pos = head.len() as u64;
     for ((_, data), &off) in entries.iter().zip(&offsets) {
         write_zeros(out, off - pos)?;
         out.write_all(data)?;
@@ -350,20 +345,39 @@ pub fn write<W: Write>(out: &mut W, entries: &[(&[u8], &[u8])], align: u32) -> i
     Ok(())
 }
 
+/// The header [`write()`] gives a bundle of entries with these IDs and data
+/// sizes, in this order: returns the header bytes, each entry's data
+/// offset and the bundle's total size. The data follows the header, each
+/// entry at its offset, zero bytes between.
+pub fn header(
+    entries: &[(&[u8], u64)],
+    align: u32,
+) -> Result<(Vec<u8>, Vec<u64>, u64), BundleError> {
+    let (head_len, offsets, total) = check_and_layout(entries, align)?;
+    let mut out = Vec::with_capacity(usize::try_from(head_len).map_err(|_| BundleError::TooLarge)?);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    for ((id, size), off) in entries.iter().zip(&offsets) {
+        out.extend_from_slice(&off.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&(id.len() as u64).to_le_bytes());
+        out.extend_from_slice(id);
+    }
+    Ok((out, offsets, total))
+}
+
 /// Validates `entries` for [`write()`] and returns the size of the bundle it
 /// would write.
 pub fn written_size(entries: &[(&[u8], &[u8])], align: u32) -> Result<u64, BundleError> {
-    check_and_layout(entries, align).map(|(_, _, total)| total)
-}
-
-fn header_size(entries: &[(&[u8], &[u8])]) -> u64 {
-    entries.iter().fold((MAGIC.len() + 8) as u64, |h, (id, _)| {
-        h + 24 + id.len() as u64
-    })
+    let sized: Vec<(&[u8], u64)> = entries
+        .iter()
+        .map(|(id, data)| (*id, data.len() as u64))
+        .collect();
+    check_and_layout(&sized, align).map(|(_, _, total)| total)
 }
 
 fn check_and_layout(
-    entries: &[(&[u8], &[u8])],
+    entries: &[(&[u8], u64)],
     align: u32,
 ) -> Result<(u64, Vec<u64>, u64), BundleError> {
     let mut seen = StringMapOrder::new();
@@ -372,14 +386,12 @@ fn check_and_layout(
             return Err(BundleError::DuplicateId(id.to_vec()));
         }
     }
-    let sizes: Vec<(usize, u64)> = entries
-        .iter()
-        .map(|(id, data)| (id.len(), data.len() as u64))
-        .collect();
+    let sizes: Vec<(usize, u64)> = entries.iter().map(|(id, size)| (id.len(), *size)).collect();
     layout(&sizes, align)
 }
 
-fn write_zeros<W: Write>(out: &mut W, mut n: u64) -> io::Result<()> {
+/// Writes `n` zero bytes (padding) without allocating them.
+pub fn write_zeros<W: Write + ?Sized>(out: &mut W, mut n: u64) -> io::Result<()> {
     const ZEROS: [u8; 4096] = [0; 4096];
     while n > 0 {
         let chunk = n.min(ZEROS.len() as u64) as usize;

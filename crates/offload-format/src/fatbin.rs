@@ -41,6 +41,8 @@
 
 use std::fmt;
 
+use crate::bytes::{Bytes, Endian};
+
 /// The container magic (`50 ED 55 BA` in the file).
 pub const MAGIC: u32 = 0xBA55_ED50;
 
@@ -203,21 +205,15 @@ pub struct Scan<'a> {
 }
 
 fn u16_at(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        d.get(at..at.checked_add(2)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u16_at(at as u64, Endian::Little)
 }
 
 fn u32_at(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u32_at(at as u64, Endian::Little)
 }
 
 fn u64_at(d: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(
-        d.get(at..at.checked_add(8)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u64_at(at as u64, Endian::Little)
 }
 
 /// True if `data` starts with a container magic.

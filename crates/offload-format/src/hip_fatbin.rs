@@ -28,6 +28,7 @@
 use std::fmt;
 
 use crate::bundle;
+use crate::bytes::{Bytes, Endian};
 use crate::ccob::{self, Header as CcobHeader};
 
 /// What an item of a region is.
@@ -108,10 +109,7 @@ fn bundle_extent(rest: &[u8]) -> Result<usize, String> {
             if entries.is_empty() {
                 // The count may be 0 (a 32-byte bundle), or LLVM's "no
                 // bundle" verdict on a bad first entry.
-                let count = rest
-                    .get(24..32)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_le_bytes);
+                let count = Bytes::new(rest).u64_at(24, Endian::Little);
                 return match count {
                     Some(0) => Ok(32),
                     Some(_) => Err(
@@ -439,27 +437,10 @@ pub struct Wrapper {
 /// Records without the magic are skipped.
 pub fn parse_wrappers(section: &[u8], pointer_size: usize, big_endian: bool) -> Vec<Wrapper> {
     let record = 8 + 2 * pointer_size;
-    let u32_at = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = section.get(at..at + 4)?.try_into().ok()?;
-        Some(if big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
-    };
-    let ptr_at = |at: usize| -> Option<u64> {
-        let b = section.get(at..at + pointer_size)?;
-        let mut v = 0u64;
-        for i in 0..pointer_size {
-            let byte = if big_endian {
-                b[i]
-            } else {
-                b[pointer_size - 1 - i]
-            };
-            v = (v << 8) | u64::from(byte);
-        }
-        Some(v)
-    };
+    let bytes = Bytes::new(section);
+    let endian = Endian::from_big(big_endian);
+    let u32_at = |at: usize| bytes.u32_at(at as u64, endian);
+    let ptr_at = |at: usize| bytes.word_at(at as u64, pointer_size == 8, endian);
     if pointer_size != 4 && pointer_size != 8 {
         return Vec::new();
     }

@@ -55,5 +55,6 @@ pub mod payload;
 pub mod string_table;
 pub mod target_id;
 pub mod text_bundle;
+pub mod thin;
 pub mod triple;
 pub mod wrapper;

@@ -334,7 +334,7 @@ impl Payload {
 /// The ELF header fields of `data`, read with [`crate::objfile::elf`];
 /// `None` when `data` is not an ELF file or its header is cut short.
 pub fn elf_facts(data: &[u8]) -> Option<ElfFacts> {
-    if !elf::has_elf_magic(data) {
+    if !matches!(identify(data), FileKind::Elf(_)) {
         return None;
     }
     let class = elf::ident_class(data).ok()?;

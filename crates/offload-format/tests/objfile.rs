@@ -427,3 +427,40 @@ fn byte_flips_never_panic() {
         }
     }
 }
+
+/// Archive symbols of COFF and Mach-O members come from objfile's symbol
+/// tables: the external defined symbols llvm-nm lists, in table order.
+#[test]
+fn coff_and_macho_archive_symbols() {
+    use offload_format::archive::{member_symbols, MemberSymbols};
+    let cases: &[(&str, &[&[u8]])] = &[
+        (
+            "coff-x86_64.obj",
+            &[b"__hip_fatbin_wrapper", b"host", b"zeroed", b"entry"],
+        ),
+        (
+            "macho-x86_64.o",
+            &[b"___hip_fatbin_wrapper", b"_fatbin", b"_main", b"_zeroed"],
+        ),
+    ];
+    for (file, want) in cases {
+        let data = read(file);
+        let MemberSymbols::Symbols(mut got) = member_symbols(&data).unwrap() else {
+            panic!("{file}: not symbolic");
+        };
+        got.sort();
+        let mut want: Vec<Vec<u8>> = want.iter().map(|w| w.to_vec()).collect();
+        want.sort();
+        assert_eq!(got, want, "{file}");
+    }
+    let arm = read("macho-arm64.o");
+    let m = MachOFile::parse(&arm).unwrap();
+    let names: Vec<&[u8]> = m
+        .symbols()
+        .unwrap()
+        .iter()
+        .filter(|s| s.n_type & macho::N_EXT != 0)
+        .map(|s| s.name)
+        .collect();
+    assert!(names.contains(&&b"___hip_fatbin_wrapper"[..]));
+}

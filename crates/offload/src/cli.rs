@@ -54,6 +54,9 @@ NVIDIA entries are named sm_NN.elf / sm_NN.ptx; a compressed NVIDIA entry
 is written as stored, with '.compressed' appended. Outputs are written
 together or not at all.")]
     Extract(ExtractArgs),
+    /// Rewrite files without the device code of unwanted targets, in place.
+    #[command(after_help = crate::thin_help::AFTER_HELP)]
+    Thin(ThinArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -119,6 +122,38 @@ pub struct ExtractArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Inputs.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `offload thin`.
+#[derive(Debug, Args)]
+pub struct ThinArgs {
+    /// Keep the device code for this target: a processor (`gfx90a`: every
+    /// entry for it, any xnack/sramecc), a target ID (`gfx90a:xnack-`,
+    /// matched as the bundler's unbundling matches), an entry ID or a
+    /// triple. Entries for other processors are dropped. May be repeated.
+    #[arg(long, value_name = "TARGET", num_args = 1..)]
+    pub keep: Vec<String>,
+    /// Drop the device code for this target (same forms as --keep). May be
+    /// repeated.
+    #[arg(long, value_name = "TARGET", num_args = 1..)]
+    pub drop: Vec<String>,
+    /// Write the thinned file here (one input only).
+    #[arg(long, short = 'o', value_name = "OUT", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+    /// Replace each input with its thinned form (written beside it, then
+    /// renamed over it).
+    #[arg(long)]
+    pub in_place: bool,
+    /// Print what would be dropped; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Compression level for compressed bundles (default: the level LLVM
+    /// 22's bundler uses for the method found: zstd 3, zlib 6).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub compression_level: Option<i32>,
+    /// Inputs: executables, shared libraries, objects, archives, bundles.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

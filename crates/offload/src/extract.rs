@@ -49,7 +49,7 @@ impl Request {
         Request::Exact(text.to_owned())
     }
 
-    fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
+    pub(crate) fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
         match self {
             Request::EntryId(want) => {
                 let lenient = entry_id::parse_lenient(&e.id);

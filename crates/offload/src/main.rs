@@ -6,6 +6,8 @@ mod extract;
 mod model;
 mod objects;
 mod render;
+mod thin;
+mod thin_help;
 mod walk;
 
 use std::ffi::OsStr;
@@ -24,6 +26,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Ls(args) => ls(&args, &diag),
         Command::Extract(args) => extract_cmd(&args, &diag),
+        Command::Thin(args) => match thin::check_usage(&args) {
+            Ok(()) => thin::run(&args, &diag),
+            Err(e) => {
+                diag.error(e);
+                ExitCode::from(2)
+            }
+        },
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "offload", &mut std::io::stdout());

@@ -273,7 +273,10 @@ fn accept(case: &Case, llvm: &Outcome, ours: &Outcome) -> Option<&'static str> {
     }
     // The bundler refuses two targets that are stored alike; 22 then drops
     // one output and doubles the other's members (docs/compat.md#clang-offload-bundler).
-    if ours_clean && error.contains("would both be stored as") {
+    if ours_clean
+        && (error.contains("would both be stored as")
+            || error.contains("both select the bundle entry"))
+    {
         return Some("targets that standardise alike refused");
     }
     if llvm.status == 1

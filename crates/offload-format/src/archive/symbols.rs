@@ -11,13 +11,19 @@
 //!   absolute, TLS, IFUNC and hidden symbols all count. `.dynsym` is not
 //!   read.
 //! * Bitcode: see [`crate::bitcode::archive_symbols`].
-//! * Other object formats (COFF, Mach-O, Wasm, XCOFF): global defined
-//!   symbols as the `object` crate reports them (an approximation; the
-//!   offload tools never put such members in archives on Linux).
+//! * COFF and Mach-O, read through [`crate::objfile`]: COFF external
+//!   symbols that are defined (or common) and weak externals; Mach-O
+//!   external symbols that are neither debugging entries nor undefined.
+//!   This is an approximation (the offload tools never put such members in
+//!   archives on Linux); COFF files get LLVM's open-time checks first.
 //! * Anything else (offload binaries, fat binaries, text) is not a symbolic
 //!   file and contributes nothing.
 
 use crate::bitcode;
+use crate::bytes::Bytes;
+use crate::identify::{identify, FileKind};
+use crate::objfile::elf::{self, ElfFile};
+use crate::objfile::Error as ObjError;
 
 /// The result of looking at one member.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,290 +67,137 @@ pub fn member_symbols_and_module_asm(data: &[u8]) -> (Result<MemberSymbols, Stri
 }
 
 fn non_bitcode_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
-    if data.len() >= 18 && data.starts_with(b"\x7fELF") {
-        return elf_symbols(data).map(MemberSymbols::Symbols);
+    match identify(data) {
+        FileKind::Elf(_) => elf_symbols(data).map(MemberSymbols::Symbols),
+        FileKind::Coff { .. } | FileKind::MachO(_) => {
+            other_symbols(data).map(MemberSymbols::Symbols)
+        }
+        _ => Ok(MemberSymbols::NotSymbolic),
     }
-    if is_other_object(data) {
-        return other_symbols(data).map(MemberSymbols::Symbols);
-    }
-    Ok(MemberSymbols::NotSymbolic)
-}
-
-/// COFF objects (by LLVM's magic rules) and Mach-O objects, which LLVM
-/// treats as symbolic.
-fn is_other_object(data: &[u8]) -> bool {
-    if is_coff(data) {
-        return true;
-    }
-    match object::FileKind::parse(data) {
-        Ok(kind) => matches!(kind, object::FileKind::MachO32 | object::FileKind::MachO64),
-        Err(_) => false,
-    }
-}
-
-fn is_coff(data: &[u8]) -> bool {
-    use crate::offload_binary::extract::{identify, FileKind};
-    identify(data) == FileKind::Coff
 }
 
 fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    use object::{Object, ObjectSymbol, SymbolKind};
-    // LLVM's own open-time checks and messages for COFF come first.
-    if is_coff(data) {
-        if let Some(e) = crate::offload_binary::extract::coff_open_error(data) {
-            return Err(e);
-        }
-    }
-    // The object crate needs naturally aligned input; members and images
-    // inside other files often are not (LLVM copies such buffers too).
-    let copy;
-    let data = if data.as_ptr() as usize % 8 == 0 {
-        data
-    } else {
-        copy = AlignedCopy::new(data);
-        copy.bytes()
-    };
-    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    use crate::objfile::coff::{CoffFile, SymbolTableCheck};
+    use crate::objfile::macho::{self, MachOFile};
+    const IMAGE_SYM_CLASS_EXTERNAL: u8 = 2;
+    const IMAGE_SYM_CLASS_WEAK_EXTERNAL: u8 = 105;
     let mut out = Vec::new();
-    for sym in file.symbols() {
-        if !sym.is_global() || sym.is_undefined() {
-            continue;
+    if matches!(identify(data), FileKind::Coff { .. }) {
+        // LLVM's own open-time checks and messages for COFF.
+        let coff =
+            CoffFile::parse_with(data, SymbolTableCheck::Start).map_err(|e| e.to_string())?;
+        for sym in coff.symbols().map_err(|e| e.to_string())? {
+            let undefined = sym.section_number == 0 && sym.value == 0;
+            let listed = match sym.storage_class {
+                IMAGE_SYM_CLASS_EXTERNAL => !undefined,
+                IMAGE_SYM_CLASS_WEAK_EXTERNAL => true,
+                _ => false,
+            };
+            if listed {
+                out.push(sym.name.to_vec());
+            }
         }
-        if matches!(sym.kind(), SymbolKind::File | SymbolKind::Section) {
-            continue;
+    } else {
+        let file = MachOFile::parse(data).map_err(|e| e.to_string())?;
+        for sym in file.symbols().map_err(|e| e.to_string())? {
+            let debug = sym.n_type & macho::N_STAB != 0;
+            let undefined = sym.n_type & macho::N_TYPE == macho::N_UNDF;
+            if !debug && !undefined && sym.n_type & macho::N_EXT != 0 {
+                out.push(sym.name.to_vec());
+            }
         }
-        out.push(sym.name_bytes().map_err(|e| e.to_string())?.to_vec());
     }
     Ok(out)
 }
 
-/// A copy of a byte slice in 8-aligned storage.
-struct AlignedCopy {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl AlignedCopy {
-    fn new(bytes: &[u8]) -> AlignedCopy {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        object::pod::bytes_of_slice_mut(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        AlignedCopy {
-            words,
-            len: bytes.len(),
-        }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        &object::pod::bytes_of_slice(&self.words)[..self.len]
-    }
-}
-
-struct Elf<'a> {
-    data: &'a [u8],
-    is64: bool,
-    big: bool,
-}
-
-impl Elf<'_> {
-    fn bytes(&self, at: u64, len: u64) -> Option<&[u8]> {
-        let start = usize::try_from(at).ok()?;
-        let end = start.checked_add(usize::try_from(len).ok()?)?;
-        self.data.get(start..end)
-    }
-    fn uint(&self, at: u64, size: u64) -> Option<u64> {
-        let b = self.bytes(at, size)?;
-        let mut v = 0u64;
-        if self.big {
-            for &x in b {
-                v = (v << 8) | u64::from(x);
-            }
-        } else {
-            for &x in b.iter().rev() {
-                v = (v << 8) | u64::from(x);
-            }
-        }
-        Some(v)
-    }
-}
-
-struct Section {
-    sh_type: u64,
-    link: u64,
-    offset: u64,
-    size: u64,
-    entsize: u64,
-}
-
-fn read_section(elf: &Elf<'_>, table: u64, index: u64) -> Option<Section> {
-    let shdr = if elf.is64 { 64 } else { 40 };
-    let base = table.checked_add(index.checked_mul(shdr)?)?;
-    // `table` comes from the file: a header near 2^64 must read as out of
-    // bounds, not wrap around to the start of the file.
-    let field = |at: u64, size: u64| elf.uint(base.checked_add(at)?, size);
-    if elf.is64 {
-        Some(Section {
-            sh_type: field(4, 4)?,
-            offset: field(24, 8)?,
-            size: field(32, 8)?,
-            link: field(40, 4)?,
-            entsize: field(56, 8)?,
-        })
-    } else {
-        Some(Section {
-            sh_type: field(4, 4)?,
-            offset: field(16, 4)?,
-            size: field(20, 4)?,
-            link: field(24, 4)?,
-            entsize: field(36, 4)?,
-        })
-    }
-}
-
-const SHT_SYMTAB: u64 = 2;
-const SHT_STRTAB: u64 = 3;
-const EM_ARM: u64 = 40;
-const EM_AARCH64: u64 = 183;
-const EM_RISCV: u64 = 243;
-const EM_CSKY: u64 = 252;
+const EM_CSKY: u16 = 252;
 
 /// Archive symbols of an ELF file, with LLVM's error texts for the common
-/// kinds of damage.
+/// kinds of damage. The file is read through [`crate::objfile::elf`]; the
+/// symbol table is validated only when a symbol past the null one is
+/// looked at, and symbols are named only when they are listed, as in LLVM.
 pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    let is64 = match data.get(4) {
-        Some(1) => false,
-        Some(2) => true,
-        _ => return Err("Invalid ELF class".into()),
-    };
-    let big = match data.get(5) {
-        Some(1) => false,
-        Some(2) => true,
-        _ => return Err("Invalid ELF data".into()),
-    };
-    let elf = Elf { data, is64, big };
-    let ehdr = if is64 { 64 } else { 52 };
-    if data.len() < ehdr {
-        return Err(format!(
-            "invalid buffer: the size ({}) is smaller than an ELF header ({ehdr})",
-            data.len()
-        ));
-    }
-    let truncated = || "truncated ELF file".to_string();
-    let machine = elf.uint(18, 2).ok_or_else(truncated)?;
-    let (shoff, shentsize_at, shnum_at) = if is64 {
-        (elf.uint(40, 8).ok_or_else(truncated)?, 58, 60)
-    } else {
-        (elf.uint(32, 4).ok_or_else(truncated)?, 46, 48)
-    };
-    if shoff == 0 {
-        return Ok(Vec::new());
-    }
-    let shdr = if is64 { 64 } else { 40 };
-    let shentsize = elf.uint(shentsize_at, 2).ok_or_else(truncated)?;
-    if shentsize != shdr {
-        return Err(format!("invalid e_shentsize in ELF header: {shentsize}"));
-    }
-    let past_end =
-        || format!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}");
-    let mut shnum = elf.uint(shnum_at, 2).ok_or_else(truncated)?;
-    if shnum == 0 {
-        // The real count is in the first section header's size field.
-        let first = read_section(&elf, shoff, 0).ok_or_else(past_end)?;
-        shnum = first.size;
-    }
-    shnum
-        .checked_mul(shdr)
-        .and_then(|n| n.checked_add(shoff))
-        .filter(|&end| end <= data.len() as u64)
-        .ok_or_else(past_end)?;
-
-    let mut symtab = None;
-    for index in 0..shnum {
-        let section = read_section(&elf, shoff, index).ok_or_else(past_end)?;
-        if section.sh_type == SHT_SYMTAB {
-            symtab = Some((index, section));
-            break;
+    let class = elf::ident_class(data).map_err(|e| e.to_string())?;
+    let header = data
+        .get(..class.ehdr_size())
+        .and_then(|h| elf::parse_header(h, class));
+    let Some(header) = header else {
+        return Err(ObjError::ElfTooSmall {
+            size: data.len() as u64,
+            header: class.ehdr_size() as u64,
         }
-    }
-    let Some((symtab_index, symtab)) = symtab else {
+        .to_string());
+    };
+    let shoff = header.shoff;
+    let file = ElfFile::parse(data).map_err(|e| match e {
+        // The whole table is checked as one range here.
+        ObjError::ElfBadSectionCount(_)
+        | ObjError::ElfSectionTableOverflow { .. }
+        | ObjError::ElfSectionTablePastEnd => {
+            ObjError::ElfSectionTableStartPastEnd { shoff }.to_string()
+        }
+        e => e.to_string(),
+    })?;
+    let Some(symtab_index) = file.section_of_type(elf::SHT_SYMTAB) else {
         return Ok(Vec::new());
     };
-    let sym_size = if is64 { 24 } else { 16 };
+    let symtab = file.section_headers()[symtab_index];
+    let sym_size = class.sym_size() as u64;
     let count = symtab.size / sym_size;
     // LLVM validates the table only when it looks at a symbol past the
     // null one.
     if count < 2 {
         return Ok(Vec::new());
     }
-    if symtab.entsize != sym_size {
-        return Err(format!(
-            "section [index {symtab_index}] has invalid sh_entsize: expected {sym_size}, but got {}",
-            symtab.entsize
-        ));
-    }
-    if symtab.size % sym_size != 0 {
-        return Err(format!(
-            "section [index {symtab_index}] has an invalid sh_size ({}) which is not a multiple of its sh_entsize ({sym_size})",
-            symtab.size
-        ));
-    }
-    elf.bytes(symtab.offset, symtab.size).ok_or_else(|| {
-        format!(
-            "section [index {symtab_index}] has a sh_offset (0x{:x}) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
-            symtab.offset,
-            symtab.size,
-            data.len()
-        )
-    })?;
-
-    let strtab_index = symtab.link;
-    if strtab_index >= shnum {
-        return Err(format!("invalid section index: {strtab_index}"));
-    }
-    let strsec = read_section(&elf, shoff, strtab_index).ok_or_else(past_end)?;
-    if strsec.sh_type != SHT_STRTAB {
+    let past_end = |index: usize, offset: u64, size: u64| {
+        ObjError::ElfSectionPastEnd {
+            index,
+            offset,
+            size,
+            file_size: data.len() as u64,
+        }
+        .to_string()
+    };
+    let table = file
+        .section_array(symtab_index, sym_size)
+        .map_err(|e| match e {
+            ObjError::ElfOffsetPlusSizeOverflows {
+                index,
+                offset,
+                size,
+            } => past_end(index, offset, size),
+            e => e.to_string(),
+        })?;
+    let strtab_index = symtab.link as usize;
+    let strsec = *file
+        .section_header(strtab_index)
+        .map_err(|e| e.to_string())?;
+    if strsec.sh_type != elf::SHT_STRTAB {
         return Err(format!(
             "invalid sh_type for string table section [index {strtab_index}]: expected SHT_STRTAB, but got {}",
             sh_type_name(strsec.sh_type)
         ));
     }
-    let strings = elf.bytes(strsec.offset, strsec.size).ok_or_else(|| {
-        format!(
-            "section [index {strtab_index}] has a sh_offset (0x{:x}) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
-            strsec.offset,
-            strsec.size,
-            data.len()
-        )
-    })?;
+    let strings = Bytes::new(data)
+        .slice(strsec.offset, strsec.size)
+        .ok_or_else(|| past_end(strtab_index, strsec.offset, strsec.size))?;
     if strings.last().is_some_and(|&b| b != 0) {
-        return Err(format!(
-            "SHT_STRTAB string table section [index {strtab_index}] is non-null terminated"
-        ));
+        return Err(ObjError::ElfUnterminatedStringTable {
+            index: strtab_index,
+        }
+        .to_string());
     }
 
     let mut out = Vec::new();
-    for index in 1..count {
-        let base = symtab.offset + index * sym_size;
-        let (name_off, info, shndx) = if is64 {
-            (
-                elf.uint(base, 4).ok_or_else(truncated)?,
-                elf.uint(base + 4, 1).ok_or_else(truncated)?,
-                elf.uint(base + 6, 2).ok_or_else(truncated)?,
-            )
-        } else {
-            (
-                elf.uint(base, 4).ok_or_else(truncated)?,
-                elf.uint(base + 12, 1).ok_or_else(truncated)?,
-                elf.uint(base + 14, 2).ok_or_else(truncated)?,
-            )
-        };
-        let binding = info >> 4;
-        let sym_type = info & 0xf;
+    for index in 1..count as usize {
+        let sym = elf::symbol_entry(table, class, index)
+            .ok_or_else(|| "truncated ELF file".to_string())?;
         // STB_LOCAL, SHN_UNDEF, STT_SECTION / STT_FILE are never listed.
-        if binding == 0 || shndx == 0 || sym_type == 3 || sym_type == 4 {
+        if sym.binding() == 0 || sym.shndx == 0 || matches!(sym.sym_type(), 3 | 4) {
             continue;
         }
-        let name = symbol_name(strings, name_off)?;
-        if is_mapping_symbol(machine, name) {
+        let name = elf::symbol_name(strings, sym.st_name).map_err(|e| e.to_string())?;
+        if is_mapping_symbol(header.machine, name) {
             continue;
         }
         out.push(name.to_vec());
@@ -352,22 +205,8 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     Ok(out)
 }
 
-fn symbol_name(strings: &[u8], offset: u64) -> Result<&[u8], String> {
-    let start = usize::try_from(offset)
-        .ok()
-        .filter(|&s| s < strings.len())
-        .ok_or_else(|| {
-            format!(
-                "st_name (0x{offset:x}) is past the end of the string table of size 0x{:x}",
-                strings.len()
-            )
-        })?;
-    let rest = &strings[start..];
-    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-    Ok(&rest[..end])
-}
-
-fn is_mapping_symbol(machine: u64, name: &[u8]) -> bool {
+fn is_mapping_symbol(machine: u16, name: &[u8]) -> bool {
+    use elf::{EM_AARCH64, EM_ARM, EM_RISCV};
     match machine {
         EM_AARCH64 => name.starts_with(b"$d") || name.starts_with(b"$x"),
         EM_ARM => {
@@ -382,7 +221,7 @@ fn is_mapping_symbol(machine: u64, name: &[u8]) -> bool {
     }
 }
 
-fn sh_type_name(t: u64) -> String {
+fn sh_type_name(t: u32) -> String {
     let name = match t {
         0 => "SHT_NULL",
         1 => "SHT_PROGBITS",

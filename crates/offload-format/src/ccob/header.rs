@@ -1,6 +1,7 @@
 //! CCOB header layouts and detection.
 
 use super::error::CcobError;
+use crate::bytes::{Bytes, Endian};
 
 /// The four bytes every compressed bundle starts with.
 pub const MAGIC: [u8; 4] = *b"CCOB";
@@ -134,18 +135,15 @@ pub struct Header {
 }
 
 fn u16_at(input: &[u8], offset: usize) -> Option<u16> {
-    let bytes = input.get(offset..offset.checked_add(2)?)?;
-    Some(u16::from_le_bytes([bytes[0], bytes[1]]))
+    Bytes::new(input).u16_at(offset as u64, Endian::Little)
 }
 
 fn u32_at(input: &[u8], offset: usize) -> Option<u32> {
-    let bytes: [u8; 4] = input.get(offset..offset.checked_add(4)?)?.try_into().ok()?;
-    Some(u32::from_le_bytes(bytes))
+    Bytes::new(input).u32_at(offset as u64, Endian::Little)
 }
 
 fn u64_at(input: &[u8], offset: usize) -> Option<u64> {
-    let bytes: [u8; 8] = input.get(offset..offset.checked_add(8)?)?.try_into().ok()?;
-    Some(u64::from_le_bytes(bytes))
+    Bytes::new(input).u64_at(offset as u64, Endian::Little)
 }
 
 impl Header {

@@ -15,6 +15,9 @@
 
 use super::error::{CoffError, Error, NotObject};
 use super::pieces::{Data, Pieces, Sequence};
+use crate::bytes::{Bytes, Endian};
+use crate::objfile::coff::SectionHeader;
+use crate::objfile::Error as ObjError;
 use crate::string_table::Builder as StrTabBuilder;
 
 const HEADER_SIZE: usize = 20;
@@ -23,9 +26,7 @@ const SECTION_HEADER_SIZE: usize = 40;
 const RELOC_SIZE: usize = 10;
 const NAME_SIZE: usize = 8;
 const MAX_SECTIONS_16: usize = 65279;
-pub(crate) const BIGOBJ_MAGIC: [u8; 16] = [
-    0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc, 0xb8,
-];
+pub(crate) use crate::identify::BIGOBJ_CLASS_ID as BIGOBJ_MAGIC;
 
 const IMAGE_SCN_CNT_CODE: u32 = 0x20;
 const IMAGE_SCN_LNK_NRELOC_OVFL: u32 = 0x0100_0000;
@@ -40,65 +41,37 @@ const IMAGE_SYM_CLASS_WEAK_EXTERNAL: u8 = 105;
 const IMAGE_COMDAT_SELECT_ASSOCIATIVE: u8 = 5;
 
 fn u16_at(d: &[u8], off: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        d.get(off..off.checked_add(2)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u16_at(off as u64, Endian::Little)
 }
 fn u32_at(d: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        d.get(off..off.checked_add(4)?)?.try_into().ok()?,
-    ))
+    Bytes::new(d).u32_at(off as u64, Endian::Little)
 }
 
-/// A COFF object as LLVM's `COFFObjectFile` accepts it.
-#[derive(Debug, Clone)]
-pub(crate) struct CoffFile<'a> {
-    data: Data<'a>,
-    bigobj: bool,
-    machine: u16,
-    timestamp: u32,
-    characteristics: u16,
-    /// Sections LLVM iterates (0 for an import-library-like header).
-    nsections: usize,
-    section_table: usize,
-    nsyms: u32,
-    /// Offset of the symbol table when LLVM could set it up.
-    symtab: Option<usize>,
-    /// The whole string table, size field included, when present.
-    strtab: &'a [u8],
+/// The COFF reader over the bytes an object-bundle reader looks at.
+pub(crate) type CoffFile<'a> = crate::objfile::coff::CoffFile<'a, Data<'a>>;
+
+/// Opens a COFF object like LLVM's `COFFObjectFile::initialize`.
+pub(crate) fn open(data: Data<'_>) -> Result<CoffFile<'_>, NotObject> {
+    CoffFile::parse(data).map_err(|e| NotObject::Coff(e.into()))
 }
 
-/// One section header.
-#[derive(Debug, Clone, Copy, Default)]
-struct SectionHeader {
-    name: [u8; 8],
-    virtual_size: u32,
-    virtual_address: u32,
-    size_of_raw_data: u32,
-    pointer_to_raw_data: u32,
-    pointer_to_relocations: u32,
-    pointer_to_linenumbers: u32,
-    number_of_relocations: u16,
-    number_of_linenumbers: u16,
-    characteristics: u32,
+impl From<ObjError> for CoffError {
+    fn from(e: ObjError) -> Self {
+        match e {
+            ObjError::CoffSymbolTableMissing => CoffError::SymbolTableMissing,
+            ObjError::CoffStringTableEmpty => CoffError::StringTableEmpty,
+            ObjError::CoffInvalidSectionName => CoffError::InvalidSectionName,
+            ObjError::Malformed { .. } => CoffError::RelocationsPastEnd,
+            _ => CoffError::UnexpectedEof,
+        }
+    }
+}
+
+fn coff_read(e: ObjError) -> Error {
+    Error::Coff(e.into())
 }
 
 impl SectionHeader {
-    fn parse(d: &[u8], off: usize) -> Option<Self> {
-        Some(SectionHeader {
-            name: d.get(off..off + 8)?.try_into().ok()?,
-            virtual_size: u32_at(d, off + 8)?,
-            virtual_address: u32_at(d, off + 12)?,
-            size_of_raw_data: u32_at(d, off + 16)?,
-            pointer_to_raw_data: u32_at(d, off + 20)?,
-            pointer_to_relocations: u32_at(d, off + 24)?,
-            pointer_to_linenumbers: u32_at(d, off + 28)?,
-            number_of_relocations: u16_at(d, off + 32)?,
-            number_of_linenumbers: u16_at(d, off + 34)?,
-            characteristics: u32_at(d, off + 36)?,
-        })
-    }
-
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.name);
         for v in [
@@ -114,234 +87,6 @@ impl SectionHeader {
         out.extend_from_slice(&self.number_of_relocations.to_le_bytes());
         out.extend_from_slice(&self.number_of_linenumbers.to_le_bytes());
         out.extend_from_slice(&self.characteristics.to_le_bytes());
-    }
-
-    fn has_extended_relocations(&self) -> bool {
-        self.characteristics & IMAGE_SCN_LNK_NRELOC_OVFL != 0
-            && self.number_of_relocations == 0xffff
-    }
-}
-
-/// Decodes the base-64 offset of a `//XXXXXX` section name.
-fn decode_base64(s: &[u8]) -> Option<u32> {
-    if s.len() > 6 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in s {
-        let d = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        v = v * 64 + u64::from(d);
-    }
-    u32::try_from(v).ok()
-}
-
-/// `StringRef::getAsInteger(10, u32)`: digits only, no sign, no overflow.
-fn decode_decimal(s: &[u8]) -> Option<u32> {
-    if s.is_empty() {
-        return None;
-    }
-    let mut v: u32 = 0;
-    for &c in s {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
-    }
-    Some(v)
-}
-
-impl<'a> CoffFile<'a> {
-    /// `COFFObjectFile::initialize` for objects (not PE images).
-    pub(crate) fn parse(data: &'a [u8]) -> Result<Self, NotObject> {
-        Self::parse_data(Data::Slice(data))
-    }
-
-    /// [`CoffFile::parse`] for any [`Data`].
-    pub(crate) fn parse_data(data: Data<'a>) -> Result<Self, NotObject> {
-        let eof = NotObject::Coff(CoffError::UnexpectedEof);
-        if data.len() < HEADER_SIZE {
-            return Err(eof);
-        }
-        let h = data.head(HEADER_SIZE);
-        let machine = u16_at(h, 0).ok_or(eof.clone())?;
-        let nsect16 = u16_at(h, 2).ok_or(eof.clone())?;
-        let mut file = CoffFile {
-            data,
-            bigobj: false,
-            machine,
-            timestamp: u32_at(h, 4).ok_or(eof.clone())?,
-            characteristics: u16_at(h, 18).ok_or(eof.clone())?,
-            nsections: usize::from(nsect16),
-            section_table: HEADER_SIZE + usize::from(u16_at(h, 16).ok_or(eof.clone())?),
-            nsyms: u32_at(h, 12).ok_or(eof.clone())?,
-            symtab: None,
-            strtab: &[],
-        };
-        let mut symtab_ptr = u32_at(h, 8).ok_or(eof.clone())?;
-        if machine == 0 && nsect16 == 0xffff && data.len() >= BIGOBJ_HEADER_SIZE {
-            let h = data.head(BIGOBJ_HEADER_SIZE);
-            let version = u16_at(h, 4).ok_or(eof.clone())?;
-            if version >= 2 && h.get(12..28) == Some(&BIGOBJ_MAGIC[..]) {
-                file.bigobj = true;
-                file.machine = u16_at(h, 6).ok_or(eof.clone())?;
-                file.timestamp = u32_at(h, 8).ok_or(eof.clone())?;
-                file.characteristics = 0;
-                file.nsections = u32_at(h, 44).ok_or(eof.clone())? as usize;
-                symtab_ptr = u32_at(h, 48).ok_or(eof.clone())?;
-                file.nsyms = u32_at(h, 52).ok_or(eof.clone())?;
-                file.section_table = BIGOBJ_HEADER_SIZE;
-            }
-        }
-        if !file.bigobj && nsect16 == 0xffff {
-            // LLVM stops here and sees an object without sections.
-            file.nsections = 0;
-            return Ok(file);
-        }
-        let table_len = (file.nsections as u64) * SECTION_HEADER_SIZE as u64;
-        if (file.section_table as u64).saturating_add(table_len) > data.len() as u64 {
-            return Err(eof);
-        }
-        if symtab_ptr != 0 {
-            // Errors here are recovered from: the file simply has no usable
-            // symbol or string table.
-            file.init_symbol_table(symtab_ptr);
-        } else if file.nsyms != 0 {
-            return Err(NotObject::Coff(CoffError::SymbolTableMissing));
-        }
-        Ok(file)
-    }
-
-    fn sym_size(&self) -> usize {
-        if self.bigobj {
-            20
-        } else {
-            18
-        }
-    }
-
-    fn init_symbol_table(&mut self, ptr: u32) {
-        let len = self.data.len() as u64;
-        let size = u64::from(self.nsyms) * self.sym_size() as u64;
-        if u64::from(ptr) + size > len {
-            return;
-        }
-        // LLVM computes the string table position in 32 bits.
-        let st = ptr.wrapping_add(self.nsyms.wrapping_mul(self.sym_size() as u32)) as usize;
-        let Some(raw_size) = self
-            .data
-            .get(st..st.saturating_add(4))
-            .and_then(|b| u32_at(b, 0))
-        else {
-            return;
-        };
-        let Some(table) = self.data.get(st..st.saturating_add(raw_size as usize)) else {
-            return;
-        };
-        let size = raw_size.max(4) as usize;
-        if size > 4 && table.last() != Some(&0) {
-            return;
-        }
-        self.symtab = Some(ptr as usize);
-        // A declared size below 4 counts as an empty table.
-        self.strtab = if raw_size < 4 {
-            &[0, 0, 0, 0][..]
-        } else {
-            table
-        };
-    }
-
-    pub(crate) fn section_count(&self) -> usize {
-        self.nsections
-    }
-
-    fn header(&self, index: usize) -> SectionHeader {
-        // In bounds: checked in `parse`.
-        let at = self.section_table + index * SECTION_HEADER_SIZE;
-        self.data
-            .get(at..at + SECTION_HEADER_SIZE)
-            .and_then(|h| SectionHeader::parse(h, 0))
-            .unwrap_or_default()
-    }
-
-    /// `COFFObjectFile::getString`.
-    fn string(&self, offset: u32) -> Result<&'a [u8], CoffError> {
-        if self.strtab.len() <= 4 {
-            return Err(CoffError::StringTableEmpty);
-        }
-        let rest = self
-            .strtab
-            .get(offset as usize..)
-            .filter(|r| !r.is_empty())
-            .ok_or(CoffError::UnexpectedEof)?;
-        Ok(super::elf::cstr(rest))
-    }
-
-    /// `COFFObjectFile::getSectionName` for section `index` (0-based).
-    pub(crate) fn section_name(&self, index: usize) -> Result<&'a [u8], CoffError> {
-        let off = self.section_table + index * SECTION_HEADER_SIZE;
-        let raw = self.data.slice(off..off + NAME_SIZE);
-        let name = super::elf::cstr(raw);
-        if let Some(rest) = name.strip_prefix(b"/") {
-            let offset = match rest.strip_prefix(b"/") {
-                Some(b64) => decode_base64(b64),
-                None => decode_decimal(rest),
-            }
-            .ok_or(CoffError::InvalidSectionName)?;
-            return self.string(offset);
-        }
-        Ok(name)
-    }
-
-    /// `COFFObjectFile::getSectionContents`: empty when there is no raw data
-    /// pointer, else bounds-checked.
-    pub(crate) fn section_contents(&self, index: usize) -> Result<&'a [u8], CoffError> {
-        let h = self.header(index);
-        if h.pointer_to_raw_data == 0 {
-            return Ok(&[]);
-        }
-        let start = h.pointer_to_raw_data as usize;
-        start
-            .checked_add(h.size_of_raw_data as usize)
-            .and_then(|end| self.data.get(start..end))
-            .ok_or(CoffError::UnexpectedEof)
-    }
-
-    /// The relocation records of a section, as llvm-objcopy reads them.
-    fn relocations(&self, h: &SectionHeader) -> Result<&'a [u8], CoffError> {
-        let ptr = h.pointer_to_relocations as usize;
-        let count = if h.has_extended_relocations() {
-            match self
-                .data
-                .get(ptr..ptr.saturating_add(4))
-                .and_then(|b| u32_at(b, 0))
-            {
-                Some(n) => n.wrapping_sub(1) as usize,
-                None => 0,
-            }
-        } else {
-            usize::from(h.number_of_relocations)
-        };
-        if count == 0 {
-            return Ok(&[]);
-        }
-        let start = if h.has_extended_relocations() {
-            ptr + RELOC_SIZE
-        } else {
-            ptr
-        };
-        // LLVM would read out of bounds here; refuse instead.
-        count
-            .checked_mul(RELOC_SIZE)
-            .and_then(|n| start.checked_add(n))
-            .and_then(|end| self.data.get(start..end))
-            .ok_or(CoffError::RelocationsPastEnd)
     }
 }
 
@@ -418,19 +163,19 @@ fn coff_err(e: CoffError) -> Error {
 impl<'a, 'd: 'a> Object<'a, 'd> {
     fn read(file: &CoffFile<'d>) -> Result<Self, Error> {
         let mut obj = Object {
-            machine: file.machine,
-            timestamp: file.timestamp,
-            characteristics: if file.bigobj { 0 } else { file.characteristics },
-            sections: Vec::with_capacity(file.nsections),
+            machine: file.machine(),
+            timestamp: file.timestamp(),
+            characteristics: file.characteristics(),
+            sections: Vec::with_capacity(file.section_count()),
             symbols: Vec::new(),
             next_section_id: 1,
         };
-        let mut raw_relocs: Vec<&'a [u8]> = Vec::with_capacity(file.nsections);
-        for i in 0..file.nsections {
-            let mut header = file.header(i);
-            let contents = file.section_contents(i).map_err(coff_err)?;
-            raw_relocs.push(file.relocations(&header).map_err(coff_err)?);
-            let name = file.section_name(i).map_err(coff_err)?;
+        let mut raw_relocs: Vec<&'a [u8]> = Vec::with_capacity(file.section_count());
+        for i in 0..file.section_count() {
+            let mut header = file.section_header(i).map_err(coff_read)?;
+            let contents = file.section_contents(i).map_err(coff_read)?;
+            raw_relocs.push(file.relocations(&header).map_err(coff_read)?);
+            let name = file.section_name(i).map_err(coff_read)?;
             header.characteristics &= !IMAGE_SCN_LNK_NRELOC_OVFL;
             obj.sections.push(Section {
                 header,
@@ -482,45 +227,48 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
     }
 
     fn read_symbols(&mut self, file: &CoffFile<'d>) -> Result<(), Error> {
-        let ss = file.sym_size();
+        let ss = file.symbol_size() as usize;
         let mut i: u32 = 0;
-        while i < file.nsyms {
+        while i < file.symbol_count() {
             let base = file
-                .symtab
+                .symbol_table_offset()
+                .map(|b| b as usize)
                 .ok_or(CoffError::ParseFailed)
                 .map_err(coff_err)?;
             let at = base + i as usize * ss;
             let rec = file
-                .data
+                .data()
                 .get(at..at + ss)
                 .ok_or(CoffError::UnexpectedEof)
                 .map_err(coff_err)?;
-            let (value, section_number, sym_type, storage_class, number_of_aux) = if file.bigobj {
-                (
-                    u32_at(rec, 8).unwrap_or(0),
-                    u32_at(rec, 12).unwrap_or(0) as i32,
-                    u16_at(rec, 16).unwrap_or(0),
-                    rec[18],
-                    rec[19],
-                )
-            } else {
-                let n16 = u16_at(rec, 12).unwrap_or(0);
-                // Reserved numbers come back negative.
-                let n = if usize::from(n16) <= MAX_SECTIONS_16 {
-                    i32::from(n16)
+            let (value, section_number, sym_type, storage_class, number_of_aux) =
+                if file.is_bigobj() {
+                    (
+                        u32_at(rec, 8).unwrap_or(0),
+                        u32_at(rec, 12).unwrap_or(0) as i32,
+                        u16_at(rec, 16).unwrap_or(0),
+                        rec[18],
+                        rec[19],
+                    )
                 } else {
-                    i32::from(n16 as i16)
+                    let n16 = u16_at(rec, 12).unwrap_or(0);
+                    // Reserved numbers come back negative.
+                    let n = if usize::from(n16) <= MAX_SECTIONS_16 {
+                        i32::from(n16)
+                    } else {
+                        i32::from(n16 as i16)
+                    };
+                    (
+                        u32_at(rec, 8).unwrap_or(0),
+                        n,
+                        u16_at(rec, 14).unwrap_or(0),
+                        rec[16],
+                        rec[17],
+                    )
                 };
-                (
-                    u32_at(rec, 8).unwrap_or(0),
-                    n,
-                    u16_at(rec, 14).unwrap_or(0),
-                    rec[16],
-                    rec[17],
-                )
-            };
             let name = if u32_at(rec, 0) == Some(0) {
-                file.string(u32_at(rec, 4).unwrap_or(0)).map_err(coff_err)?
+                file.string(u32_at(rec, 4).unwrap_or(0))
+                    .map_err(coff_read)?
             } else if rec[7] == 0 {
                 super::elf::cstr(&rec[..8])
             } else {
@@ -530,7 +278,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             // LLVM reads aux records without a bounds check; we insist they
             // are inside the file.
             let aux_bytes = file
-                .data
+                .data()
                 .get(at + ss..at + ss + aux_len)
                 .ok_or(CoffError::UnexpectedEof)
                 .map_err(coff_err)?;
@@ -574,7 +322,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                 let sd = &aux_bytes[..18];
                 if sd[14] == IMAGE_COMDAT_SELECT_ASSOCIATIVE {
                     let low = u32::from(u16_at(sd, 12).unwrap_or(0));
-                    let high = if file.bigobj {
+                    let high = if file.is_bigobj() {
                         u32::from(u16_at(sd, 16).unwrap_or(0)) << 16
                     } else {
                         0
@@ -1004,8 +752,8 @@ fn encode_section_name(out: &mut [u8; 8], offset: u32) -> Option<()> {
 
 /// Runs the bundler's llvm-objcopy edit on a COFF object.
 pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &CoffEdit<'_, 'd>) -> Result<Pieces<'d>, Error> {
-    let file = CoffFile::parse(data)?;
-    if !file.bigobj && u16_at(data, 2) == Some(0xffff) {
+    let file = open(Data::Slice(data))?;
+    if !file.is_bigobj() && u16_at(data, 2) == Some(0xffff) {
         return Err(coff_err(CoffError::ImportLibraryHeader));
     }
     let mut obj = Object::read(&file)?;
@@ -1030,6 +778,7 @@ pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &CoffEdit<'_, 'd>) -> Result<Pie
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::objfile::coff::{decode_base64, decode_decimal};
 
     #[test]
     fn section_name_offsets_round_trip() {

@@ -31,7 +31,8 @@ mod pieces;
 pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
 pub use pieces::Pieces;
 
-use elf::ElfFile;
+use crate::identify::{identify, FileKind};
+use elf::{ElfExt, ElfFile};
 use pieces::{Data, PieceReader};
 
 /// Prefix of every bundle section name; the rest of the name is the entry ID.
@@ -47,86 +48,26 @@ pub fn sniff_format(data: &[u8]) -> Option<ObjectFormat> {
 }
 
 fn sniff(bytes: Data<'_>) -> Option<ObjectFormat> {
-    // Everything but the PE signature is in the first 32 bytes.
-    let data = bytes.head(32);
-    if data.len() < 4 {
-        return None;
-    }
-    if elf::has_elf_magic(data) {
-        return Some(ObjectFormat::Elf);
-    }
-    let (b0, b1) = (data[0], data[1]);
-    match b0 {
-        0x00 => {
-            if data.starts_with(b"\0\0\xff\xff") {
-                // Bigobj COFF; anything else with this start is an import
-                // library or a cl.exe LTO object, which are not objects.
-                return (data.get(12..28) == Some(&coff::BIGOBJ_MAGIC[..]))
-                    .then_some(ObjectFormat::Coff);
-            }
-            if data.starts_with(&WIN_RES_MAGIC) {
-                return None;
-            }
-            if b1 == 0 {
-                // COFF with an unknown machine type.
-                return Some(ObjectFormat::Coff);
-            }
-            data.starts_with(b"\0asm").then_some(ObjectFormat::Wasm)
-        }
-        0x01 if b1 == 0xdf || b1 == 0xf7 => Some(ObjectFormat::Xcoff),
-        0x03 if data.starts_with(b"\x03\xf0\x00") => Some(ObjectFormat::Goff),
-        0xfe | 0xce | 0xcf => macho_type(data).map(|_| ObjectFormat::MachO),
-        0x50 if data.starts_with(b"\x50\xed\x55\xba") => None,
-        0xf0 | 0x83 | 0x84 | 0x66 | 0x50 | 0x4c | 0xc4 if b1 == 0x01 || b1 == 0x02 => {
-            Some(ObjectFormat::Coff)
-        }
-        0x90 | 0x68 if b1 == 0x02 => Some(ObjectFormat::Coff),
-        0x64 if b1 == 0x86 || b1 == 0xaa => Some(ObjectFormat::Coff),
-        0x41 if b1 == 0xa6 => Some(ObjectFormat::Coff),
-        b'M' if is_pe(bytes) => Some(ObjectFormat::Coff),
-        b'D' if data.starts_with(b"DXBC") => Some(ObjectFormat::DxContainer),
-        _ => None,
-    }
-}
-
-/// The 32-byte header of a Windows `.res` file.
-const WIN_RES_MAGIC: [u8; 32] = [
-    0, 0, 0, 0, 0x20, 0, 0, 0, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0,
-];
-
-/// A PE image: `MZ`, and `PE\0\0` at the offset stored at 0x3c.
-fn is_pe(data: Data<'_>) -> bool {
-    let Some(off) = data.get(0x3c..0x40) else {
-        return false;
-    };
-    let at = u32::from_le_bytes([off[0], off[1], off[2], off[3]]) as usize;
-    at.checked_add(4)
-        .and_then(|end| data.get(at..end))
-        .is_some_and(|r| r == b"PE\0\0")
-}
-
-/// The Mach-O file type, when the header is complete and the type is one
-/// LLVM knows (1..=12).
-fn macho_type(data: &[u8]) -> Option<u32> {
-    let (big, is64) = match data.get(..4)? {
-        [0xfe, 0xed, 0xfa, 0xce] => (true, false),
-        [0xfe, 0xed, 0xfa, 0xcf] => (true, true),
-        [0xce, 0xfa, 0xed, 0xfe] => (false, false),
-        [0xcf, 0xfa, 0xed, 0xfe] => (false, true),
+    Some(match kind_of(bytes) {
+        FileKind::Elf(_) => ObjectFormat::Elf,
+        FileKind::Coff { .. } | FileKind::Pe => ObjectFormat::Coff,
+        FileKind::MachO(_) => ObjectFormat::MachO,
+        FileKind::Wasm => ObjectFormat::Wasm,
+        FileKind::Xcoff { .. } => ObjectFormat::Xcoff,
+        FileKind::Goff => ObjectFormat::Goff,
+        FileKind::DxContainer => ObjectFormat::DxContainer,
         _ => return None,
-    };
-    let min = if is64 { 32 } else { 28 };
-    if data.len() < min {
-        return None;
+    })
+}
+
+/// What `data` is. A rewritten image read back in pieces is one of our
+/// own ELF or COFF objects, never a PE image, so its first 32 bytes (all
+/// the sniffer needs then, and inside the first run of pieces) decide.
+fn kind_of(data: Data<'_>) -> FileKind {
+    match data {
+        Data::Slice(s) => identify(s),
+        Data::Pieces(_) => identify(data.head(32)),
     }
-    let t: [u8; 4] = data[12..16].try_into().ok()?;
-    let t = if big {
-        u32::from_be_bytes(t)
-    } else {
-        u32::from_le_bytes(t)
-    };
-    (1..=12).contains(&t).then_some(t)
 }
 
 /// A host object opened for reading bundle sections.
@@ -185,9 +126,11 @@ impl<'a> ObjectFile<'a> {
 
     fn parse_data(data: Data<'a>) -> Result<Self, Error> {
         let inner = match sniff(data) {
-            Some(ObjectFormat::Elf) => Inner::Elf(ElfFile::parse_data(data)?),
-            Some(ObjectFormat::Coff) if is_pe(data) => return Err(unsupported_pe()),
-            Some(ObjectFormat::Coff) => Inner::Coff(coff::CoffFile::parse_data(data)?),
+            Some(ObjectFormat::Elf) => Inner::Elf(elf::open(data)?),
+            Some(ObjectFormat::Coff) if kind_of(data) == FileKind::Pe => {
+                return Err(unsupported_pe())
+            }
+            Some(ObjectFormat::Coff) => Inner::Coff(coff::open(data)?),
             Some(ObjectFormat::MachO) => Inner::MachO,
             Some(format) => return Err(unsupported_read(format)),
             None => return Err(Error::NotAnObject(NotObject::NotElf)),
@@ -236,8 +179,9 @@ impl<'a> ObjectFile<'a> {
         match &self.inner {
             Inner::Elf(elf) => Ok(elf
                 .section_name_table()
-                .and_then(|table| elf.section_name(i, table))?),
-            Inner::Coff(c) => c.section_name(i).map_err(Error::Coff),
+                .and_then(|table| elf.section_name(i, table))
+                .map_err(ElfError::from)?),
+            Inner::Coff(c) => c.section_name(i).map_err(|e| Error::Coff(e.into())),
             Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
         }
     }
@@ -246,8 +190,10 @@ impl<'a> ObjectFile<'a> {
     /// only reported when an entry is extracted.
     fn section_contents(&self, i: usize) -> Result<&'a [u8], Error> {
         match &self.inner {
-            Inner::Elf(elf) => elf.object_section_contents(i).map_err(Error::Elf),
-            Inner::Coff(c) => c.section_contents(i).map_err(Error::Coff),
+            Inner::Elf(elf) => elf
+                .object_section_contents(i)
+                .map_err(|e| Error::Elf(e.into())),
+            Inner::Coff(c) => c.section_contents(i).map_err(|e| Error::Coff(e.into())),
             Inner::MachO => Err(Error::NotAnObject(NotObject::NotElf)),
         }
     }
@@ -439,7 +385,7 @@ fn read_back(image: &Pieces<'_>, readable: impl Fn(Data<'_>) -> bool) -> bool {
 fn rewrite<'d>(data: &'d [u8], edit: &objcopy::Edit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     match sniff_format(data) {
         Some(ObjectFormat::Elf) => objcopy::rewrite(data, edit),
-        Some(ObjectFormat::Coff) if is_pe(Data::Slice(data)) => Err(unsupported_pe()),
+        Some(ObjectFormat::Coff) if identify(data) == FileKind::Pe => Err(unsupported_pe()),
         Some(ObjectFormat::Coff) => coff::rewrite(
             data,
             &coff::CoffEdit {
@@ -483,14 +429,18 @@ pub fn check_layout(data: &[u8]) -> Result<(), Error> {
     let mut regions: Vec<(u64, u64, String)> = Vec::new();
     regions.push((
         0,
-        elf.class.ehdr_size() as u64,
+        elf.class().ehdr_size() as u64,
         "the ELF header".to_string(),
     ));
-    if elf.ehdr.shoff != 0 {
-        let size = elf.section_count() as u64 * elf.class.shdr_size() as u64;
-        regions.push((elf.ehdr.shoff, size, "the section header table".to_string()));
+    if elf.header().shoff != 0 {
+        let size = elf.section_count() as u64 * elf.class().shdr_size() as u64;
+        regions.push((
+            elf.header().shoff,
+            size,
+            "the section header table".to_string(),
+        ));
     }
-    for (i, sh) in elf.shdrs.iter().enumerate().skip(1) {
+    for (i, sh) in elf.section_headers().iter().enumerate().skip(1) {
         if sh.sh_type == elf::SHT_NOBITS || sh.sh_type == elf::SHT_NULL || sh.size == 0 {
             continue;
         }

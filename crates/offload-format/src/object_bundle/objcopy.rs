@@ -27,7 +27,7 @@
 
 use super::elf::*;
 use super::error::{ElfError, Error};
-use super::pieces::{Canvas, Pieces};
+use super::pieces::{Canvas, Data, Pieces};
 use crate::string_table::Builder as StrTabBuilder;
 
 /// How much larger than its inputs a rewritten object may become. Real
@@ -224,19 +224,19 @@ fn align_to_skew(value: u64, align: u64, skew: u64) -> u64 {
 impl<'a, 'd: 'a> Object<'a, 'd> {
     /// Builds the model from the input, with llvm-objcopy's checks.
     fn read(data: &'d [u8]) -> Result<Self, Error> {
-        let elf = ElfFile::parse(data)?;
-        let class = elf.class;
+        let elf = open(Data::Slice(data))?;
+        let class = elf.class();
         let n = elf.section_count();
         let mut obj = Object {
             class,
             mips64el: elf.is_mips64el(),
-            os_abi: elf.ehdr.os_abi,
-            abi_version: elf.ehdr.abi_version,
-            e_type: elf.ehdr.e_type,
-            machine: elf.ehdr.machine,
-            version: elf.ehdr.version,
-            entry: elf.ehdr.entry,
-            flags: elf.ehdr.flags,
+            os_abi: elf.header().os_abi,
+            abi_version: elf.header().abi_version,
+            e_type: elf.header().e_type,
+            machine: elf.header().machine,
+            version: elf.header().version,
+            entry: elf.header().entry,
+            flags: elf.header().flags,
             had_shdrs: true,
             secs: Vec::with_capacity(n),
             order: Vec::new(),
@@ -261,7 +261,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
     fn read_section_headers(&mut self, elf: &ElfFile<'d>) -> Result<(), Error> {
         let n = elf.section_count();
         for i in 1..n {
-            let sh = elf.shdrs[i];
+            let sh = elf.section_headers()[i];
             let alloc = sh.flags & SHF_ALLOC != 0;
             let kind = match sh.sh_type {
                 SHT_REL | SHT_RELA if alloc => Kind::DynReloc {
@@ -370,10 +370,10 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
     }
 
     fn read_sections(&mut self, elf: &ElfFile<'d>) -> Result<(), Error> {
-        let mut shstr = u32::from(elf.ehdr.shstrndx);
+        let mut shstr = u32::from(elf.header().shstrndx);
         if shstr == SHN_XINDEX {
             shstr = elf
-                .shdrs
+                .section_headers()
                 .first()
                 .ok_or(ElfError::InvalidSectionIndex { index: 0 })?
                 .link;
@@ -441,7 +441,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
     fn read_symbols(&mut self, elf: &ElfFile<'d>, st: SecId) -> Result<(), Error> {
         let class = self.class;
         let sh_index = self.secs[st].orig_index;
-        let link = elf.shdrs[sh_index].link;
+        let link = elf.section_headers()[sh_index].link;
         if link as usize >= elf.section_count() {
             return Err(ElfError::InvalidSectionIndex { index: link }.into());
         }
@@ -807,13 +807,13 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             parent: None,
             contents: &[],
         });
-        let phsize = u64::from(elf.ehdr.phentsize) * u64::from(elf.ehdr.phnum);
+        let phsize = u64::from(elf.header().phentsize) * u64::from(elf.header().phnum);
         self.segs.push(Segment {
             p_type: PT_PHDR,
             flags: 0,
-            offset: elf.ehdr.phoff,
-            orig_offset: elf.ehdr.phoff,
-            vaddr: elf.ehdr.phoff,
+            offset: elf.header().phoff,
+            orig_offset: elf.header().phoff,
+            vaddr: elf.header().phoff,
             paddr: 0,
             filesz: phsize,
             memsz: phsize,

@@ -122,6 +122,19 @@ pub struct CoffFile<'a, R: ReadRef<'a> = &'a [u8]> {
     _data: PhantomData<&'a [u8]>,
 }
 
+/// How much of the symbol table [`CoffFile::parse_with`] requires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolTableCheck {
+    /// The whole table inside the file, and a pointer whenever symbols are
+    /// declared (the rules the bundler's object path reproduces).
+    Whole,
+    /// Only the table's start inside the file, and a count without a
+    /// pointer ignored: LLVM 22's `COFFObjectFile` asks for the symbol
+    /// count before the table is set up, and gets 0 (the rules
+    /// `llvm-offload-binary` and the archive writer reproduce).
+    Start,
+}
+
 fn eof() -> Error {
     Error::UnexpectedEof
 }
@@ -130,7 +143,12 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     /// Opens a COFF object (not a PE image) like LLVM's
     /// `COFFObjectFile::initialize`.
     pub fn parse(data: R) -> Result<Self, Error> {
-        Self::parse_at(data, 0, None)
+        Self::parse_with(data, SymbolTableCheck::Whole)
+    }
+
+    /// [`CoffFile::parse`] with the given symbol table rules.
+    pub fn parse_with(data: R, check: SymbolTableCheck) -> Result<Self, Error> {
+        Self::parse_at(data, 0, None, check)
     }
 
     /// Opens a PE image: `MZ`, the `PE\0\0` signature where offset 0x3c
@@ -175,10 +193,15 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
             what: "bad PE optional header",
             offset: opt,
         })?;
-        Self::parse_at(data, coff, Some(image_base))
+        Self::parse_at(data, coff, Some(image_base), SymbolTableCheck::Start)
     }
 
-    fn parse_at(data: R, at: u64, image_base: Option<u64>) -> Result<Self, Error> {
+    fn parse_at(
+        data: R,
+        at: u64,
+        image_base: Option<u64>,
+        check: SymbolTableCheck,
+    ) -> Result<Self, Error> {
         let h = data.read_bytes_at(at, HEADER_SIZE).ok_or_else(eof)?;
         let b = Bytes::new(h);
         let machine = b.u16_at(0, LE).ok_or_else(eof)?;
@@ -226,8 +249,8 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
             return Err(eof());
         }
         if symtab_ptr != 0 {
-            file.init_symbol_table(symtab_ptr);
-        } else if file.nsyms != 0 && image_base.is_none() {
+            file.init_symbol_table(symtab_ptr, check);
+        } else if file.nsyms != 0 && check == SymbolTableCheck::Whole {
             return Err(Error::CoffSymbolTableMissing);
         }
         Ok(file)
@@ -242,9 +265,12 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
         }
     }
 
-    fn init_symbol_table(&mut self, ptr: u32) {
+    fn init_symbol_table(&mut self, ptr: u32, check: SymbolTableCheck) {
         let len = self.data.len();
-        let size = u64::from(self.nsyms) * self.symbol_size();
+        let size = match check {
+            SymbolTableCheck::Whole => u64::from(self.nsyms) * self.symbol_size(),
+            SymbolTableCheck::Start => 0,
+        };
         if u64::from(ptr) + size > len {
             return;
         }
@@ -460,7 +486,18 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
             let (section_number, rest) = if self.bigobj {
                 (b.u32_at(12, LE).map(|n| n as i32), 16)
             } else {
-                (b.u16_at(12, LE).map(|n| i32::from(n as i16)), 14)
+                (
+                    // Numbers above the 16-bit section limit are the
+                    // reserved negative ones (LLVM's getSectionNumber).
+                    b.u16_at(12, LE).map(|n| {
+                        if n <= 0xfeff {
+                            i32::from(n)
+                        } else {
+                            i32::from(n as i16)
+                        }
+                    }),
+                    14,
+                )
             };
             let sym = Symbol {
                 index: i,

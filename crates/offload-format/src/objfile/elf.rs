@@ -12,6 +12,7 @@ use std::marker::PhantomData;
 
 use super::Error;
 use crate::bytes::{until_nul, Bytes, Endian, ReadRef};
+use crate::identify::{identify, FileKind};
 
 /// `SHT_NULL`.
 pub const SHT_NULL: u32 = 0;
@@ -268,7 +269,10 @@ pub struct Note<'a> {
 pub struct Symbol<'a> {
     /// Index in its symbol table.
     pub index: usize,
-    /// The name (from the linked string table).
+    /// `st_name`: the name's offset in the linked string table.
+    pub st_name: u32,
+    /// The name (from the linked string table; empty in
+    /// [`symbol_entry`]'s answers, which do not look names up).
     pub name: &'a [u8],
     /// `st_value`.
     pub value: u64,
@@ -316,11 +320,6 @@ pub struct ElfFile<'a, R: ReadRef<'a> = &'a [u8]> {
     /// The section header table, including the null entry at index 0.
     sections: Vec<SectionHeader>,
     _data: PhantomData<&'a [u8]>,
-}
-
-/// True when `data` starts like an ELF file as LLVM's sniffer sees it.
-pub fn has_elf_magic(data: &[u8]) -> bool {
-    data.len() >= 18 && data.starts_with(b"\x7fELF")
 }
 
 /// The class and byte order from the identification bytes, with LLVM's
@@ -428,7 +427,7 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
     /// sound, in that order, with LLVM's messages.
     pub fn parse(data: R) -> Result<Self, Error> {
         let head = data.head(18);
-        if !has_elf_magic(head) {
+        if !matches!(identify(head), FileKind::Elf(_)) {
             return Err(Error::UnknownFormat);
         }
         let class = ident_class(head)?;
@@ -710,61 +709,19 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
     /// string table.
     pub fn symbols(&self, index: usize) -> Result<Vec<Symbol<'a>>, Error> {
         let class = self.class();
-        let e = class.endian();
         let sec = *self.section_header(index)?;
         let table = self.section_array(index, class.sym_size() as u64)?;
         let strings = self.string_table(sec.link as usize)?;
-        let mut out = Vec::with_capacity(table.len() / class.sym_size());
-        for (i, raw) in table.chunks_exact(class.sym_size()).enumerate() {
-            let b = Bytes::new(raw);
-            let at = sec.offset + (i * class.sym_size()) as u64;
-            let truncated = Error::Truncated {
-                what: "ELF symbol",
-                offset: at,
-            };
-            let (name, value, size, info, other, shndx) = if class.is64 {
-                (
-                    b.u32_at(0, e),
-                    b.u64_at(8, e),
-                    b.u64_at(16, e),
-                    b.u8_at(4),
-                    b.u8_at(5),
-                    b.u16_at(6, e),
-                )
-            } else {
-                (
-                    b.u32_at(0, e),
-                    b.u32_at(4, e).map(u64::from),
-                    b.u32_at(8, e).map(u64::from),
-                    b.u8_at(12),
-                    b.u8_at(13),
-                    b.u16_at(14, e),
-                )
-            };
-            let (Some(name), Some(value), Some(size), Some(info), Some(other), Some(shndx)) =
-                (name, value, size, info, other, shndx)
-            else {
-                return Err(truncated);
-            };
-            let name = Bytes::new(strings)
-                .tail(u64::from(name))
-                .filter(|r| !r.is_empty())
-                .map(until_nul)
-                .ok_or(Error::ElfSymbolNameOutOfRange {
-                    offset: name,
-                    size: strings.len() as u64,
+        (0..table.len() / class.sym_size())
+            .map(|i| {
+                let mut sym = symbol_entry(table, class, i).ok_or(Error::Truncated {
+                    what: "ELF symbol",
+                    offset: sec.offset + (i * class.sym_size()) as u64,
                 })?;
-            out.push(Symbol {
-                index: i,
-                name,
-                value,
-                size,
-                info,
-                other,
-                shndx,
-            });
-        }
-        Ok(out)
+                sym.name = symbol_name(strings, sym.st_name)?;
+                Ok(sym)
+            })
+            .collect()
     }
 
     /// The relocations of relocation section `index` (`SHT_REL` or
@@ -859,6 +816,54 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
         }
         Ok(None)
     }
+}
+
+/// Symbol `i` of a symbol table's bytes, without its name (see
+/// [`symbol_name`]); `None` past the end of the table.
+pub fn symbol_entry(table: &[u8], class: Class, i: usize) -> Option<Symbol<'static>> {
+    let size = class.sym_size() as u64;
+    let b = Bytes::new(Bytes::new(table).slice((i as u64).checked_mul(size)?, size)?);
+    let e = class.endian();
+    let (value, sz, info, other, shndx) = if class.is64 {
+        (
+            b.u64_at(8, e)?,
+            b.u64_at(16, e)?,
+            b.u8_at(4)?,
+            b.u8_at(5)?,
+            b.u16_at(6, e)?,
+        )
+    } else {
+        (
+            u64::from(b.u32_at(4, e)?),
+            u64::from(b.u32_at(8, e)?),
+            b.u8_at(12)?,
+            b.u8_at(13)?,
+            b.u16_at(14, e)?,
+        )
+    };
+    Some(Symbol {
+        index: i,
+        st_name: b.u32_at(0, e)?,
+        name: &[],
+        value,
+        size: sz,
+        info,
+        other,
+        shndx,
+    })
+}
+
+/// The name at `st_name` in a symbol string table, as LLVM's
+/// `Elf_Sym::getName` finds it (up to a NUL or the end of the table).
+pub fn symbol_name(strings: &[u8], st_name: u32) -> Result<&[u8], Error> {
+    Bytes::new(strings)
+        .tail(u64::from(st_name))
+        .filter(|r| !r.is_empty())
+        .map(until_nul)
+        .ok_or(Error::ElfSymbolNameOutOfRange {
+            offset: st_name,
+            size: strings.len() as u64,
+        })
 }
 
 /// The section header table, checked like LLVM's `ELFFile::sections`.

@@ -21,6 +21,16 @@ pub const MH_BUNDLE: u32 = 8;
 pub const LC_SEGMENT: u32 = 0x1;
 /// `LC_SEGMENT_64`.
 pub const LC_SEGMENT_64: u32 = 0x19;
+/// `LC_SYMTAB`.
+pub const LC_SYMTAB: u32 = 0x2;
+/// `N_STAB`: debugging symbols.
+pub const N_STAB: u8 = 0xe0;
+/// `N_TYPE`: the type bits of `n_type`.
+pub const N_TYPE: u8 = 0x0e;
+/// `N_EXT`: an external symbol.
+pub const N_EXT: u8 = 0x01;
+/// `N_UNDF`: an undefined symbol.
+pub const N_UNDF: u8 = 0x0;
 /// `S_ZEROFILL`.
 pub const S_ZEROFILL: u32 = 0x1;
 /// `S_GB_ZEROFILL`.
@@ -108,6 +118,32 @@ impl Section<'_> {
     }
 }
 
+/// One `nlist` entry of the symbol table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol<'a> {
+    /// The name, from the string table.
+    pub name: &'a [u8],
+    /// `n_type`.
+    pub n_type: u8,
+    /// `n_sect` (1-based section number, 0 for none).
+    pub n_sect: u8,
+    /// `n_desc`.
+    pub n_desc: u16,
+    /// `n_value`.
+    pub n_value: u64,
+}
+
+/// Where `LC_SYMTAB` puts the symbol and string tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Symtab {
+    /// Offset of the `LC_SYMTAB` command.
+    at: u64,
+    symoff: u32,
+    nsyms: u32,
+    stroff: u32,
+    strsize: u32,
+}
+
 /// A Mach-O file.
 #[derive(Clone, Debug)]
 pub struct MachOFile<'a> {
@@ -115,6 +151,7 @@ pub struct MachOFile<'a> {
     header: Header,
     segments: Vec<Segment<'a>>,
     sections: Vec<Section<'a>>,
+    symtab: Option<Symtab>,
 }
 
 /// The magic, byte order and width of a Mach-O header.
@@ -161,6 +198,7 @@ impl<'a> MachOFile<'a> {
             header,
             segments: Vec::new(),
             sections: Vec::new(),
+            symtab: None,
         };
         let mut at = hsize;
         for _ in 0..header.ncmds {
@@ -182,6 +220,17 @@ impl<'a> MachOFile<'a> {
             match cmd {
                 LC_SEGMENT => file.segment(body, at, false)?,
                 LC_SEGMENT_64 => file.segment(body, at, true)?,
+                LC_SYMTAB => {
+                    let b = Bytes::new(body);
+                    let field = |o| b.u32_at(o, endian).ok_or(trunc("symbol table command", at));
+                    file.symtab = Some(Symtab {
+                        at,
+                        symoff: field(8)?,
+                        nsyms: field(12)?,
+                        stroff: field(16)?,
+                        strsize: field(20)?,
+                    });
+                }
                 _ => {}
             }
             at = end;
@@ -288,6 +337,55 @@ impl<'a> MachOFile<'a> {
                     })
             }
         }
+    }
+
+    /// The symbols of `LC_SYMTAB` (none without one); the symbol and
+    /// string tables must lie inside the file, and every name inside the
+    /// string table.
+    pub fn symbols(&self) -> Result<Vec<Symbol<'a>>, Error> {
+        let Some(t) = self.symtab else {
+            return Ok(Vec::new());
+        };
+        let e = self.header.endian;
+        let is64 = self.header.is64;
+        let b = Bytes::new(self.data);
+        let size: u64 = if is64 { 16 } else { 12 };
+        let bad = |what| Error::Malformed { what, offset: t.at };
+        let table = b
+            .slice(u64::from(t.symoff), u64::from(t.nsyms) * size)
+            .ok_or(bad("symbol table extends past the end of the file"))?;
+        let strings = b
+            .slice(u64::from(t.stroff), u64::from(t.strsize))
+            .ok_or(bad("string table extends past the end of the file"))?;
+        table
+            .chunks_exact(size as usize)
+            .map(|raw| {
+                let mut c = Bytes::new(raw);
+                let parsed = (|| {
+                    let strx = c.read_u32(e)?;
+                    let n_type = c.read_u8()?;
+                    let n_sect = c.read_u8()?;
+                    let n_desc = c.read_u16(e)?;
+                    let n_value = c.read_word(is64, e)?;
+                    Some((strx, n_type, n_sect, n_desc, n_value))
+                })();
+                let (strx, n_type, n_sect, n_desc, n_value) =
+                    parsed.ok_or(bad("truncated symbol"))?;
+                let name = Bytes::new(strings)
+                    .tail(u64::from(strx))
+                    .map(until_nul)
+                    .ok_or(bad(
+                        "symbol name offset is past the end of the string table",
+                    ))?;
+                Ok(Symbol {
+                    name,
+                    n_type,
+                    n_sect,
+                    n_desc,
+                    n_value,
+                })
+            })
+            .collect()
     }
 
     /// The file offset of virtual address `vmaddr`, through the segment

@@ -20,101 +20,17 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use object::elf::{FileHeader32, FileHeader64};
-use object::read::elf::{FileHeader, SectionHeader};
-use object::{Endianness, Pod};
-
 use super::read::{parse_binaries, Binary, ReadError};
 use crate::archive::LoadThin;
-
-/// `SHT_LLVM_OFFLOADING`: the ELF section type clang gives embedded
-/// offload binaries.
-pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
+use crate::identify::{identify, FileKind};
+use crate::objfile::coff::{CoffFile, SymbolTableCheck};
+use crate::objfile::elf::{ElfFile, SHT_LLVM_OFFLOADING};
 
 /// Prefix of the COFF section names that hold offload binaries.
 pub const COFF_SECTION_PREFIX: &[u8] = b".llvm.offloading";
 
 /// LLVM's "unexpected end of file" text.
 pub const EOF_TEXT: &str = "The end of the file was unexpectedly encountered";
-
-/// What the first bytes of a file say it is (the subset of LLVM's
-/// `identify_magic` that matters for extraction).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    /// An offload binary.
-    OffloadBinary,
-    /// An ELF relocatable object, executable or shared object.
-    Elf,
-    /// A COFF object (regular or bigobj).
-    Coff,
-    /// A regular, thin or AIX big archive.
-    Archive,
-    /// LLVM bitcode (raw or wrapped).
-    Bitcode,
-    /// Anything else: holds no offload binaries.
-    Other,
-}
-
-/// Classifies `data` the way LLVM 22's `identify_magic` does.
-pub fn identify(data: &[u8]) -> FileKind {
-    if data.len() < 4 {
-        return FileKind::Other;
-    }
-    let (b0, b1) = (data[0], data[1]);
-    match b0 {
-        0x00 => {
-            if data.starts_with(b"\0\0\xff\xff") {
-                let uuid = data.get(12..28);
-                return match uuid {
-                    Some(u) if u == object::pe::ANON_OBJECT_HEADER_BIGOBJ_CLASS_ID.0 => {
-                        FileKind::Coff
-                    }
-                    _ => FileKind::Other,
-                };
-            }
-            const WINRES: &[u8] = b"\0\0\0\0\x20\0\0\0\xff\xff\0\0\xff\xff\0\0";
-            if data.starts_with(WINRES) {
-                return FileKind::Other;
-            }
-            if b1 == 0 {
-                FileKind::Coff
-            } else {
-                FileKind::Other
-            }
-        }
-        0x10 if data.starts_with(&super::MAGIC) => FileKind::OffloadBinary,
-        0xDE if data.starts_with(b"\xDE\xC0\x17\x0B") => FileKind::Bitcode,
-        b'B' if data.starts_with(b"BC\xC0\xDE") => FileKind::Bitcode,
-        b'!' if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") => {
-            FileKind::Archive
-        }
-        b'<' if data.starts_with(b"<bigaf>\n") => FileKind::Archive,
-        0x7f if data.starts_with(b"\x7fELF") && data.len() >= 18 => {
-            let (high, low) = if data[5] == 2 { (16, 17) } else { (17, 16) };
-            if data[high] == 0 && matches!(data[low], 1..=3) {
-                FileKind::Elf
-            } else {
-                FileKind::Other
-            }
-        }
-        // Machine types of COFF objects; some share a first byte, so the
-        // second byte decides (0x50 0xED 0x55 0xBA is a CUDA fatbinary).
-        0xF0 | 0x83 | 0x84 | 0x66 | 0x50 => {
-            if data.starts_with(b"\x50\xed\x55\xba") {
-                FileKind::Other
-            } else if b1 == 0x01 || b1 == 0x02 {
-                FileKind::Coff
-            } else {
-                FileKind::Other
-            }
-        }
-        0x4c | 0xc4 if b1 == 0x01 || b1 == 0x02 => FileKind::Coff,
-        0x90 | 0x68 if b1 == 0x02 => FileKind::Coff,
-        0x64 if b1 == 0x86 || b1 == 0xaa => FileKind::Coff,
-        0x41 | 0x4e if b1 == 0xa6 => FileKind::Coff,
-        _ => FileKind::Other,
-    }
-}
 
 /// An image found in an input, with the name of the blob it came from.
 #[derive(Debug, Clone)]
@@ -252,23 +168,23 @@ fn extract_into<'a>(
         source: source.to_vec(),
         message,
     };
-    match identify(&data) {
-        FileKind::OffloadBinary => binaries_of(data, source, out),
-        FileKind::Elf => {
+    match container_of(&data) {
+        Container::OffloadBinary => binaries_of(data, source, out),
+        Container::Elf => {
             let ranges = elf_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
                 binaries_of(slice_cow(&data, start, end), source, out)?;
             }
             Ok(())
         }
-        FileKind::Coff => {
+        Container::Coff => {
             let ranges = coff_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
                 binaries_of(slice_cow(&data, start, end), source, out)?;
             }
             Ok(())
         }
-        FileKind::Archive => match data {
+        Container::Archive => match data {
             Cow::Borrowed(b) => archive_members(b, source, out, load),
             Cow::Owned(v) => {
                 // A nested archive read from disk: its images must own
@@ -282,7 +198,7 @@ fn extract_into<'a>(
                 Ok(())
             }
         },
-        FileKind::Bitcode => {
+        Container::Bitcode => {
             let objects =
                 crate::bitcode::embedded_objects(&data).map_err(|e| ExtractError::Bitcode {
                     source: source.to_vec(),
@@ -293,7 +209,34 @@ fn extract_into<'a>(
             }
             Ok(())
         }
-        FileKind::Other => Ok(()),
+        Container::Other => Ok(()),
+    }
+}
+
+/// Where a file's binaries are, by its content (LLVM's `identify_magic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Container {
+    OffloadBinary,
+    /// A relocatable object, executable or shared object.
+    Elf,
+    /// A COFF object (regular or bigobj).
+    Coff,
+    /// A regular, thin or AIX big archive.
+    Archive,
+    /// Raw or wrapped bitcode.
+    Bitcode,
+    /// Anything else: holds no offload binaries.
+    Other,
+}
+
+fn container_of(data: &[u8]) -> Container {
+    match identify(data) {
+        FileKind::OffloadBinary => Container::OffloadBinary,
+        FileKind::Elf(id) if id.is_loadable_kind() => Container::Elf,
+        FileKind::Coff { .. } => Container::Coff,
+        FileKind::Archive | FileKind::ThinArchive | FileKind::AixBigArchive => Container::Archive,
+        FileKind::Bitcode | FileKind::BitcodeWrapper => Container::Bitcode,
+        _ => Container::Other,
     }
 }
 
@@ -331,312 +274,41 @@ fn slice_cow<'a>(data: &Cow<'a, [u8]>, start: usize, end: usize) -> Cow<'a, [u8]
     }
 }
 
-/// The byte ranges of the `SHT_LLVM_OFFLOADING` sections of an ELF file, with
-/// LLVM's checks and messages for malformed headers.
+/// The byte ranges of the `SHT_LLVM_OFFLOADING` sections of an ELF file
+/// (whatever their names), with LLVM's checks and messages for malformed
+/// headers.
 pub fn elf_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
-    let endian = match data.get(5) {
-        Some(1) => Endianness::Little,
-        Some(2) => Endianness::Big,
-        _ => {
-            return Err(if matches!(data.get(4), Some(1 | 2)) {
-                "Invalid ELF data".to_string()
-            } else {
-                "Invalid ELF class".to_string()
-            })
-        }
-    };
-    match data.get(4) {
-        Some(1) => elf_sections::<FileHeader32<Endianness>>(data, endian),
-        Some(2) => elf_sections::<FileHeader64<Endianness>>(data, endian),
-        _ => Err("Invalid ELF class".to_string()),
-    }
-}
-
-fn elf_sections<Elf>(data: &[u8], endian: Endianness) -> Result<Vec<(usize, usize)>, String>
-where
-    Elf: FileHeader<Endian = Endianness> + Pod,
-{
-    let ehdr_size = std::mem::size_of::<Elf>();
-    let shdr_size = std::mem::size_of::<Elf::SectionHeader>() as u64;
-    if data.len() < ehdr_size {
-        return Err(format!(
-            "invalid buffer: the size ({}) is smaller than an ELF header ({ehdr_size})",
-            data.len()
-        ));
-    }
-    // object's structs need natural alignment; archive members and
-    // sections often are not aligned, so headers are read from copies.
-    let header_copy = Aligned::new(&data[..ehdr_size]);
-    let (header, _) = object::pod::from_bytes::<Elf>(header_copy.bytes())
-        .expect("an aligned copy of the right size");
-    let file_size = data.len() as u64;
-    let shoff: u64 = header.e_shoff(endian).into();
-    if shoff == 0 {
-        return Ok(Vec::new());
-    }
-    let shentsize = header.e_shentsize(endian);
-    if u64::from(shentsize) != shdr_size {
-        return Err(format!("invalid e_shentsize in ELF header: {shentsize}"));
-    }
-    if shoff
-        .checked_add(shdr_size)
-        .is_none_or(|end| end > file_size)
-    {
-        return Err(format!(
-            "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
-        ));
-    }
-    // LLVM also checks the table's alignment, but against the alignment of
-    // its packed header structs, which is 1: the check never fires.
-    let section_copy = |i: u64| -> Aligned {
-        let at = (shoff + i * shdr_size) as usize;
-        Aligned::new(&data[at..at + shdr_size as usize])
-    };
-    let section = |copy: &Aligned| -> Elf::SectionHeader {
-        *object::pod::from_bytes::<Elf::SectionHeader>(copy.bytes())
-            .expect("an aligned copy of the right size")
-            .0
-    };
-    // With e_shnum 0, the count lives in the first section header's size.
-    let count: u64 = if header.e_shnum(endian) == 0 {
-        section(&section_copy(0)).sh_size(endian).into()
-    } else {
-        u64::from(header.e_shnum(endian))
-    };
-    if count > u64::MAX / shdr_size {
-        return Err(format!(
-            "invalid number of sections specified in the NULL section's sh_size field ({count})"
-        ));
-    }
-    let table = count * shdr_size;
-    match shoff.checked_add(table) {
-        None => {
-            return Err(format!(
-                "invalid section header table offset (e_shoff = 0x{shoff:x}) or invalid number \
-                 of sections specified in the first section header's sh_size field (0x{count:x})"
-            ))
-        }
-        Some(end) if end > file_size => {
-            return Err("section table goes past the end of file".to_string())
-        }
-        Some(_) => {}
-    }
+    let elf = ElfFile::parse(data).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    for i in 0..count {
-        let sh = section(&section_copy(i));
-        if sh.sh_type(endian) != SHT_LLVM_OFFLOADING {
+    for (i, sh) in elf.section_headers().iter().enumerate() {
+        if sh.sh_type != SHT_LLVM_OFFLOADING {
             continue;
         }
-        let offset: u64 = sh.sh_offset(endian).into();
-        let size: u64 = sh.sh_size(endian).into();
-        match offset.checked_add(size) {
-            Some(end) if end <= file_size => out.push((offset as usize, end as usize)),
-            _ => return Err(EOF_TEXT.to_string()),
-        }
+        elf.object_section_contents(i).map_err(|e| e.to_string())?;
+        // Inside the file, so both ends fit in usize.
+        out.push((sh.offset as usize, (sh.offset + sh.size) as usize));
     }
     Ok(out)
-}
-
-/// A copy of a few bytes in 8-aligned storage.
-struct Aligned {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl Aligned {
-    fn new(bytes: &[u8]) -> Aligned {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        object::pod::bytes_of_slice_mut(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        Aligned {
-            words,
-            len: bytes.len(),
-        }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        &object::pod::bytes_of_slice(&self.words)[..self.len]
-    }
-}
-
-fn le16(d: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([d[at], d[at + 1]])
-}
-fn le32(d: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
-}
-
-/// Decodes the base-64 offset of a `//XXXXXX` COFF section name.
-fn base64_offset(s: &[u8]) -> Option<u32> {
-    if s.len() > 6 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in s {
-        let d = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        v = v * 64 + u64::from(d);
-    }
-    u32::try_from(v).ok()
-}
-
-/// Decodes the decimal offset of a `/123` COFF section name.
-fn decimal_offset(s: &[u8]) -> Option<u32> {
-    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in s {
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    u32::try_from(v).ok()
-}
-
-/// Where the parts of a COFF object are, as LLVM's reader finds them.
-struct CoffLayout {
-    /// Offset of the section table.
-    table: u64,
-    nsections: u64,
-    symtab: u32,
-    nsyms: u32,
-    /// Size of one symbol (18, or 20 in bigobj files).
-    symsize: u64,
-}
-
-/// LLVM's checks when it opens a COFF object: the header must be there and
-/// the section table inside the file. `None` for an import-library header,
-/// which LLVM treats as having no sections.
-fn coff_layout(data: &[u8]) -> Result<Option<CoffLayout>, String> {
-    const FILE_HEADER: usize = 20;
-    const BIGOBJ_HEADER: usize = 56;
-    const SECTION: u64 = 40;
-    if data.len() < FILE_HEADER {
-        return Err(EOF_TEXT.to_string());
-    }
-    let machine = le16(data, 0);
-    let nsections = u64::from(le16(data, 2));
-    let bigobj = machine == 0
-        && nsections == 0xffff
-        && data.len() >= BIGOBJ_HEADER
-        && le16(data, 4) >= 2
-        && data[12..28] == object::pe::ANON_OBJECT_HEADER_BIGOBJ_CLASS_ID.0;
-    let layout = if bigobj {
-        CoffLayout {
-            table: BIGOBJ_HEADER as u64,
-            nsections: u64::from(le32(data, 44)),
-            symtab: le32(data, 48),
-            nsyms: le32(data, 52),
-            symsize: 20,
-        }
-    } else {
-        if nsections == 0xffff {
-            return Ok(None);
-        }
-        CoffLayout {
-            table: FILE_HEADER as u64 + u64::from(le16(data, 16)),
-            nsections,
-            symtab: le32(data, 8),
-            nsyms: le32(data, 12),
-            symsize: 18,
-        }
-    };
-    if layout.table + layout.nsections * SECTION > data.len() as u64 {
-        return Err(EOF_TEXT.to_string());
-    }
-    Ok(Some(layout))
-}
-
-/// The error LLVM gives when opening `data` as a COFF object, if any.
-pub fn coff_open_error(data: &[u8]) -> Option<String> {
-    coff_layout(data).err()
 }
 
 /// The byte ranges of the `.llvm.offloading*` sections of a COFF object,
 /// with LLVM's checks and messages for malformed headers.
 pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
-    const SECTION: u64 = 40;
-    let eof = || EOF_TEXT.to_string();
-    let Some(CoffLayout {
-        table,
-        nsections,
-        symtab,
-        nsyms,
-        symsize,
-    }) = coff_layout(data)?
-    else {
-        return Ok(Vec::new());
-    };
-    let file_size = data.len() as u64;
-    // The string table sits after the symbol table; LLVM ignores a broken
-    // symbol or string table until a name needs it.
-    // LLVM checks only that the symbol table starts inside the file (it
-    // asks for the table's size before it knows the symbol count, and gets
-    // 0), then finds the string table after the symbols, computing its
-    // offset in 32 bits. Without a symbol-table pointer the symbol count
-    // reads as 0, so a count without a table is not an error either.
-    let strings: Option<&[u8]> = if symtab != 0 && u64::from(symtab) <= file_size {
-        let str_off = (u64::from(symtab) + u64::from(nsyms) * symsize) as u32 as u64;
-        let table_size = data
-            .get(str_off as usize..)
-            .and_then(|s| s.get(..4))
-            .map(|s| u64::from(le32(s, 0)));
-        match table_size {
-            Some(n) if str_off + n <= file_size => {
-                let n = n.max(4);
-                let t = &data[str_off as usize..(str_off + n) as usize];
-                if n > 4 && t[t.len() - 1] != 0 {
-                    None
-                } else {
-                    Some(t)
-                }
-            }
-            _ => None,
-        }
-    } else {
-        None
-    };
+    let coff = CoffFile::parse_with(data, SymbolTableCheck::Start).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    for i in 0..nsections {
-        let at = (table + i * SECTION) as usize;
-        let raw = &data[at..at + 8];
-        let name = raw.split(|&c| c == 0).next().unwrap_or(&[]);
-        let name: &[u8] = if let Some(rest) = name.strip_prefix(b"/") {
-            let offset = if let Some(b64) = rest.strip_prefix(b"/") {
-                base64_offset(b64)
-            } else {
-                decimal_offset(rest)
-            }
-            .ok_or_else(|| "invalid section name".to_string())?;
-            let t = match strings {
-                Some(t) if t.len() > 4 => t,
-                _ => return Err("string table empty".to_string()),
-            };
-            if offset as usize >= t.len() {
-                return Err(eof());
-            }
-            let s = &t[offset as usize..];
-            s.split(|&c| c == 0).next().unwrap_or(&[])
-        } else {
-            name
-        };
+    for i in 0..coff.section_count() {
+        let name = coff.section_name(i).map_err(|e| e.to_string())?;
         if !name.starts_with(COFF_SECTION_PREFIX) {
             continue;
         }
-        let size = u64::from(le32(data, at + 16));
-        let pointer = u64::from(le32(data, at + 20));
-        if pointer == 0 {
-            out.push((0, 0));
-            continue;
-        }
-        if pointer + size > file_size {
-            return Err(eof());
-        }
-        out.push((pointer as usize, (pointer + size) as usize));
+        let h = coff.section_header(i).map_err(|e| e.to_string())?;
+        let contents = coff.section_contents(i).map_err(|e| e.to_string())?;
+        let start = if contents.is_empty() {
+            0
+        } else {
+            h.pointer_to_raw_data as usize
+        };
+        out.push((start, start + contents.len()));
     }
     Ok(out)
 }
@@ -647,54 +319,54 @@ mod tests {
 
     #[test]
     fn magic_sniffing_follows_llvm() {
-        let cases: &[(&[u8], FileKind)] = &[
-            (b"\x10\xff\x10\xad....", FileKind::OffloadBinary),
-            (b"\x10\xff\x10", FileKind::Other),
-            (b"BC\xc0\xde", FileKind::Bitcode),
-            (b"\xde\xc0\x17\x0b", FileKind::Bitcode),
-            (b"!<arch>\n", FileKind::Archive),
-            (b"!<thin>\n", FileKind::Archive),
-            (b"<bigaf>\n", FileKind::Archive),
+        let cases: &[(&[u8], Container)] = &[
+            (b"\x10\xff\x10\xad....", Container::OffloadBinary),
+            (b"\x10\xff\x10", Container::Other),
+            (b"BC\xc0\xde", Container::Bitcode),
+            (b"\xde\xc0\x17\x0b", Container::Bitcode),
+            (b"!<arch>\n", Container::Archive),
+            (b"!<thin>\n", Container::Archive),
+            (b"<bigaf>\n", Container::Archive),
             (
                 b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x01\0",
-                FileKind::Elf,
+                Container::Elf,
             ),
             (
                 b"\x7fELF\x02\x02\x01\0\0\0\0\0\0\0\0\0\0\x03",
-                FileKind::Elf,
+                Container::Elf,
             ),
             // Core files and short ELF headers hold nothing.
             (
                 b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x04\0",
-                FileKind::Other,
+                Container::Other,
             ),
             (
                 b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x01",
-                FileKind::Other,
+                Container::Other,
             ),
-            (b"\x64\x86\0\0", FileKind::Coff),
-            (b"\x64\xaa\0\0", FileKind::Coff),
-            (b"\x4c\x01\0\0", FileKind::Coff),
-            (b"\x4c\x02\0\0", FileKind::Coff),
-            (b"\x90\x01\0\0", FileKind::Other),
-            (b"\x50\xed\x55\xba", FileKind::Other),
-            (b"\x41\xa6\0\0", FileKind::Coff),
-            (b"\0\0\0\0", FileKind::Coff),
-            (b"\0\0\xff\xff\0\0", FileKind::Other),
-            (b"\0asm\x01\0\0\0", FileKind::Other),
-            (b"MZ\0\0", FileKind::Other),
-            (b"text", FileKind::Other),
+            (b"\x64\x86\0\0", Container::Coff),
+            (b"\x64\xaa\0\0", Container::Coff),
+            (b"\x4c\x01\0\0", Container::Coff),
+            (b"\x4c\x02\0\0", Container::Coff),
+            (b"\x90\x01\0\0", Container::Other),
+            (b"\x50\xed\x55\xba", Container::Other),
+            (b"\x41\xa6\0\0", Container::Coff),
+            (b"\0\0\0\0", Container::Coff),
+            (b"\0\0\xff\xff\0\0", Container::Other),
+            (b"\0asm\x01\0\0\0", Container::Other),
+            (b"MZ\0\0", Container::Other),
+            (b"text", Container::Other),
         ];
         for (data, kind) in cases {
-            assert_eq!(identify(data), *kind, "{data:?}");
+            assert_eq!(container_of(data), *kind, "{data:?}");
         }
     }
 
     #[test]
     fn coff_header_checks() {
         assert_eq!(
-            coff_open_error(&[0x64, 0x86, 0, 0]),
-            Some(EOF_TEXT.to_string())
+            coff_offloading_sections(&[0x64, 0x86, 0, 0]),
+            Err(EOF_TEXT.to_string())
         );
         // One section announced, none present.
         let mut h = vec![0u8; 20];

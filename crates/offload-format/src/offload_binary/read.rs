@@ -11,6 +11,7 @@
 //! upstream LLVM: several entries per binary, string entries with value
 //! sizes, and for version 3 an optional zlib or zstd compressed body.
 
+use crate::bytes::{Bytes, Endian};
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
@@ -238,22 +239,26 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-fn u16_at(b: &[u8], at: u64) -> u16 {
-    let at = at as usize;
-    u16::from_le_bytes([b[at], b[at + 1]])
+/// Fields of a binary whose bounds the header checks have established; a
+/// miss (which those checks rule out) reads as a truncated header rather
+/// than a panic.
+fn u16_at(b: &[u8], at: u64) -> Result<u16, ReadErrorKind> {
+    Bytes::new(b).u16_at(at, Endian::Little).ok_or(TRUNCATED)
 }
-fn u32_at(b: &[u8], at: u64) -> u32 {
-    let at = at as usize;
-    let mut w = [0; 4];
-    w.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(w)
+fn u32_at(b: &[u8], at: u64) -> Result<u32, ReadErrorKind> {
+    Bytes::new(b).u32_at(at, Endian::Little).ok_or(TRUNCATED)
 }
-fn u64_at(b: &[u8], at: u64) -> u64 {
-    let at = at as usize;
-    let mut w = [0; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
+fn u64_at(b: &[u8], at: u64) -> Result<u64, ReadErrorKind> {
+    Bytes::new(b).u64_at(at, Endian::Little).ok_or(TRUNCATED)
 }
+/// `b[start..end]` for a range the checks have established.
+fn range(b: &[u8], start: u64, end: u64) -> Result<&[u8], ReadErrorKind> {
+    end.checked_sub(start)
+        .and_then(|len| Bytes::new(b).slice(start, len))
+        .ok_or(TRUNCATED)
+}
+
+const TRUNCATED: ReadErrorKind = ReadErrorKind::InvalidData(InvalidReason::Truncated);
 
 use EofReason as E;
 use ReadErrorKind as K;
@@ -284,7 +289,7 @@ pub fn parse_binaries(blob: &[u8]) -> Result<Vec<Binary<'_>>, ReadError> {
 pub fn parse_one(blob: &[u8], at: u64) -> Result<(Vec<Binary<'_>>, u64), ReadError> {
     let rest = blob.get(at as usize..).unwrap_or(&[]);
     let err = |kind| ReadError { offset: at, kind };
-    if rest.len() < 8 || rest[..4] != MAGIC {
+    if rest.len() < 8 || !rest.starts_with(&MAGIC) {
         // LLVM 22 checks the minimum size before the magic; both are
         // "invalid data", so only the reason differs.
         let reason = if (rest.len() as u64) < HEADER_SIZE + ENTRY_SIZE {
@@ -294,10 +299,10 @@ pub fn parse_one(blob: &[u8], at: u64) -> Result<(Vec<Binary<'_>>, u64), ReadErr
         };
         return Err(err(invalid(reason)));
     }
-    match u32_at(rest, 4) {
+    match u32_at(rest, 4).map_err(err)? {
         1 => {
             let b = parse_v1(rest, at).map_err(err)?;
-            let size = u64_at(rest, 8);
+            let size = u64_at(rest, 8).map_err(err)?;
             Ok((vec![b], at + size))
         }
         v @ (2 | 3) => {
@@ -318,20 +323,20 @@ fn check_v1(h: &[u8], limit: u64) -> Result<(), ReadErrorKind> {
     if limit < HEADER_SIZE + ENTRY_SIZE {
         return Err(invalid(InvalidReason::Truncated));
     }
-    let size = u64_at(h, 8);
+    let size = u64_at(h, 8)?;
     if size > limit {
         return Err(eof(E::SizePastEnd));
     }
     if size < ENTRY_SIZE {
         return Err(eof(E::SizeTooSmall));
     }
-    let entry_offset = u64_at(h, 16);
-    let entry_size = u64_at(h, 24);
+    let entry_offset = u64_at(h, 16)?;
+    let entry_size = u64_at(h, 24)?;
     if entry_offset > size - ENTRY_SIZE || entry_size > size - HEADER_SIZE {
         return Err(eof(E::EntriesPastEnd));
     }
-    let image_offset = u64_at(h, entry_offset + 24);
-    let string_offset = u64_at(h, entry_offset + 8);
+    let image_offset = u64_at(h, entry_offset + 24)?;
+    let string_offset = u64_at(h, entry_offset + 8)?;
     if image_offset > limit {
         return Err(eof(E::ImageOffsetPastEnd));
     }
@@ -359,7 +364,7 @@ fn image_of(bin: &[u8], offset: u64, len: u64) -> Result<&[u8], ReadErrorKind> {
     offset
         .checked_add(len)
         .filter(|&end| end <= bin.len() as u64)
-        .map(|end| &bin[offset as usize..end as usize])
+        .and_then(|end| range(bin, offset, end).ok())
         .ok_or(K::ImagePastEnd {
             offset,
             len,
@@ -377,12 +382,12 @@ fn insert<'a>(strings: &mut Vec<StringPair<'a>>, k: &'a [u8], v: &'a [u8]) {
 
 fn parse_v1(rest: &[u8], at: u64) -> Result<Binary<'_>, ReadErrorKind> {
     check_v1(rest, rest.len() as u64)?;
-    let size = u64_at(rest, 8);
+    let size = u64_at(rest, 8)?;
     check_v1(rest, size)?;
-    let bin = &rest[..size as usize];
-    let entry = u64_at(bin, 16);
-    let string_offset = u64_at(bin, entry + 8);
-    let count = u64_at(bin, entry + 16);
+    let bin = range(rest, 0, size)?;
+    let entry = u64_at(bin, 16)?;
+    let string_offset = u64_at(bin, entry + 8)?;
+    let count = u64_at(bin, entry + 16)?;
     let table_end = count
         .checked_mul(STRING_ENTRY_SIZE_V1)
         .and_then(|n| n.checked_add(string_offset))
@@ -397,18 +402,18 @@ fn parse_v1(rest: &[u8], at: u64) -> Result<Binary<'_>, ReadErrorKind> {
     let mut strings = Vec::new();
     for i in 0..count {
         let e = string_offset + i * STRING_ENTRY_SIZE_V1;
-        let k = c_string(bin, u64_at(bin, e))?;
-        let v = c_string(bin, u64_at(bin, e + 8))?;
+        let k = c_string(bin, u64_at(bin, e)?)?;
+        let v = c_string(bin, u64_at(bin, e + 8)?)?;
         insert(&mut strings, k, v);
     }
-    let image = image_of(bin, u64_at(bin, entry + 24), u64_at(bin, entry + 32))?;
+    let image = image_of(bin, u64_at(bin, entry + 24)?, u64_at(bin, entry + 32)?)?;
     Ok(Binary {
         version: 1,
         offset: at,
         index: 0,
-        image_kind: ImageKind(u16_at(bin, entry)),
-        offload_kind: OffloadKind(u16_at(bin, entry + 2)),
-        flags: u32_at(bin, entry + 4),
+        image_kind: ImageKind(u16_at(bin, entry)?),
+        offload_kind: OffloadKind(u16_at(bin, entry + 2)?),
+        flags: u32_at(bin, entry + 4)?,
         strings,
         image: Cow::Borrowed(image),
     })
@@ -420,7 +425,7 @@ fn check_multi(h: &[u8], limit: u64, allow_compressed: bool) -> Result<bool, Rea
     if limit < HEADER_SIZE_V3 {
         return Err(invalid(InvalidReason::Truncated));
     }
-    let size = u64_at(h, 8);
+    let size = u64_at(h, 8)?;
     if size > limit || size < HEADER_SIZE_V3 {
         return Err(eof(if size > limit {
             E::SizePastEnd
@@ -428,11 +433,11 @@ fn check_multi(h: &[u8], limit: u64, allow_compressed: bool) -> Result<bool, Rea
             E::SizeTooSmall
         }));
     }
-    if allow_compressed && u32_at(h, 4) >= 3 && u64_at(h, 32) != 0 {
+    if allow_compressed && u32_at(h, 4)? >= 3 && u64_at(h, 32)? != 0 {
         return Ok(true);
     }
-    let entries_offset = u64_at(h, 16);
-    let count = u64_at(h, 24);
+    let entries_offset = u64_at(h, 16)?;
+    let count = u64_at(h, 24)?;
     let entries = count
         .checked_mul(ENTRY_SIZE)
         .ok_or(eof(E::EntriesPastEnd))?;
@@ -444,13 +449,13 @@ fn check_multi(h: &[u8], limit: u64, allow_compressed: bool) -> Result<bool, Rea
 
 /// Decompresses a version 3 body into a complete uncompressed binary.
 fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
-    let size = u64_at(bin, 8);
-    let entries_offset = u64_at(bin, 16);
-    let inflated = u64_at(bin, 32);
+    let size = u64_at(bin, 8)?;
+    let entries_offset = u64_at(bin, 16)?;
+    let inflated = u64_at(bin, 32)?;
     if entries_offset > size || inflated < entries_offset {
         return Err(eof(E::BadCompressedHeader));
     }
-    let packed = &bin[entries_offset as usize..size as usize];
+    let packed = range(bin, entries_offset, size)?;
     let body_size = inflated - entries_offset;
     // Never trust the recorded size for an allocation: read at most one byte
     // more than announced, growing the buffer as data actually arrives.
@@ -472,7 +477,7 @@ fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
     }
     let head = (entries_offset as usize).min(HEADER_SIZE_V3 as usize);
     let mut out = Vec::with_capacity(entries_offset as usize + body.len());
-    out.extend_from_slice(&bin[..head]);
+    out.extend_from_slice(range(bin, 0, head as u64)?);
     out.resize(entries_offset as usize, 0);
     // The restored header: full size, no longer compressed.
     if out.len() >= 16 {
@@ -491,8 +496,8 @@ fn parse_multi(
     version: u32,
 ) -> Result<(Vec<Binary<'_>>, u64), ReadErrorKind> {
     let compressed = check_multi(rest, rest.len() as u64, true)?;
-    let size = u64_at(rest, 8);
-    let bin = &rest[..size as usize];
+    let size = u64_at(rest, 8)?;
+    let bin = range(rest, 0, size)?;
     check_multi(bin, size, true)?;
     if compressed {
         let owned = inflate(bin)?;
@@ -506,14 +511,14 @@ fn parse_multi(
 
 fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, ReadErrorKind> {
     let size = bin.len() as u64;
-    let entries_offset = u64_at(bin, 16);
-    let count = u64_at(bin, 24);
+    let entries_offset = u64_at(bin, 16)?;
+    let count = u64_at(bin, 24)?;
     let mut out = Vec::new();
     for index in 0..count {
         let e = entries_offset + index * ENTRY_SIZE;
-        let string_offset = u64_at(bin, e + 8);
-        let n = u64_at(bin, e + 16);
-        let image_offset = u64_at(bin, e + 24);
+        let string_offset = u64_at(bin, e + 8)?;
+        let n = u64_at(bin, e + 16)?;
+        let image_offset = u64_at(bin, e + 24)?;
         if image_offset > size {
             return Err(eof(E::ImageOffsetPastEnd));
         }
@@ -538,13 +543,13 @@ fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, R
         let mut strings = Vec::new();
         for i in 0..n {
             let s = string_offset + i * STRING_ENTRY_SIZE_V2;
-            let k = c_string(bin, u64_at(bin, s))?;
-            let value_offset = u64_at(bin, s + 8);
-            let value_len = u64_at(bin, s + 16);
+            let k = c_string(bin, u64_at(bin, s)?)?;
+            let value_offset = u64_at(bin, s + 8)?;
+            let value_len = u64_at(bin, s + 16)?;
             let v = value_offset
                 .checked_add(value_len)
                 .filter(|&end| end <= size)
-                .map(|end| &bin[value_offset as usize..end as usize])
+                .and_then(|end| range(bin, value_offset, end).ok())
                 .ok_or(K::StringPastEnd {
                     offset: value_offset,
                     len: Some(value_len),
@@ -552,14 +557,14 @@ fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, R
                 })?;
             insert(&mut strings, k, v);
         }
-        let image = image_of(bin, image_offset, u64_at(bin, e + 32))?;
+        let image = image_of(bin, image_offset, u64_at(bin, e + 32)?)?;
         out.push(Binary {
             version,
             offset: at,
             index,
-            image_kind: ImageKind(u16_at(bin, e)),
-            offload_kind: OffloadKind(u16_at(bin, e + 2)),
-            flags: u32_at(bin, e + 4),
+            image_kind: ImageKind(u16_at(bin, e)?),
+            offload_kind: OffloadKind(u16_at(bin, e + 2)?),
+            flags: u32_at(bin, e + 4)?,
             strings,
             image: Cow::Borrowed(image),
         });

@@ -32,6 +32,8 @@ pub use writer::{Bitcode, WriteError};
 
 use std::fmt;
 
+use crate::bytes::{Bytes, Endian};
+
 /// The offload kinds `llvm-offload-wrapper` wraps for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OffloadKind {
@@ -114,8 +116,7 @@ impl From<WriteError> for WrapError {
 const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];
 
 fn read_u64(data: &[u8], at: usize) -> Option<u64> {
-    data.get(at..at.checked_add(8)?)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    Bytes::new(data).u64_at(at as u64, Endian::Little)
 }
 
 /// Where the device code lies inside an OpenMP input.

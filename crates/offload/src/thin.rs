@@ -1,0 +1,458 @@
+//! `offload thin`: rewriting every bundle of a file without the entries of
+//! unwanted targets, in place (see docs/tools/offload.md, "Thinning").
+//!
+//! The walk of `offload ls` finds the containers and their entries; the
+//! format library rewrites each one in its own space
+//! ([`offload_format::thin`]); the output is the input with those ranges
+//! replaced. Unchanged ranges are copied by the kernel from the mapped
+//! input, the freed space is left as a hole (zero bytes), so the work is
+//! about that of `cp` plus the rewritten bundles.
+
+use std::collections::HashSet;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use offload_cli::diag::{os_error_text, Diag};
+use offload_cli::fsio::{self, OutputFile, Outputs};
+use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
+
+use crate::cli::ThinArgs;
+use crate::extract::Request;
+use crate::model::{Entry, Node, NodeKind};
+use crate::walk::Walker;
+
+/// One `--keep` / `--drop` value.
+#[derive(Debug)]
+enum Selector {
+    /// A bare AMDGPU processor (`gfx90a`): every entry for it, whatever
+    /// its features.
+    Processor(String),
+    /// Anything else, matched as `offload extract --target` matches.
+    Request(Request),
+}
+
+impl Selector {
+    fn parse(text: &str) -> Selector {
+        match Request::parse(text) {
+            Request::TargetId(t) if !t.contains(':') => Selector::Processor(t),
+            r => Selector::Request(r),
+        }
+    }
+
+    fn matches(&self, e: &Entry) -> bool {
+        match self {
+            Selector::Processor(p) => e
+                .target_id
+                .as_deref()
+                .is_some_and(|t| t.split(':').next() == Some(p.as_str())),
+            Selector::Request(r) => r.matches(e, false),
+        }
+    }
+}
+
+/// The `--keep` and `--drop` selections.
+struct Selection {
+    keep: Vec<(String, Selector)>,
+    drop: Vec<Selector>,
+}
+
+impl Selection {
+    /// Whether `e` goes: host entries never; entries a `--drop` names;
+    /// entries for a processor no `--keep` names. Entries for no processor
+    /// (an OpenMP image for the host's triple, `generic`, SPIR-V) stay
+    /// unless dropped.
+    fn drops(&self, e: &Entry) -> bool {
+        if e.kind.as_deref() == Some("host") {
+            return false;
+        }
+        if self.drop.iter().any(|s| s.matches(e)) {
+            return true;
+        }
+        let has_target = e
+            .target_id
+            .as_deref()
+            .is_some_and(|t| !t.is_empty() && t != "generic");
+        has_target && !self.keep.is_empty() && !self.keep.iter().any(|(_, s)| s.matches(e))
+    }
+}
+
+/// What happens to one container.
+enum Plan {
+    /// Rewrite the container at this offset of the file, this long.
+    Rewrite {
+        kind: Kind,
+        offset: u64,
+        size: u64,
+        name: String,
+        drop: HashSet<String>,
+    },
+    /// Left as it is, and why.
+    Leave { name: String, why: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bundle,
+    Ccob,
+    OffloadBinaries,
+}
+
+/// Whether the object a node lies in is linked (an executable or shared
+/// library: its offload binaries are referenced by address).
+fn is_linked(detail: Option<&str>) -> bool {
+    match detail {
+        Some(d) => !(d.contains("relocatable") || d == "COFF" || d == "archive"),
+        None => false,
+    }
+}
+
+/// Finds the containers of `root` to rewrite.
+fn plan(root: &Node, sel: &Selection) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    plan_node(root, &root.file, sel, None, &mut plans);
+    plans
+}
+
+fn dropped_ids(entries: &[Entry], sel: &Selection) -> HashSet<String> {
+    entries
+        .iter()
+        .filter(|e| sel.drops(e))
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+fn plan_node(node: &Node, file: &Path, sel: &Selection, object: Option<&str>, out: &mut Vec<Plan>) {
+    let object = match node.kind {
+        NodeKind::File | NodeKind::Member => node.detail.as_deref().or(object),
+        _ => object,
+    };
+    if node.file != file {
+        if node.kind == NodeKind::Member && node.is_interesting() {
+            out.push(Plan::Leave {
+                name: node.name.clone(),
+                why: format!("thin archive member: thin {} itself", node.file.display()),
+            });
+        }
+        return;
+    }
+    // A section (or file) of offload binaries is rewritten as a whole.
+    let binaries: Vec<&Node> = node
+        .children
+        .iter()
+        .filter(|c| c.kind == NodeKind::OffloadBinary)
+        .collect();
+    if !binaries.is_empty() {
+        let entries: Vec<Entry> = binaries
+            .iter()
+            .flat_map(|b| b.entries.iter().cloned())
+            .collect();
+        let drop = dropped_ids(&entries, sel);
+        if !drop.is_empty() {
+            let name = if node.kind == NodeKind::Section {
+                format!("section {}", node.name)
+            } else {
+                "offload binaries".to_owned()
+            };
+            if is_linked(object) {
+                out.push(Plan::Leave {
+                    name,
+                    why: "the images of a linked program are registered by address; \
+                          thin its objects before linking"
+                        .to_owned(),
+                });
+            } else if let (Some(offset), Some(size)) = (node.offset, node.size) {
+                out.push(Plan::Rewrite {
+                    kind: Kind::OffloadBinaries,
+                    offset,
+                    size,
+                    name,
+                    drop,
+                });
+            }
+        }
+    }
+    for c in &node.children {
+        match c.kind {
+            NodeKind::Bundle | NodeKind::Ccob => {
+                let drop = dropped_ids(&c.entries, sel);
+                if drop.is_empty() {
+                    continue;
+                }
+                match (c.offset, c.size) {
+                    (Some(offset), Some(size)) => out.push(Plan::Rewrite {
+                        kind: if c.kind == NodeKind::Bundle {
+                            Kind::Bundle
+                        } else {
+                            Kind::Ccob
+                        },
+                        offset,
+                        size,
+                        name: c.name.clone(),
+                        drop,
+                    }),
+                    _ => out.push(Plan::Leave {
+                        name: c.name.clone(),
+                        why: "not stored contiguously in the file (inside bitcode)".to_owned(),
+                    }),
+                }
+            }
+            NodeKind::OffloadBinary => {}
+            NodeKind::ObjectBundle | NodeKind::TextBundle | NodeKind::Fatbin => {
+                if !dropped_ids(&c.entries, sel).is_empty() {
+                    out.push(Plan::Leave {
+                        name: c.name.clone(),
+                        why: format!("{} containers are not thinned", c.kind.name()),
+                    });
+                }
+            }
+            NodeKind::File | NodeKind::Member | NodeKind::Section | NodeKind::Bitcode => {
+                plan_node(c, file, sel, object, out)
+            }
+        }
+    }
+}
+
+/// Totals of one file.
+#[derive(Default)]
+struct Totals {
+    rewritten: usize,
+    entries_dropped: usize,
+    bytes_freed: u64,
+}
+
+/// `offload thin`.
+pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let sel = Selection {
+        keep: args
+            .keep
+            .iter()
+            .map(|k| (k.clone(), Selector::parse(k)))
+            .collect(),
+        drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
+    };
+    let mut outputs = Outputs::new();
+    let mut report = String::new();
+    for file in &args.files {
+        let target = match (&args.output, args.in_place) {
+            (Some(o), _) => Some(o.clone()),
+            (None, true) => Some(file.clone()),
+            (None, false) => None,
+        };
+        let target = if args.dry_run { None } else { target };
+        if let Err(e) = thin_file(
+            file,
+            target.as_deref(),
+            &sel,
+            args,
+            &mut outputs,
+            &mut report,
+        ) {
+            diag.error(e);
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Err(e) = outputs.commit() {
+        diag.error(format!("writing the outputs: {}", os_error_text(&e)));
+        return ExitCode::FAILURE;
+    }
+    crate::write_stdout(report.as_bytes(), diag)
+}
+
+fn thin_file(
+    file: &Path,
+    target: Option<&Path>,
+    sel: &Selection,
+    args: &ThinArgs,
+    outputs: &mut Outputs,
+    report: &mut String,
+) -> Result<(), String> {
+    let shown = file.display();
+    let root = Walker::default().file(file);
+    let mut damage = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        for d in &path[path.len() - 1].damage {
+            damage.push(d.message.clone());
+        }
+    });
+    if let Some(first) = damage.first() {
+        return Err(format!(
+            "{shown}: not thinned, it holds damage ({first}; `offload ls` lists all {})",
+            damage.len()
+        ));
+    }
+    // Every --keep must name something the file has.
+    let mut all = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        all.extend(path[path.len() - 1].entries.iter().cloned());
+    });
+    for (text, s) in &sel.keep {
+        let targeted = all.iter().any(|e| {
+            e.target_id
+                .as_deref()
+                .is_some_and(|t| !t.is_empty() && t != "generic")
+        });
+        if targeted && !all.iter().any(|e| s.matches(e)) {
+            return Err(format!(
+                "{shown}: --keep {text} matches no entry (`offload ls {shown}` lists them)"
+            ));
+        }
+    }
+    let plans = plan(&root, sel);
+    let input = fsio::read_input(file.as_os_str())
+        .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
+    let mut out = match target {
+        Some(t) => {
+            let i = outputs
+                .create(t.as_os_str(), false)
+                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            if let Ok(md) = std::fs::metadata(file) {
+                if let Ok(Some(f)) = outputs.file(i).seekable_file() {
+                    let _ = f.set_permissions(md.permissions());
+                }
+            }
+            Some((i, t.to_path_buf()))
+        }
+        None => None,
+    };
+    let header = match (&out, args.dry_run) {
+        (_, true) => format!("{shown} (dry run)\n"),
+        (Some((_, t)), false) => format!("{shown} -> {}\n", t.display()),
+        (None, false) => format!("{shown}\n"),
+    };
+    report.push_str(&header);
+    let mut totals = Totals::default();
+    let mut pos = 0u64;
+    let mut containers = 0usize;
+    for p in &plans {
+        let (kind, offset, size, name, drop) = match p {
+            Plan::Leave { name, why } => {
+                report.push_str(&format!("  {name}: left alone: {why}\n"));
+                continue;
+            }
+            Plan::Rewrite {
+                kind,
+                offset,
+                size,
+                name,
+                drop,
+            } => (*kind, *offset, *size, name, drop),
+        };
+        containers += 1;
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(offset + size).ok())
+            .and_then(|(a, b)| input.get(a..b).map(|d| (a, b, d)));
+        let Some((lo, hi, data)) = range else {
+            return Err(format!("{shown}: {name}: outside the file"));
+        };
+        if offset < pos {
+            return Err(format!("{shown}: {name}: overlaps the container before it"));
+        }
+        let result = match kind {
+            Kind::Bundle => rewrite::bundle(data, &mut |id| {
+                !drop.contains(&*String::from_utf8_lossy(id))
+            }),
+            Kind::Ccob => rewrite::ccob(
+                data,
+                &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
+                args.compression_level,
+            ),
+            Kind::OffloadBinaries => {
+                rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
+            }
+        };
+        let thinned = match result {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(
+                e @ (ThinError::Grows { .. }
+                | ThinError::SharedBinary { .. }
+                | ThinError::NothingLeft),
+            ) => {
+                report.push_str(&format!("  {name}: left alone: {e}\n"));
+                continue;
+            }
+            Err(ThinError::Read(e)) => return Err(format!("{shown}: {name}: {e}")),
+        };
+        let freed = size - thinned.used;
+        let ids: Vec<&str> = thinned.dropped.iter().map(|d| d.id.as_str()).collect();
+        report.push_str(&format!(
+            "  {name} @ {offset:#x}: dropped {} of {} entries ({}), {freed} bytes freed\n",
+            thinned.dropped.len(),
+            thinned.dropped.len() + thinned.kept.len(),
+            ids.join(", "),
+        ));
+        totals.rewritten += 1;
+        totals.entries_dropped += thinned.dropped.len();
+        totals.bytes_freed += freed;
+        if let Some((i, t)) = &out {
+            let f = outputs.file(*i);
+            let write = |f: &mut OutputFile| -> io::Result<()> {
+                f.write_all(&input[pos as usize..lo])?;
+                write_pieces(f, &thinned)
+            };
+            write(f).map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        }
+        pos = hi as u64;
+        input.release(lo..hi);
+    }
+    if let Some((i, t)) = out.take() {
+        let f = outputs.file(i);
+        let finish = |f: &mut OutputFile| -> io::Result<()> {
+            f.write_all(&input[pos as usize..])?;
+            if let Some(file) = f.seekable_file()? {
+                // A hole at the very end needs the length set.
+                file.set_len(input.len() as u64)?;
+            }
+            Ok(())
+        };
+        finish(f).map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        outputs
+            .finish(i)
+            .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+    }
+    let len = input.len().max(1) as f64;
+    report.push_str(&format!(
+        "  {} of {containers} containers rewritten, {} entries dropped, {} bytes freed ({:.1}% of {} bytes)\n",
+        totals.rewritten,
+        totals.entries_dropped,
+        totals.bytes_freed,
+        totals.bytes_freed as f64 * 100.0 / len,
+        input.len()
+    ));
+    Ok(())
+}
+
+/// Writes a rewritten container at the output's position; zero runs
+/// become holes where the output can seek.
+fn write_pieces(f: &mut OutputFile, t: &Thinned<'_>) -> io::Result<()> {
+    for p in &t.pieces {
+        match p {
+            Piece::Bytes(b) => f.write_all(b)?,
+            Piece::Input(b) => f.write_all(b)?,
+            Piece::Zeros(n) => match f.seekable_file()? {
+                Some(file) => {
+                    let n = i64::try_from(*n).map_err(io::Error::other)?;
+                    file.seek(SeekFrom::Current(n))?;
+                }
+                None => offload_format::bundle::write_zeros(f, *n)?,
+            },
+        }
+    }
+    Ok(())
+}
+
+/// The usage checks clap cannot express.
+pub fn check_usage(args: &ThinArgs) -> Result<(), String> {
+    if args.keep.is_empty() && args.drop.is_empty() {
+        return Err("say what to keep (--keep) or drop (--drop)".to_owned());
+    }
+    if !args.dry_run && args.output.is_none() && !args.in_place {
+        return Err("say where to write: -o FILE, --in-place, or --dry-run".to_owned());
+    }
+    if args.output.is_some() && args.files.len() > 1 {
+        return Err("-o writes one file; give one input, or use --in-place".to_owned());
+    }
+    Ok(())
+}

@@ -1,0 +1,17 @@
+//! The examples of `offload thin --help`.
+
+/// Shown after the options.
+pub const AFTER_HELP: &str = "\
+Examples:
+  offload thin --keep gfx90a -o lib-gfx90a.so lib.so     one GPU's code, every xnack/sramecc variant
+  offload thin --keep gfx942 --keep gfx90a --in-place *.so
+  offload thin --drop gfx803 --dry-run lib.so            what would go, and the bytes freed
+  offload thin --keep gfx90a:xnack- -o app.thin app     by target ID, as the bundler matches
+
+Every bundle (uncompressed, or compressed CCOB v1-v3) in executables,
+shared libraries, objects and archives is rewritten at its offset without
+the dropped entries; compressed bundles are compressed again as LLVM 22's
+bundler would (same version and method). The space freed is zero-filled,
+so no address in a linked file moves. Offload binaries (.llvm.offloading)
+are thinned in objects and archives. Host entries are always kept. Outputs
+are written together or not at all.";
