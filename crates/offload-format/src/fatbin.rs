@@ -39,8 +39,6 @@
 //! damaged container does not hide the others. Nothing is decompressed:
 //! compressed payloads are handed out as stored.
 
-use std::fmt;
-
 use crate::bytes::{Bytes, Endian};
 
 /// The container magic (`50 ED 55 BA` in the file).
@@ -179,20 +177,7 @@ impl Container<'_> {
     }
 }
 
-/// Damage found while scanning.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Damage {
-    /// Offset in the scanned input where it was found.
-    pub offset: usize,
-    /// What is wrong.
-    pub what: String,
-}
-
-impl fmt::Display for Damage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at offset {}: {}", self.offset, self.what)
-    }
-}
+pub use crate::hip_fatbin::Damage;
 
 /// What [`scan`] found, in input order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

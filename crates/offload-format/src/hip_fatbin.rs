@@ -53,7 +53,7 @@ pub struct Item<'a> {
     pub size_inferred: bool,
 }
 
-/// Damage found in a region.
+/// Damage found in a region (or in an NVIDIA fat binary, [`crate::fatbin`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
     /// Offset in the region.
@@ -436,14 +436,14 @@ pub struct Wrapper {
 /// `pointer_size` (4 or 8) bytes, little-endian unless `big_endian`.
 /// Records without the magic are skipped.
 pub fn parse_wrappers(section: &[u8], pointer_size: usize, big_endian: bool) -> Vec<Wrapper> {
-    let record = 8 + 2 * pointer_size;
-    let bytes = Bytes::new(section);
-    let endian = Endian::from_big(big_endian);
-    let u32_at = |at: usize| bytes.u32_at(at as u64, endian);
-    let ptr_at = |at: usize| bytes.word_at(at as u64, pointer_size == 8, endian);
     if pointer_size != 4 && pointer_size != 8 {
         return Vec::new();
     }
+    let record = 8 + 2 * pointer_size;
+    let b = Bytes::new(section);
+    let e = Endian::from_big(big_endian);
+    let u32_at = |at: usize| b.u32_at(at as u64, e);
+    let ptr_at = |at: usize| b.word_at(at as u64, pointer_size == 8, e);
     let mut out = Vec::new();
     let mut at = 0;
     while at + record <= section.len() {
