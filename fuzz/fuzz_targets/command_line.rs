@@ -13,62 +13,52 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
 use arbitrary::Arbitrary;
-use clap::{ArgAction, Parser};
 use libfuzzer_sys::fuzz_target;
-use offload_cli::cl::{parse_to, HelpKind, Spec};
+use offload_cli::cl::parse_to;
+use offload_cli::cl::table::{
+    choice, flag, int, string, uint, Dialect, Manual, Opt, Tool, HELP, VERSION,
+};
 
-/// The option kinds of the tools' own definitions.
-#[derive(Parser, Debug)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-#[allow(dead_code)]
-struct Args {
-    #[arg(long = "type", required = true)]
-    file_type: String,
-    #[arg(long = "targets", value_delimiter = ',', action = ArgAction::Append)]
-    targets: Vec<String>,
-    #[arg(long = "input", action = ArgAction::Append)]
-    input: Vec<OsString>,
-    #[arg(long = "o")]
-    output: Option<OsString>,
-    #[arg(long = "kind", value_parser = ["openmp", "cuda", "hip"])]
-    kind: Option<String>,
-    #[arg(long = "unbundle", action = ArgAction::SetTrue)]
-    unbundle: bool,
-    #[arg(long = "###", action = ArgAction::SetTrue)]
-    print_commands: bool,
-    #[arg(long = "bundle-align", default_value_t = 1)]
-    bundle_align: u32,
-    #[arg(long = "compress")]
-    compress: Option<bool>,
-    #[arg(long = "compression-level")]
-    compression_level: Option<i32>,
-    #[arg(long = "h", action = ArgAction::SetTrue)]
-    h: bool,
-    positional: Vec<OsString>,
-}
-
-fn help(_: HelpKind, prog: &str) -> String {
-    format!("USAGE: {prog} [options]\n")
-}
-
-fn version() -> String {
-    "fuzz version\n".into()
-}
-
-const SUGGEST: &[&str] = &[
-    "help",
-    "type",
-    "targets",
-    "input",
-    "o",
-    "kind",
-    "unbundle",
-    "###",
-    "bundle-align",
-    "compress",
-    "compression-level",
-    "version",
+/// The option kinds of the tools' own tables.
+const OPTIONS: &[Opt] = &[
+    HELP.rank(0),
+    string("type", "string", "").required().rank(1),
+    string("targets", "string", "").comma().rank(2),
+    string("input", "string", "").multi().rank(3),
+    string("o", "file", "").rank(4),
+    choice("kind", &[("openmp", ""), ("cuda", ""), ("hip", "")], "").rank(5),
+    flag("unbundle", "").rank(6),
+    flag("###", "").rank(7),
+    uint("bundle-align", "uint", "").rank(8),
+    flag("compress", "").rank(9),
+    int("compression-level", "n", "").rank(10),
+    VERSION.rank(11),
+    flag("h", "").never_shown(),
 ];
+
+const fn tool(dialect: Dialect) -> Tool {
+    Tool {
+        name: "tool",
+        overview: "fuzz",
+        positional: Some(offload_cli::cl::table::Positional {
+            help: "<file>",
+            min: 0,
+            max: None,
+        }),
+        options: OPTIONS,
+        version: "fuzz version\n",
+        dialect,
+        empty_categories: &[],
+        manual: Manual {
+            summary: "",
+            description: "",
+            see_also: &[],
+        },
+    }
+}
+
+static LLVM22: Tool = tool(Dialect::Llvm22);
+static LLVM14: Tool = tool(Dialect::Llvm14);
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -77,12 +67,7 @@ struct Input {
 }
 
 fuzz_target!(|input: Input| {
-    let spec = Spec {
-        help,
-        version,
-        suggest: SUGGEST,
-        llvm14: input.llvm14,
-    };
+    let tool = if input.llvm14 { &LLVM14 } else { &LLVM22 };
     let mut argv = vec![OsString::from("tool")];
     for mut a in input.args {
         if a.first() == Some(&b'@') {
@@ -91,7 +76,7 @@ fuzz_target!(|input: Input| {
         argv.push(OsString::from_vec(a));
     }
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    match parse_to::<Args>(&spec, argv, &mut out, &mut err) {
+    match parse_to(tool, argv, &mut out, &mut err) {
         Ok(_) => {}
         // Refused, or help / version printed: something was said.
         Err(_) => assert!(

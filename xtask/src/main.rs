@@ -13,6 +13,7 @@ mod hostile;
 mod identity;
 mod install;
 mod json;
+mod man;
 mod tidy;
 
 use std::process::ExitCode;
@@ -50,6 +51,11 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
         "hostile",
         hostile::run,
         "the hostile-input corpus against our tools [TOOL...] [--compare] [--bin-dir DIR] [--write-corpus]",
+    ),
+    (
+        "man",
+        man::run,
+        "write the tools' man pages (section 1) into a directory --out DIR",
     ),
     (
         "compress-identity",

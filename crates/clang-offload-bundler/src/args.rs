@@ -1,55 +1,65 @@
-//! The command line, declared for `offload_cli::cl` (LLVM names and kinds).
+//! The parsed command line in the shape the bundler works with. The
+//! options themselves are declared in `offload_cli::cl::tools::BUNDLER`.
 
 use std::ffi::OsString;
 
-use clap::{ArgAction, Parser};
+use offload_cli::cl::Parsed;
 
-/// LLVM 22 clang-offload-bundler options.
-#[derive(Parser, Debug)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
+/// LLVM 22 clang-offload-bundler's option values.
+#[derive(Debug)]
 pub struct Args {
     /// `-type=<t>`, required.
-    #[arg(long = "type", required = true)]
     pub file_type: String,
     /// `-targets=a,b,...`: comma list, occurrences append.
-    #[arg(long = "targets", value_delimiter = ',', action = ArgAction::Append)]
     pub targets: Vec<String>,
     /// `-input=<f>`: one file per occurrence.
-    #[arg(long = "input", action = ArgAction::Append)]
     pub input: Vec<OsString>,
     /// `-inputs=a,b` (deprecated).
-    #[arg(long = "inputs", value_delimiter = ',', action = ArgAction::Append)]
     pub inputs: Vec<OsString>,
     /// `-output=<f>`.
-    #[arg(long = "output", action = ArgAction::Append)]
     pub output: Vec<OsString>,
     /// `-outputs=a,b` (deprecated).
-    #[arg(long = "outputs", value_delimiter = ',', action = ArgAction::Append)]
     pub outputs: Vec<OsString>,
-    #[arg(long = "unbundle", action = ArgAction::SetTrue)]
     pub unbundle: bool,
-    #[arg(long = "list", action = ArgAction::SetTrue)]
     pub list: bool,
-    #[arg(long = "###", action = ArgAction::SetTrue)]
+    /// `-###`
     pub print_commands: bool,
-    #[arg(long = "allow-missing-bundles", action = ArgAction::SetTrue)]
     pub allow_missing_bundles: bool,
-    #[arg(long = "bundle-align", default_value_t = 1)]
     pub bundle_align: u32,
-    #[arg(long = "check-input-archive", action = ArgAction::SetTrue)]
     pub check_input_archive: bool,
-    #[arg(long = "hip-openmp-compatible", action = ArgAction::SetTrue)]
     pub hip_openmp_compatible: bool,
     /// `Some` only when given on the command line (it then beats the
     /// environment).
-    #[arg(long = "compress")]
     pub compress: Option<bool>,
-    #[arg(long = "compression-level")]
     pub compression_level: Option<i32>,
     /// As `compress`.
-    #[arg(long = "verbose")]
     pub verbose: Option<bool>,
-    /// Hidden alias of `--help`, read after parsing.
-    #[arg(long = "h", action = ArgAction::SetTrue)]
-    pub h: bool,
+}
+
+fn text(v: OsString) -> String {
+    v.to_string_lossy().into_owned()
+}
+
+impl Args {
+    /// Reads the values out of a parse with `tools::BUNDLER`.
+    pub fn new(p: &Parsed) -> Args {
+        Args {
+            file_type: p.value("type").map(|v| text(v.into())).unwrap_or_default(),
+            targets: p.values("targets").into_iter().map(text).collect(),
+            input: p.values("input"),
+            inputs: p.values("inputs"),
+            output: p.values("output"),
+            outputs: p.values("outputs"),
+            unbundle: p.flag("unbundle"),
+            list: p.flag("list"),
+            print_commands: p.flag("###"),
+            allow_missing_bundles: p.flag("allow-missing-bundles"),
+            bundle_align: p.uint("bundle-align").unwrap_or(1),
+            check_input_archive: p.flag("check-input-archive"),
+            hip_openmp_compatible: p.flag("hip-openmp-compatible"),
+            compress: p.bool("compress"),
+            compression_level: p.int("compression-level"),
+            verbose: p.bool("verbose"),
+        }
+    }
 }

@@ -9,70 +9,30 @@ mod archive;
 mod args;
 mod command;
 mod handler;
-mod help;
 mod job;
 mod run;
 mod stream;
 
 use std::process::ExitCode;
 
-use offload_cli::cl::{self, HelpKind, Spec};
+use offload_cli::cl;
+use offload_cli::cl::tools::BUNDLER;
 use offload_cli::diag::Diag;
 
-/// Option names that "Did you mean" may propose, in the order LLVM 22 walks
-/// its option map: on equal distance the earlier name wins. The map also
-/// holds every option of libLLVM, so the order cannot be computed from the
-/// hash alone; it was measured on clang-offload-bundler-22 with probes
-/// equidistant from two names and farther from all others, and agrees with
-/// it on about 1,300 random typos of these names.
-const SUGGEST: &[&str] = &[
-    "help",
-    "list",
-    "check-input-archive",
-    "help-hidden",
-    "help-list",
-    "output",
-    "###",
-    "print-options",
-    "unbundle",
-    "type",
-    "version",
-    "compression-level",
-    "allow-missing-bundles",
-    "help-list-hidden",
-    "bundle-align",
-    "inputs",
-    "input",
-    "outputs",
-    "targets",
-    "compress",
-    "print-all-options",
-    "verbose",
-    "hip-openmp-compatible",
-];
-
-const SPEC: Spec = Spec {
-    help: help::help,
-    version: help::version,
-    suggest: SUGGEST,
-    llvm14: false,
-};
-
 fn main() -> ExitCode {
-    let parsed = match cl::parse::<args::Args>(&SPEC, cl::os_args()) {
+    let parsed = match cl::parse(&BUNDLER, cl::os_args()) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if parsed.args.h {
+    if parsed.flag("h") {
         // `-h` is the tool's own alias, read after parsing (so it needs
         // `-type`), and prints the flat option list.
-        let prog = cl::program_name(&parsed.argv0);
-        print!("{}", help::help(HelpKind::HelpList, &prog));
-        return ExitCode::SUCCESS;
+        return parsed.print_help_list();
     }
+    let args = args::Args::new(&parsed);
     let diag = Diag::new(&parsed.argv0);
     let env = job::Env::read();
-    match job::validate(&parsed.args, &env, &diag).and_then(|j| run::run(&j)) {
+    match job::validate(&args, &env, &diag).and_then(|j| run::run(&j)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.llvm_fatal => {
             let mut line = b"LLVM ERROR: ".to_vec();

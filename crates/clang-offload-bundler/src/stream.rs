@@ -241,14 +241,18 @@ mod tests {
         let mut argv: Vec<OsString> = vec!["clang-offload-bundler".into()];
         argv.extend(extra.iter().map(OsString::from));
         argv.push(format!("-input={}", dir.join("in").display()).into());
-        let parsed = offload_cli::cl::parse::<crate::args::Args>(&crate::SPEC, argv).unwrap();
+        let parsed = offload_cli::cl::parse(&offload_cli::cl::tools::BUNDLER, argv).unwrap();
         let env = crate::job::Env {
             format_version: 3,
             ..crate::job::Env::default()
         };
-        crate::job::validate(&parsed.args, &env, &Diag::new(&parsed.argv0))
-            .map_err(|e| String::from_utf8_lossy(&e.message).into_owned())
-            .unwrap()
+        crate::job::validate(
+            &crate::args::Args::new(&parsed),
+            &env,
+            &Diag::new(&parsed.argv0),
+        )
+        .map_err(|e| String::from_utf8_lossy(&e.message).into_owned())
+        .unwrap()
     }
 
     fn outputs(dir: &Path) -> [String; 2] {

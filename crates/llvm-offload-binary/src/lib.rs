@@ -6,15 +6,12 @@
 //! about the format lives in `offload_format::offload_binary`; this crate
 //! maps the command line onto it and prints LLVM 22's messages.
 
-mod help;
-
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-use clap::Parser;
-use offload_cli::cl::{self, HelpKind, Spec};
+use offload_cli::cl;
+use offload_cli::cl::tools::OFFLOAD_BINARY;
 use offload_cli::diag::Diag;
 use offload_cli::error::quoted;
 use offload_cli::fsio::{self, Outputs};
@@ -24,79 +21,36 @@ use offload_format::offload_binary::path;
 use offload_format::offload_binary::spec::ImageArgs;
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
 
-#[derive(Parser, Debug)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-struct Args {
-    /// `-o <file>`: package into this file.
-    #[arg(long = "o")]
-    output: Option<OsString>,
-    /// `--image=<key>=<value>,...`, repeatable.
-    #[arg(long = "image", action = clap::ArgAction::Append)]
-    image: Vec<OsString>,
-    /// `--archive`: extract into static archives.
-    #[arg(long = "archive", action = clap::ArgAction::SetTrue)]
-    archive: bool,
-    /// Hidden `-h`: help, after parsing.
-    #[arg(long = "h", action = clap::ArgAction::SetTrue)]
-    h: bool,
-    /// The file to extract from.
-    input: Option<OsString>,
-}
-
-const SPEC: Spec = Spec {
-    help: help::help,
-    version: help::version,
-    // LLVM's option-map order (ties in "Did you mean" go to the earlier
-    // name), as far as the conformance suite pins it down.
-    suggest: &[
-        "help",
-        "help-list",
-        "version",
-        "o",
-        "image",
-        "archive",
-        "print-options",
-        "print-all-options",
-        "help-hidden",
-        "help-list-hidden",
-    ],
-    llvm14: false,
-};
-
 /// An error already worded for the user: printed as `<argv0>: error: <text>`
 /// (the tools' one error type).
 type Failure = offload_cli::Error;
 
 /// Entry point shared by both binary names.
 pub fn main() -> ExitCode {
-    let parsed = match cl::parse::<Args>(&SPEC, cl::os_args()) {
+    let parsed = match cl::parse(&OFFLOAD_BINARY, cl::os_args()) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let argv0 = parsed.argv0;
-    let args = parsed.args;
-    let diag = Diag::new(&argv0);
+    let argv0 = &parsed.argv0;
+    let diag = Diag::new(argv0);
     if path::stem(argv0.as_bytes()).ends_with(b"clang-offload-packager") {
         diag.bare_warning(
             "'clang-offload-packager' is deprecated. Use 'llvm-offload-binary' instead.",
         );
     }
     // LLVM treats an empty value like an absent option.
-    let output = args.output.filter(|o| !o.is_empty());
-    let input = args.input.filter(|i| !i.is_empty());
-    if args.h || (output.is_none() && input.is_none()) {
-        let prog = cl::program_name(&argv0);
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(help::help(HelpKind::HelpList, &prog).as_bytes());
-        let _ = out.flush();
-        return ExitCode::SUCCESS;
+    let output = parsed.value("o").filter(|o| !o.is_empty());
+    let input = parsed.positionals.first().filter(|i| !i.is_empty());
+    if parsed.flag("h") || (output.is_none() && input.is_none()) {
+        return parsed.print_help_list();
     }
+    let images = parsed.values("image");
     let result = match (&output, &input) {
         (Some(_), Some(_)) => Err(Failure::bytes(
             "Packaging to an output file and extracting from an input file are mutually exclusive.",
         )),
-        (Some(o), None) => package(o, &args.image),
-        (None, Some(i)) => unpack(i, &args.image, args.archive, &diag),
+        (Some(o), None) => package(o, &images),
+        (None, Some(i)) => unpack(i, &images, parsed.flag("archive"), &diag),
         (None, None) => unreachable!("help was printed"),
     };
     match result {

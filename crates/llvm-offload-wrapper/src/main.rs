@@ -2,8 +2,8 @@
 //! that registers them with the OpenMP, CUDA or HIP runtime, as LLVM 22's
 //! tool of the same name does.
 
-use clap::Parser;
-use offload_cli::cl::{self, HelpKind, Spec};
+use offload_cli::cl::tools::LLVM_WRAPPER;
+use offload_cli::cl::{self, Parsed};
 use offload_cli::diag::{os_error_text, Diag};
 use offload_cli::error::quoted;
 use offload_cli::fsio::{read_input, Outputs};
@@ -13,76 +13,16 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-#[derive(Parser, Debug)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-struct Args {
-    /// Offload kind.
-    #[arg(long = "kind", required = true, value_parser = ["openmp", "cuda", "hip"])]
-    kind: String,
-    /// Output file (LLVM's default is the empty name, which cannot be opened).
-    #[arg(long = "o")]
-    output: Option<OsString>,
-    /// Target triple of the module.
-    #[arg(long = "triple")]
-    triple: Option<OsString>,
-    /// Hidden alias of --help-list, acted on after a successful parse.
-    #[arg(long = "h", action = clap::ArgAction::SetTrue)]
-    h: bool,
-    /// Input images.
-    #[arg(required = true)]
-    inputs: Vec<OsString>,
-}
-
-fn help(kind: HelpKind, prog: &str) -> String {
-    let text = match kind {
-        HelpKind::Help => include_str!("help/help.txt"),
-        HelpKind::HelpHidden => include_str!("help/help-hidden.txt"),
-        HelpKind::HelpList => include_str!("help/help-list.txt"),
-        HelpKind::HelpListHidden => include_str!("help/help-list-hidden.txt"),
-    };
-    text.replacen("{prog}", prog, 1)
-}
-
-fn version() -> String {
-    "Debian LLVM version 22.1.8\n  Optimized build.\n".to_string()
-}
-
-const SPEC: Spec = Spec {
-    help,
-    version,
-    // Order of LLVM 22's option map for this tool, as observed through
-    // equal-distance suggestions. `-h` is not suggested: it is outside the
-    // tool's option category, which hides it completely.
-    suggest: &[
-        "help",
-        "triple",
-        "help-hidden",
-        "version",
-        "help-list",
-        "help-list-hidden",
-        "o",
-        "kind",
-        "print-options",
-        "print-all-options",
-    ],
-    llvm14: false,
-};
-
 fn main() -> ExitCode {
-    let parsed = match cl::parse::<Args>(&SPEC, cl::os_args()) {
+    let parsed = match cl::parse(&LLVM_WRAPPER, cl::os_args()) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let args = parsed.args;
-    if args.h {
-        print!(
-            "{}",
-            help(HelpKind::HelpList, &cl::program_name(&parsed.argv0))
-        );
-        return ExitCode::SUCCESS;
+    if parsed.flag("h") {
+        return parsed.print_help_list();
     }
     let diag = Diag::new(&parsed.argv0);
-    match run(&args) {
+    match run(&parsed) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             diag.fail(&e);
@@ -114,26 +54,27 @@ fn default_target_triple() -> String {
     }
 }
 
-fn run(args: &Args) -> Result<(), offload_cli::Error> {
-    let kind = match args.kind.as_str() {
-        "openmp" => OffloadKind::OpenMp,
-        "cuda" => OffloadKind::Cuda,
+fn run(args: &Parsed) -> Result<(), offload_cli::Error> {
+    let kind = match args.value("kind").and_then(|k| k.to_str()) {
+        Some("openmp") => OffloadKind::OpenMp,
+        Some("cuda") => OffloadKind::Cuda,
         _ => OffloadKind::Hip,
     };
-    let mut buffers = Vec::with_capacity(args.inputs.len());
-    for input in &args.inputs {
+    let inputs = &args.positionals;
+    let mut buffers = Vec::with_capacity(inputs.len());
+    for input in inputs {
         let data = read_input(input)
             .map_err(|e| offload_cli::Error::bytes(file_error(input, &os_error_text(&e))))?;
         buffers.push(data);
     }
     let images: Vec<&[u8]> = buffers.iter().map(|b| &b[..]).collect();
-    let triple = match &args.triple {
+    let triple = match args.value("triple") {
         Some(t) => String::from_utf8_lossy(t.as_bytes()).into_owned(),
         None => default_target_triple(),
     };
     let module = wrapper::wrap_llvm22(kind, &triple, &images).map_err(|e| match e {
         WrapError::TruncatedOffloadBinary { input, .. } => {
-            offload_cli::Error::bytes(file_error(&args.inputs[input], &e.to_string()))
+            offload_cli::Error::bytes(file_error(&inputs[input], &e.to_string()))
         }
         other => offload_cli::Error::msg(other.to_string()),
     })?;
@@ -142,7 +83,7 @@ fn run(args: &Args) -> Result<(), offload_cli::Error> {
         .map_err(|e| offload_cli::Error::msg(e.to_string()))?;
 
     // LLVM opens the output only now, and names no file when that fails.
-    let output = args.output.clone().unwrap_or_default();
+    let output = args.value("o").unwrap_or_default().to_os_string();
     let mut outputs = Outputs::new();
     let write = |outputs: &mut Outputs| -> io::Result<()> {
         if output.is_empty() {

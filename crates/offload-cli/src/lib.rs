@@ -1,8 +1,9 @@
 //! Command-line support shared by the offload tools.
 //!
 //! The tools must be indistinguishable from LLVM's on the command line, so
-//! this crate reproduces the observable behaviour of LLVM's `cl` library in
-//! front of clap ([`cl`]), prints diagnostics the way LLVM's tools do
+//! this crate reproduces the observable behaviour of LLVM's `cl` library,
+//! driven by one option table per tool ([`cl`], [`cl::tools`]), prints
+//! diagnostics the way LLVM's tools do
 //! ([`diag`]), and reads inputs and writes outputs atomically ([`fsio`]).
 //! It is the only crate that touches process state: the environment and
 //! `argv[0]` ([`env`](mod@env), read once), temporary names ([`temp`]), the other

@@ -2,97 +2,51 @@
 //! llvm-offload-binary (same option set as the struct below), invoked as
 //! `/usr/lib/llvm-22/bin/llvm-offload-binary`.
 
-use clap::Parser;
-use offload_cli::cl::{self, HelpKind, Spec};
+use offload_cli::cl::table::{flag, string, uint, Dialect, Manual, Tool, HELP, VERSION};
+use offload_cli::cl::tools::OFFLOAD_BINARY;
+use offload_cli::cl::{self, Parsed};
 use std::ffi::OsString;
 
-#[derive(Parser, Debug, PartialEq)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-struct Args {
-    #[arg(long = "o")]
-    output: Option<OsString>,
-    #[arg(long = "image", action = clap::ArgAction::Append)]
-    image: Vec<OsString>,
-    #[arg(long = "archive", action = clap::ArgAction::SetTrue)]
-    archive: bool,
-    input: Option<OsString>,
-}
-
-#[derive(Parser, Debug, PartialEq)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
-struct Bundler {
-    #[arg(long = "type", required = true)]
-    ty: String,
-    #[arg(long = "targets", action = clap::ArgAction::Append, value_delimiter = ',')]
-    targets: Vec<String>,
-    #[arg(long = "bundle-align", value_parser = clap::value_parser!(u32))]
-    align: Option<u32>,
-    #[arg(long = "unbundle", action = clap::ArgAction::SetTrue)]
-    unbundle: bool,
-    #[arg(long = "verbose")]
-    verbose: Option<bool>,
-}
-
-fn help(k: HelpKind, prog: &str) -> String {
-    format!("{k:?} {prog}\n")
-}
-fn version() -> String {
-    "v\n".into()
-}
-
-const SPEC: Spec = Spec {
-    help,
-    version,
-    suggest: &[
-        "help",
-        "help-list",
-        "version",
-        "o",
-        "image",
-        "archive",
-        "print-options",
-        "print-all-options",
-        "help-hidden",
-        "help-list-hidden",
+/// Bundler-style options under a small table of their own.
+static BUNDLER: Tool = Tool {
+    name: "t",
+    overview: "",
+    positional: None,
+    options: &[
+        HELP.rank(0),
+        VERSION.rank(1),
+        string("type", "string", "").required().rank(2),
+        string("targets", "string", "").comma().rank(3),
+        uint("bundle-align", "uint", "").rank(4),
+        flag("unbundle", "").rank(5),
+        flag("verbose", "").rank(6),
     ],
-    llvm14: false,
-};
-
-const BSPEC: Spec = Spec {
-    help,
-    version,
-    suggest: &[
-        "help",
-        "version",
-        "type",
-        "targets",
-        "bundle-align",
-        "unbundle",
-        "verbose",
-        "list",
-    ],
-    llvm14: false,
+    version: "v\n",
+    dialect: Dialect::Llvm22,
+    empty_categories: &[],
+    manual: Manual {
+        summary: "",
+        description: "",
+        see_also: &[],
+    },
 };
 
 const ARGV0: &str = "/usr/lib/llvm-22/bin/llvm-offload-binary";
 
-fn run<T: clap::CommandFactory + clap::FromArgMatches>(
-    spec: &Spec,
-    args: &[&str],
-) -> (Option<T>, String, String) {
+fn run(tool: &'static Tool, args: &[&str]) -> (Option<Parsed>, String, String) {
     let mut argv: Vec<OsString> = vec![ARGV0.into()];
     argv.extend(args.iter().map(OsString::from));
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let r = cl::parse_to::<T>(spec, argv, &mut out, &mut err);
+    let r = cl::parse_to(tool, argv, &mut out, &mut err);
     (
-        r.ok().map(|p| p.args),
+        r.ok(),
         String::from_utf8(out).unwrap(),
         String::from_utf8(err).unwrap(),
     )
 }
 
 fn errors(args: &[&str]) -> String {
-    let (r, _, err) = run::<Args>(&SPEC, args);
+    let (r, _, err) = run(&OFFLOAD_BINARY, args);
     assert!(r.is_none(), "{args:?} should fail");
     err
 }
@@ -146,17 +100,18 @@ fn booleans_and_positionals() {
         "llvm-offload-binary: Too many positional arguments specified!\n\
          Can specify at most 1 positional arguments: See: /usr/lib/llvm-22/bin/llvm-offload-binary --help\n"
     );
-    let (r, _, _) = run::<Args>(&SPEC, &["--archive=0", "-archive=1", "--", "-o"]);
+    let (r, _, _) = run(&OFFLOAD_BINARY, &["--archive=0", "-archive=1", "--", "-o"]);
     let a = r.unwrap();
-    assert!(a.archive);
-    assert_eq!(a.input, Some("-o".into()));
+    assert!(a.flag("archive"));
+    assert_eq!(a.positionals, ["-o"]);
 }
 
 #[test]
 fn help_stops_parsing_but_keeps_earlier_errors() {
-    let (r, out, err) = run::<Args>(&SPEC, &["--foo", "--help", "--bar"]);
+    let (r, out, err) = run(&OFFLOAD_BINARY, &["--foo", "--help", "--bar"]);
     assert!(r.is_none());
-    assert_eq!(out, "Help llvm-offload-binary\n");
+    assert!(out.starts_with("OVERVIEW: A utility for bundling"));
+    assert!(out.contains("USAGE: llvm-offload-binary [options]"));
     assert!(err.contains("'--foo'") && !err.contains("--bar"));
     assert_eq!(
         errors(&["--help=0"]),
@@ -166,17 +121,20 @@ fn help_stops_parsing_but_keeps_earlier_errors() {
 
 #[test]
 fn last_value_wins_and_lists_append() {
-    let (r, _, err) = run::<Args>(&SPEC, &["-o", "x", "--o=y", "-image", "a,b", "-image=c"]);
+    let (r, _, err) = run(
+        &OFFLOAD_BINARY,
+        &["-o", "x", "--o=y", "-image", "a,b", "-image=c"],
+    );
     assert_eq!(err, "");
     let a = r.unwrap();
-    assert_eq!(a.output, Some("y".into()));
-    assert_eq!(a.image, vec![OsString::from("a,b"), "c".into()]);
+    assert_eq!(a.value("o"), Some("y".as_ref()));
+    assert_eq!(a.values("image"), ["a,b", "c"]);
 }
 
 #[test]
 fn bundler_style_options() {
-    let (r, _, err) = run::<Bundler>(
-        &BSPEC,
+    let (r, _, err) = run(
+        &BUNDLER,
         &[
             "-type",
             "ii",
@@ -190,11 +148,12 @@ fn bundler_style_options() {
     );
     assert_eq!(err, "");
     let b = r.unwrap();
-    assert_eq!(b.ty, "bc");
-    assert_eq!(b.targets, ["A", "", "B", "", "C"]);
-    assert_eq!(b.align, Some(16));
-    assert_eq!(b.verbose, Some(false));
-    let (r, _, err) = run::<Bundler>(&BSPEC, &["-bundle-align=-1", "-unbundle=yes"]);
+    assert_eq!(b.value("type"), Some("bc".as_ref()));
+    assert_eq!(b.values("targets"), ["A", "", "B", "", "C"]);
+    assert_eq!(b.uint("bundle-align"), Some(16));
+    assert_eq!(b.bool("verbose"), Some(false));
+    assert!(!b.flag("unbundle"));
+    let (r, _, err) = run(&BUNDLER, &["-bundle-align=-1", "-unbundle=yes"]);
     assert!(r.is_none());
     assert_eq!(
         err,
@@ -202,7 +161,7 @@ fn bundler_style_options() {
          llvm-offload-binary: for the --unbundle option: 'yes' is invalid value for boolean argument! Try 0 or 1\n\
          llvm-offload-binary: for the --type option: must be specified at least once!\n"
     );
-    let (_, _, err) = run::<Bundler>(&BSPEC, &["-typ=bc", "extra"]);
+    let (_, _, err) = run(&BUNDLER, &["-typ=bc", "extra"]);
     assert_eq!(
         err,
         "llvm-offload-binary: Unknown command line argument '-typ=bc'.  Try: '/usr/lib/llvm-22/bin/llvm-offload-binary --help'\n\
@@ -220,10 +179,10 @@ fn response_files_expand() {
     std::fs::write(&nested, "--archive").unwrap();
     std::fs::write(&rsp, format!("-o 'a b' @{}", nested.display())).unwrap();
     let arg = format!("@{}", rsp.display());
-    let (r, _, err) = run::<Args>(&SPEC, &[&arg, "@/no/such/file"]);
+    let (r, _, err) = run(&OFFLOAD_BINARY, &[&arg, "@/no/such/file"]);
     assert_eq!(err, "");
     let a = r.unwrap();
-    assert_eq!(a.output, Some("a b".into()));
-    assert!(a.archive);
-    assert_eq!(a.input, Some("@/no/such/file".into()));
+    assert_eq!(a.value("o"), Some("a b".as_ref()));
+    assert!(a.flag("archive"));
+    assert_eq!(a.positionals, ["@/no/such/file"]);
 }

@@ -1,0 +1,86 @@
+//! Each tool's man page lists exactly the options its `--help` lists, with
+//! the same help lines, so the two cannot drift apart.
+
+use offload_cli::cl::help;
+use offload_cli::cl::man;
+use offload_cli::cl::tools;
+use offload_cli::cl::HelpKind;
+
+/// The option names `--help` shows (`--name`, `-o`), in order.
+fn help_options(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("  -"))
+        .map(|l| {
+            l.trim_start()
+                .split([' ', '='])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn man_pages_list_what_help_lists() {
+    for (name, tool) in tools::ALL {
+        let page = man::render(tool, name);
+        let mut from_help = help_options(&help::render(tool, HelpKind::Help, name));
+        let mut from_man = man::listed_options(&page);
+        from_help.sort();
+        from_man.sort();
+        assert!(!from_help.is_empty(), "{name}");
+        assert_eq!(from_man, from_help, "{name}");
+        // Each option's first help line is in the page (roff-escaped).
+        for o in tool.options {
+            if help_options(&help::render(tool, HelpKind::Help, name))
+                .iter()
+                .any(|h| h.trim_start_matches('-') == o.name)
+            {
+                let first = o.help.lines().next().unwrap_or_default();
+                assert!(
+                    page.contains(&first.replace('\\', "\\e").replace('-', "\\-")),
+                    "{name}: {first}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn man_page_sections() {
+    for (name, tool) in tools::ALL {
+        let page = man::render(tool, name);
+        let sections: Vec<&str> = page
+            .lines()
+            .filter_map(|l| l.strip_prefix(".SH "))
+            .collect();
+        for want in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "SEE ALSO",
+        ] {
+            assert!(sections.contains(&want), "{name} lacks {want}");
+        }
+        assert!(page.starts_with(&format!(
+            ".TH {} 1 ",
+            name.to_uppercase().replace('-', "\\-")
+        )));
+        assert!(page.contains(&format!("\n{} \\- ", name.replace('-', "\\-"))));
+        // No line may start a roff request by accident.
+        for l in page.lines() {
+            if let Some(request) = l.strip_prefix('.') {
+                let req = request.split(' ').next().unwrap_or_default();
+                assert!(
+                    ["TH", "SH", "TP", "IP", "PP", "RS", "RE", "nf", "fi", "B"].contains(&req),
+                    "{name}: {l}"
+                );
+            }
+        }
+    }
+    // The packager's old name gets a page of its own.
+    let page = man::render(&tools::OFFLOAD_BINARY, "clang-offload-packager");
+    assert!(page.contains("clang\\-offload\\-packager \\- "));
+}
