@@ -548,15 +548,5 @@ pub fn decode_base64(s: &[u8]) -> Option<u32> {
 /// LLVM's `StringRef::getAsInteger(10, u32)`: digits only, no sign, no
 /// overflow.
 pub fn decode_decimal(s: &[u8]) -> Option<u32> {
-    if s.is_empty() {
-        return None;
-    }
-    let mut v: u32 = 0;
-    for &c in s {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
-    }
-    Some(v)
+    crate::llvm::decimal_u32(s)
 }
