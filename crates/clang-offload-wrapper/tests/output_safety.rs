@@ -2,6 +2,7 @@
 //! support module). One output; `-` is stdout, as in LLVM 14.
 
 #[path = "../../offload-cli/tests/support/output_safety.rs"]
+#[macro_use]
 mod support;
 
 use std::path::Path;
@@ -29,17 +30,4 @@ const TOOL: Tool = Tool {
     dash_is_stdout: true,
 };
 
-#[test]
-fn signals_leave_nothing() {
-    support::signals_leave_nothing(&TOOL);
-}
-
-#[test]
-fn concurrent_writers_leave_one_output() {
-    support::concurrent_writers_leave_one_output(&TOOL);
-}
-
-#[test]
-fn output_errors() {
-    support::output_errors(&TOOL);
-}
+output_safety_tests!(TOOL);

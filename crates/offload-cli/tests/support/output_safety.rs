@@ -472,3 +472,24 @@ pub fn output_errors(tool: &Tool) {
     }
     let _ = strs;
 }
+
+/// The three tests each tool crate runs, for the [`Tool`] that describes
+/// its tool (the including file declares this module with `#[macro_use]`).
+macro_rules! output_safety_tests {
+    ($tool:expr) => {
+        #[test]
+        fn signals_leave_nothing() {
+            $crate::support::signals_leave_nothing(&$tool);
+        }
+
+        #[test]
+        fn concurrent_writers_leave_one_output() {
+            $crate::support::concurrent_writers_leave_one_output(&$tool);
+        }
+
+        #[test]
+        fn output_errors() {
+            $crate::support::output_errors(&$tool);
+        }
+    };
+}

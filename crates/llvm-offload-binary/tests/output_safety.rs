@@ -1,8 +1,10 @@
 //! Signals mid-write, concurrent writers and output errors (see the shared
-//! support module) for `llvm-offload-binary`: packaging writes one output, extraction
+//! support module) for `llvm-offload-binary` and its
+//! `clang-offload-packager` name: packaging writes one output, extraction
 //! several.
 
 #[path = "../../offload-cli/tests/support/output_safety.rs"]
+#[macro_use]
 mod support;
 
 use std::path::Path;
@@ -52,17 +54,16 @@ const TOOL: Tool = Tool {
     dash_is_stdout: true,
 };
 
-#[test]
-fn signals_leave_nothing() {
-    support::signals_leave_nothing(&TOOL);
+const PACKAGER: Tool = Tool {
+    exe: env!("CARGO_BIN_EXE_clang-offload-packager"),
+    llvm: "clang-offload-packager-22",
+    ..TOOL
+};
+
+mod llvm_offload_binary {
+    output_safety_tests!(super::TOOL);
 }
 
-#[test]
-fn concurrent_writers_leave_one_output() {
-    support::concurrent_writers_leave_one_output(&TOOL);
-}
-
-#[test]
-fn output_errors() {
-    support::output_errors(&TOOL);
+mod clang_offload_packager {
+    output_safety_tests!(super::PACKAGER);
 }
