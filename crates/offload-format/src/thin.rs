@@ -333,6 +333,17 @@ pub fn offload_binaries<'a>(
             .ok()
             .filter(|&n| n > at && n <= section.len())
             .ok_or_else(|| ThinError::Read(format!("offload binary at {at}: bad size")))?;
+        // The binary itself ends at its recorded size; up to `next` is the
+        // alignment the reader skips, which may hold anything in the input
+        // and must not move with the binary (it would no longer be skipped).
+        let end = section
+            .get(at + 8..at + 16)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .and_then(|size| usize::try_from(size).ok())
+            .and_then(|size| at.checked_add(size))
+            .filter(|&end| end > at && end <= next)
+            .unwrap_or(next);
         let verdicts: Vec<bool> = binaries.iter().map(&mut *keep).collect();
         let infos = binaries.iter().map(|b| EntryInfo {
             id: image_id(b),
@@ -340,7 +351,7 @@ pub fn offload_binaries<'a>(
         });
         if verdicts.iter().all(|&k| k) {
             kept.extend(infos);
-            blobs.push(&section[at..next]);
+            blobs.push(&section[at..end]);
         } else if verdicts.iter().all(|&k| !k) {
             dropped.extend(infos);
         } else {
@@ -377,7 +388,8 @@ pub fn offload_binaries<'a>(
         if last.get(4..8) == Some(&1u32.to_le_bytes()[..]) && last.len() >= 16 {
             let size = u64::from_le_bytes(last[8..16].try_into().unwrap_or([0; 8]));
             let mut head = last[..16].to_vec();
-            head[8..16].copy_from_slice(&(size + (old - pos)).to_le_bytes());
+            let grown = size.saturating_add(old - pos);
+            head[8..16].copy_from_slice(&grown.to_le_bytes());
             pieces.pop();
             pieces.push(Piece::Bytes(head));
             pieces.push(Piece::Input(&last[16..]));
@@ -462,6 +474,51 @@ mod tests {
             assert_eq!(out.len(), data.len());
             assert_eq!(&out[..want.len()], &want[..]);
             assert!(out[want.len()..].iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn padding_after_a_binary_stays_behind() {
+        use crate::offload_binary::write::{write_multi, Compression, ImageEntry};
+        use crate::offload_binary::{ImageKind, OffloadKind};
+        let bytes: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let image = |arch: &'static [u8], len: usize| ImageEntry {
+            image_kind: ImageKind::OBJECT,
+            offload_kind: OffloadKind::HIP,
+            flags: 0,
+            strings: vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", arch)],
+            image: &bytes[..len],
+        };
+        let dropped = write_multi(&[image(b"gfx906", 64)], 2, None);
+        // A compressed binary whose size is 7 past a multiple of 8.
+        let kept = (1000..bytes.len())
+            .map(|len| {
+                let mut b = write_multi(&[image(b"gfx90a", len)], 3, Some(Compression::Zlib(6)));
+                let size = u64::from_le_bytes(b[8..16].try_into().unwrap());
+                b.truncate(size as usize);
+                b
+            })
+            .find(|b| b.len() % 8 == 7)
+            .expect("some length compresses to 7 past a multiple of 8");
+        // A binary may start anywhere after zeros, and the reader skips from
+        // its end to the next multiple of 8 in the section, whatever bytes
+        // lie there: they must not move with the binary.
+        for gap in 1..8 {
+            let mut section = dropped.clone();
+            section.extend(vec![0; gap]);
+            section.extend(&kept);
+            section.resize(section.len().next_multiple_of(8), 0xee);
+            let t = offload_binaries(&section, &mut |b| b.arch() != b"gfx906")
+                .unwrap()
+                .unwrap();
+            let out = t.to_vec();
+            assert_eq!(out.len(), section.len());
+            let (found, next) = ob_read::parse_one(&out, 0).unwrap();
+            assert_eq!(found.len(), 1);
+            assert_eq!(found[0].arch(), b"gfx90a");
+            assert!(out[next as usize..].iter().all(|&b| b == 0), "gap {gap}");
         }
     }
 
