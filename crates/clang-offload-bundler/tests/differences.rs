@@ -195,6 +195,46 @@ fn targets_that_standardise_alike_are_rejected() {
     assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
 }
 
+/// `-type=a`: LLVM 22 silently writes only one of two archives for
+/// targets that select the same entry, but what it reports while reading
+/// the input comes first (mutation finding: a damaged archive).
+#[test]
+fn archive_targets_that_select_one_entry_are_refused_after_the_input_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hda/inputs/libgnu.a"),
+    )
+    .unwrap();
+    fs::write(d.path().join("lib.a"), &lib).unwrap();
+    fs::write(d.path().join("small.a"), &lib[..6]).unwrap();
+    let alike = "-targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-unknown-gfx906";
+    let args = |input: &str| {
+        [
+            "-type=a".to_string(),
+            "-unbundle".into(),
+            alike.into(),
+            format!("-input={input}"),
+            "-output=o1".into(),
+            "-output=o2".into(),
+            "-allow-missing-bundles".into(),
+        ]
+    };
+    let small = args("small.a");
+    let o = run(
+        d.path(),
+        &small.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_error(&o, "error: file too small to be an archive");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("both select"));
+    let good = args("lib.a");
+    let o = run(
+        d.path(),
+        &good.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
+    assert_eq!(names(d.path()), ["lib.a", "small.a"]);
+}
+
 #[test]
 fn no_partial_outputs_after_an_error() {
     let d = tempfile::tempdir().unwrap();

@@ -332,11 +332,17 @@ impl<'a> Archive<'a> {
         child.raw_size = self.size_field(&child)?;
         if let Some(len) = raw_name.strip_prefix(b"#1/") {
             let len = rtrim(len, b' ');
+            // Quoted as stored: LLVM escapes these bytes only when it
+            // resolves a name, not here.
             let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
-                malformed(format!(
-                    "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
-                    escape(len)
-                ))
+                let mut text =
+                    b"long name length characters after the #1/ are not all decimal numbers: '"
+                        .to_vec();
+                text.extend_from_slice(len);
+                text.extend_from_slice(
+                    format!("' for archive member header at offset {offset}").as_bytes(),
+                );
+                ArchiveError::MalformedBytes(text)
             })?;
             child.start_of_file += n;
         }
