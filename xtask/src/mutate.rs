@@ -540,7 +540,10 @@ fn policy(
             return Some("no partial outputs (compat policy 2)");
         }
     }
-    if ours_text.contains("hash") && seed_format == Format::Ccob {
+    if (ours_text.contains("hash") && seed_format == Format::Ccob)
+        || ours_text.contains("Compressed bundle hash mismatch")
+    {
+        // Also a compressed code object inside an archive member.
         return Some("CCOB hash verified (compat policy 5)");
     }
     if [

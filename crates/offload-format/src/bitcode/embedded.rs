@@ -31,6 +31,7 @@ mod module_code {
     pub(super) const GLOBALVAR: u64 = 7;
     pub(super) const FUNCTION: u64 = 8;
     pub(super) const ALIAS_OLD: u64 = 9;
+    pub(super) const VSTOFFSET: u64 = 13;
     pub(super) const ALIAS: u64 = 14;
     pub(super) const IFUNC: u64 = 18;
 }
@@ -180,12 +181,33 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     Ok(out)
 }
 
+/// Walks the module block as LLVM 22's lazy module load does (what
+/// `llvm-offload-binary` runs), so that a bitstream fault fails here
+/// exactly when it fails there: the blocks LLVM reads record by record
+/// are entered (their length words unchecked), the others skipped by their
+/// length words; and, in a module with a value symbol table offset, the
+/// walk ends after the first function block, where LLVM suspends reading.
 fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+    let mut vst_offset = false;
     loop {
         match cursor.advance()? {
             Entry::EndBlock => return Ok(()),
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
             Entry::SubBlock(id) => match id {
+                block_id::PARAMATTR
+                | block_id::PARAMATTR_GROUP
+                | block_id::METADATA_KIND
+                | block_id::OPERAND_BUNDLE_TAGS
+                | block_id::SYNC_SCOPE_NAMES => {
+                    cursor.enter_block(id)?;
+                    walk_records(cursor)?;
+                }
+                block_id::FUNCTION => {
+                    cursor.skip_block()?;
+                    if vst_offset {
+                        return Ok(());
+                    }
+                }
                 block_id::TYPE => {
                     cursor.enter_block(id)?;
                     scan_types(cursor, scan)?;
@@ -212,6 +234,7 @@ fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), Bit
                 })?;
                 match code {
                     module_code::VERSION => scan.version = first[0],
+                    module_code::VSTOFFSET => vst_offset = n > 0 && first[0] > 1,
                     module_code::GLOBALVAR => {
                         // v2: [strtab offset, size, type, isconst, initid, ...]
                         let base = if scan.version >= 2 { 2 } else { 0 };
@@ -230,6 +253,21 @@ fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), Bit
                     }
                     _ => {}
                 }
+            }
+        }
+    }
+}
+
+/// Reads every record of the current block up to its end, skipping
+/// sub-blocks, as LLVM does for blocks whose records it reads.
+fn walk_records(cursor: &mut Cursor<'_>) -> Result<(), BitcodeError> {
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(()),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(id) => {
+                cursor.skip_record(id)?;
             }
         }
     }

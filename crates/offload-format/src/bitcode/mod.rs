@@ -46,6 +46,12 @@ pub mod block_id {
     pub const METADATA: u64 = 15;
     /// `TYPE_BLOCK_NEW`.
     pub const TYPE: u64 = 17;
+    /// `OPERAND_BUNDLE_TAGS_BLOCK`.
+    pub const OPERAND_BUNDLE_TAGS: u64 = 21;
+    /// `METADATA_KIND_BLOCK`.
+    pub const METADATA_KIND: u64 = 22;
+    /// `SYNC_SCOPE_NAMES_BLOCK`.
+    pub const SYNC_SCOPE_NAMES: u64 = 26;
     /// `STRTAB_BLOCK`.
     pub const STRTAB: u64 = 23;
     /// `SYMTAB_BLOCK`.
@@ -78,6 +84,12 @@ pub enum BitcodeError {
     },
     /// A block's length word is the last thing in the stream.
     SkipAtEnd,
+    /// A fault of the bitstream's structure that LLVM's bitstream reader
+    /// reports with this text (an abbreviation ID with no abbreviation, an
+    /// operand wider than 64 bits, an invalid operand encoding, ...).
+    Bitstream(&'static str),
+    /// A sub-block whose abbreviation ID width is above 64 bits.
+    CodeWidthTooLarge(u64),
 }
 
 impl fmt::Display for BitcodeError {
@@ -93,6 +105,13 @@ impl fmt::Display for BitcodeError {
                 write!(f, "can't skip to bit {to} from {from}")
             }
             BitcodeError::SkipAtEnd => f.write_str("can't skip block: already at end of stream"),
+            BitcodeError::Bitstream(text) => f.write_str(text),
+            BitcodeError::CodeWidthTooLarge(width) => {
+                write!(
+                    f,
+                    "can't read more than 64 at a time, trying to read {width}"
+                )
+            }
         }
     }
 }
