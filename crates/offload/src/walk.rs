@@ -638,6 +638,27 @@ fn classify(data: &[u8]) -> Payload {
     payload::classify(data)
 }
 
+/// What a payload's name alone does not say: what a zstd frame holds.
+fn payload_note(p: &Payload) -> Option<String> {
+    match p {
+        Payload::Zstd { inner: Some(inner) } => Some(format!(
+            "a zstd frame holding: {}",
+            match &**inner {
+                Payload::Object(format) => format,
+                other => other.name(),
+            }
+        )),
+        _ => None,
+    }
+}
+
+fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 /// An entry of a bundle (binary, text or object sections).
 fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
     let lenient = entry_id::parse_lenient(id);
@@ -652,22 +673,18 @@ fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
         (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),
         _ => None,
     };
-    let standardised = lenient.standardised.filter(|s| s != id);
+    let triple = lenient.stored_triple().map(str::to_owned);
+    // LLVM 22 has no spelling for an ID whose offload kind it refuses.
+    let standardised = lenient
+        .standardised
+        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
     let mut entry = Entry {
         id: id.to_owned(),
         kind: parsed.map(|p| p.kind().to_owned()),
-        triple: parsed.map(|p| {
-            // The triple as stored: pieces 2 to 4 or 5.
-            let t = p.triple().as_str();
-            if lenient.note == Some("three-part triple (ROCm 5 spelling)") {
-                t.trim_end_matches('-').to_owned()
-            } else {
-                t.to_owned()
-            }
-        }),
+        triple,
         target_id,
         standardised,
-        note: lenient.note.map(str::to_owned),
+        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p)),
         payload: Some(p.name()),
         payload_target: p.target(),
         payload_matches,
