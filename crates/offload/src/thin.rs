@@ -205,9 +205,11 @@ fn plan_node(node: &Node, file: &Path, sel: &Selection, object: Option<&str>, ou
                     });
                 }
             }
-            NodeKind::File | NodeKind::Member | NodeKind::Section | NodeKind::Bitcode => {
-                plan_node(c, file, sel, object, out)
-            }
+            NodeKind::File
+            | NodeKind::Member
+            | NodeKind::Section
+            | NodeKind::Bitcode
+            | NodeKind::Slice => plan_node(c, file, sel, object, out),
         }
     }
 }

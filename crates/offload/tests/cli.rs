@@ -401,6 +401,64 @@ fn damage_is_reported_where_it_is_and_the_rest_listed() {
     }
 }
 
+/// hip.o's `.hip_fatbin` in Mach-O (clang-22 does not offload for Mach-O
+/// targets; make.sh places it with the assembler): an x86_64 object and a
+/// universal file of x86_64 and arm64. Every entry reads the same bytes as
+/// hip.o's, at the offset the listing gives.
+#[test]
+fn mach_o_objects_and_universal_files() {
+    let entry_bytes = |file: &str| -> Vec<(String, Vec<u8>)> {
+        let data = fs::read(fixtures().join(file)).unwrap();
+        entries(&ls_json(&[file]))
+            .into_iter()
+            .map(|(_, e)| {
+                let loc = e.get("location");
+                let at = loc.get("offset").num().unwrap() as usize;
+                let size = loc.get("size").num().unwrap() as usize;
+                (
+                    e.get("id").str().unwrap().to_owned(),
+                    data[at..at + size].to_vec(),
+                )
+            })
+            .collect()
+    };
+    let elf = entry_bytes("hip.o");
+    assert_eq!(elf.len(), 3);
+    assert_eq!(entry_bytes("macho.o"), elf);
+    let both = entry_bytes("macho-universal.o");
+    assert_eq!(both.len(), 6);
+    assert_eq!(both[..3], elf[..]);
+    assert_eq!(both[3..], elf[..]);
+    let doc = ls_json(&["macho-universal.o"]);
+    let slices: Vec<_> = doc.get("files").arr()[0]
+        .get("children")
+        .arr()
+        .iter()
+        .map(|c| (c.get("type").str(), c.get("name").str()))
+        .collect();
+    assert_eq!(
+        slices,
+        [
+            (Some("slice"), Some("x86_64")),
+            (Some("slice"), Some("arm64"))
+        ]
+    );
+    let o = run(&["ls", "--format=llvm", "macho.o"]);
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("host-x86_64-unknown-linux-gnu-\tfile://macho.o#offset=4384&size=0")
+    );
+    // A slice past the end of the file is damage, named.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bad = fs::read(fixtures().join("macho-universal.o")).unwrap();
+    bad[8 + 20 + 8..8 + 20 + 12].copy_from_slice(&0x7fff_0000u32.to_be_bytes());
+    fs::write(tmp.path().join("bad.o"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "bad.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.o"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("x86_64"), "{}", stdout(&o));
+}
+
 /// DPC++'s SYCL bundles (as in Intel GPU builds of PyTorch extensions):
 /// `__CLANG_OFFLOAD_BUNDLE__sycl-spir64` sections whose IDs name the
 /// architecture only, holding zstd-compressed images.
