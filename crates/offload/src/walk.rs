@@ -21,6 +21,10 @@ use crate::objects;
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
 
+/// How many first bytes of a payload are read (or, inside a compressed
+/// bundle, decoded) to name it: what [`payload::classify`] looks at.
+const HEAD: usize = 4096;
+
 /// Where the bytes being looked at lie.
 #[derive(Clone, Copy, Debug)]
 enum Place {
@@ -323,8 +327,9 @@ impl Walker {
                             for e in entries {
                                 let id = String::from_utf8_lossy(e.id).into_owned();
                                 let at = item_place.plus(e.offset as usize);
-                                let mut entry = bundle_entry(&id, e.data, at);
-                                if depth < MAX_DEPTH && is_container(e.data) {
+                                let head = fsio::head(e.data, HEAD);
+                                let mut entry = bundle_entry_with_head(&id, e.data, &head, at);
+                                if depth < MAX_DEPTH && is_container(&head) {
                                     let mut inner = Node::new(
                                         NodeKind::Section,
                                         format!("entry {id}"),
@@ -337,8 +342,6 @@ impl Walker {
                                 }
                                 entry.size = e.size;
                                 b.entries.push(entry);
-                                // Only the entry's first bytes were read.
-                                self.done_with(at, e.data.len().min(1 << 16));
                             }
                         }
                         Err(e) => b.damage.push(Damage {
@@ -347,6 +350,9 @@ impl Walker {
                         }),
                     }
                     node.children.push(b);
+                    // The header and each entry's first bytes were read:
+                    // a few pages, dropped together (one call per bundle,
+                    // not one per entry).
                     self.done_with(item_place, item.bytes.len());
                 }
                 ItemKind::Ccob(header) => {
@@ -633,20 +639,26 @@ fn location(place: Place, size: usize) -> Location {
     }
 }
 
-/// Names a payload from its first bytes.
+/// Names a payload from its first bytes (read from the file, not through
+/// the mapping: see `fsio::head`).
 fn classify(data: &[u8]) -> Payload {
-    payload::classify(data)
+    payload::classify(&fsio::head(data, HEAD))
 }
 
 /// An entry of a bundle (binary, text or object sections).
 fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
+    bundle_entry_with_head(id, data, &fsio::head(data, HEAD), place)
+}
+
+/// [`bundle_entry`] with the first bytes of `data` already read.
+fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> Entry {
     let lenient = entry_id::parse_lenient(id);
     let parsed = lenient.id.as_ref();
     let target_id = parsed
         .and_then(|p| p.raw_target_id())
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    let p = classify(data);
+    let p = payload::classify(head);
     let payload_matches = match (&p, &target_id) {
         (Payload::AmdgpuCodeObject(t), Some(tid)) => Some(t.matches_target_id(tid)),
         (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),
