@@ -374,26 +374,26 @@ impl Walker {
                     ));
                     match hip_fatbin::ccob_bundle_header(item.bytes) {
                         Ok(inner) => {
+                            // Each payload is named from its first bytes:
+                            // decoded up to the last entry's (or, with
+                            // --verify, completely, with the hash checked).
+                            let ranges: Vec<(u64, u64)> =
+                                inner.entries.iter().map(|e| (e.offset, e.size)).collect();
                             let prefixes = if self.verify {
-                                let ranges: Vec<(u64, u64)> =
-                                    inner.entries.iter().map(|e| (e.offset, e.size)).collect();
-                                match hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, 4096) {
-                                    Ok(p) => p,
-                                    Err(e) => {
-                                        c.damage.push(Damage {
-                                            offset: item_place.offset(),
-                                            message: format!("compressed bundle: {e}"),
-                                        });
-                                        Vec::new()
-                                    }
-                                }
+                                hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, HEAD)
                             } else {
-                                Vec::new()
+                                hip_fatbin::ccob_entry_heads(item.bytes, &ranges, HEAD)
                             };
+                            let prefixes = prefixes.unwrap_or_else(|e| {
+                                c.damage.push(Damage {
+                                    offset: item_place.offset(),
+                                    message: format!("compressed bundle: {e}"),
+                                });
+                                Vec::new()
+                            });
                             for (i, e) in inner.entries.iter().enumerate() {
                                 let id = String::from_utf8_lossy(&e.id).into_owned();
                                 let mut entry = match prefixes.get(i) {
-                                    // The payload named from its first bytes.
                                     Some(p) => bundle_entry(&id, p, Place::Derived),
                                     None => {
                                         let mut entry = bundle_entry(&id, &[], Place::Derived);
@@ -404,6 +404,32 @@ impl Walker {
                                     }
                                 };
                                 entry.data = None;
+                                if depth < MAX_DEPTH
+                                    && prefixes.get(i).is_some_and(|p| is_container(p))
+                                {
+                                    // A container inside: decompressed (that
+                                    // entry only is held) and opened.
+                                    let mut nested = Node::new(
+                                        NodeKind::Section,
+                                        format!("entry {id}"),
+                                        node.file.clone(),
+                                    );
+                                    nested.size = Some(e.size);
+                                    match hip_fatbin::ccob_entry(item.bytes, e.offset, e.size) {
+                                        Ok(bytes) => self.inspect(
+                                            &bytes,
+                                            Place::Derived,
+                                            &mut nested,
+                                            depth + 1,
+                                            false,
+                                        ),
+                                        Err(err) => nested.damage.push(Damage {
+                                            offset: item_place.offset(),
+                                            message: format!("compressed bundle: {err}"),
+                                        }),
+                                    }
+                                    c.children.push(nested);
+                                }
                                 entry.size = e.size;
                                 entry.location = match item_place {
                                     Place::At(o) => Location::Ccob {
