@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{our_bin_dir, reference_tool, run_with_timeout, workspace_root, Rng};
 
-const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR] [--replay FINDINGS-DIR]";
+const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR] [--replay FINDINGS-DIR] [--recheck RUN-FINDINGS-DIR --seed N]";
 
 /// Our tools run under this address-space limit.
 const MEMORY_LIMIT: u64 = 512 << 20;
@@ -518,6 +518,8 @@ fn llvm_clean(r: &Run) -> bool {
         && !text.contains("Stack dump")
         && !text.contains("PLEASE submit a bug report")
         && !text.contains("#0 0x")
+        // Writing from an address outside its buffer: LLVM read past it.
+        && !text.contains("IO failure on output stream: Bad address")
 }
 
 /// The documented policy a difference falls under, if any.
@@ -779,7 +781,8 @@ fn same_but_symbol_index(a: &[u8], b: &[u8]) -> bool {
 /// - `llvm-offload-binary --archive` (and the packager): LLVM fails with
 ///   "Failed to create module" where we go on; `llvm-dis-22` must refuse
 ///   a bitcode piece of the input with a module-level text;
-/// - `clang-offload-bundler -type=a`: LLVM warns `'<member>': <text>`
+/// - `clang-offload-bundler -type=a`, `llvm-offload-binary --archive`:
+///   LLVM warns `'<member>': <text>`
 ///   with a module-level text and leaves the member's symbols out of the
 ///   output archive's index; our stderr is LLVM's without those warnings
 ///   and the archives hold the same members.
@@ -808,11 +811,11 @@ fn unloaded_module_policy(
         }
         return None;
     }
-    if tool == "clang-offload-bundler"
-        && args.iter().any(|a| a == "-type=a")
-        && ours.status == llvm.status
-        && ours.stdout == llvm.stdout
-    {
+    let writes_archive = match tool {
+        "clang-offload-bundler" => args.iter().any(|a| a == "-type=a"),
+        _ => args.iter().any(|a| a == "--archive"),
+    };
+    if writes_archive && ours.status == llvm.status && ours.stdout == llvm.stdout {
         let ours_text = String::from_utf8_lossy(&ours.stderr);
         let mut extra = 0;
         let rest: String = llvm_text
@@ -857,6 +860,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut findings = workspace_root().join("target/mutate/findings");
     let mut bin_dir: Option<PathBuf> = None;
     let mut replay_dir: Option<PathBuf> = None;
+    let mut recheck_dir: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value ({USAGE})"));
@@ -894,6 +898,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--findings" => findings = PathBuf::from(value("--findings")?),
             "--bin-dir" => bin_dir = Some(PathBuf::from(value("--bin-dir")?)),
             "--replay" => replay_dir = Some(PathBuf::from(value("--replay")?)),
+            "--recheck" => recheck_dir = Some(PathBuf::from(value("--recheck")?)),
             other => return Err(format!("unknown argument '{other}' ({USAGE})")),
         }
     }
@@ -914,6 +919,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let seeds = collect_seeds(max_size)?;
     if seeds.is_empty() {
         return Err("no inputs found under tests/".into());
+    }
+    if let Some(dir) = recheck_dir {
+        return recheck(&dir, seed, &seeds, &bin_dir);
     }
     let mut per_format: BTreeMap<&str, usize> = BTreeMap::new();
     for s in &seeds {
@@ -1126,10 +1134,7 @@ fn one_case(
     tally: &Mutex<Tally>,
     findings: &Path,
 ) {
-    let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let s = rng.pick(seeds);
-    let (tool, args) = rng.pick(&s.commands).clone();
-    let (input, how) = mutate(&mut rng, s, seeds);
+    let (s, tool, args, input, how) = case_setup(seed, i, seeds);
     let ours_exe = bin_dir.join(tool);
     let Some(llvm_exe) = reference_tool(tool).or_else(|| {
         // clang-offload-packager lives beside llvm-offload-binary.
@@ -1203,6 +1208,100 @@ fn one_case(
         }
         let _ = fs::write(dir.join("case.txt"), text);
     }
+}
+
+/// Case `i` of a run with `seed`: the real input, the command and the
+/// mutated bytes (with how they were made), the same on every call.
+#[allow(clippy::type_complexity)]
+fn case_setup(
+    seed: u64,
+    i: usize,
+    seeds: &[Seed],
+) -> (&Seed, &'static str, Vec<String>, Vec<u8>, String) {
+    let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let s = rng.pick(seeds);
+    let (tool, args) = rng.pick(&s.commands).clone();
+    let (input, how) = mutate(&mut rng, s, seeds);
+    (s, tool, args, input, how)
+}
+
+/// Runs again, with the tools of `bin_dir` and the classification of this
+/// build, every case of an earlier run (its `cases.tsv` under `dir`, made
+/// with `seed`) that was a crash, a hang or a difference: each case is
+/// made again from its index, and checked to be the same input format and
+/// command line as logged. What the run found is then what the current
+/// tools do on all of those inputs, not only on the few kept as findings.
+fn recheck(dir: &Path, seed: u64, seeds: &[Seed], bin_dir: &Path) -> Result<(), String> {
+    let log = dir.join("cases.tsv");
+    let text = fs::read(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    let scratch = std::env::temp_dir().join(format!("mutate-recheck-{}", std::process::id()));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut checked = 0usize;
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [index, format, tool, args, class, ..] = cols[..] else {
+            continue;
+        };
+        if !["CRASH", "HANG", "DIFF"]
+            .iter()
+            .any(|p| class.starts_with(p))
+        {
+            continue;
+        }
+        let i: usize = index.parse().map_err(|e| format!("{log:?}: {e}"))?;
+        let (s, tool_now, args_now, input, _) = case_setup(seed, i, seeds);
+        if s.format.name() != format || tool_now != tool || args_now.join(" ") != args {
+            return Err(format!(
+                "case {i} is not the one logged (other inputs under tests/ than in that run, or another seed)"
+            ));
+        }
+        let Some(llvm_exe) = reference_tool(tool_now)
+            .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool_now)))
+        else {
+            continue;
+        };
+        let mut ours = run_ours(
+            &bin_dir.join(tool_now),
+            tool_now,
+            &args_now,
+            &input,
+            &scratch.join("ours"),
+        );
+        let mut llvm = run_one(
+            &llvm_exe,
+            tool_now,
+            &args_now,
+            &input,
+            &scratch.join("llvm"),
+            false,
+        );
+        compare_wrapper_modules(
+            tool_now,
+            &mut ours,
+            &mut llvm,
+            [&scratch.join("ours"), &scratch.join("llvm")],
+        );
+        let now = classify(s.format, tool_now, &args_now, &input, &ours, &llvm);
+        println!(
+            "{i}\t{format}\t{tool}\t{args}\t{class}\t{now}\t{}\t{}",
+            first_line(&ours.stderr),
+            first_line(&llvm.stderr)
+        );
+        *counts
+            .entry(format!(
+                "{class} -> {}",
+                now.split(" (exit").next().unwrap_or("")
+            ))
+            .or_default() += 1;
+        checked += 1;
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    println!("rechecked {checked} cases:");
+    for (k, n) in counts {
+        println!("{n:6}  {k}");
+    }
+    Ok(())
 }
 
 /// The first line of a tool's stderr, for the case log.

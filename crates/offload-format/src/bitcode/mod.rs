@@ -289,6 +289,12 @@ fn archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeErr
     if file.modules.is_empty() {
         return Ok(Vec::new());
     }
+    // LLVM's archive writer loads each module (lazily, metadata deferred)
+    // to list its symbols: a bitstream fault met there is its warning
+    // text, whatever the stored symbol table says.
+    for module in &file.modules {
+        embedded::check_module_load(file.stream, module, embedded::Metadata::Deferred)?;
+    }
     match stored_archive_symbols(file) {
         Some(symbols) => Ok(symbols),
         None => module_archive_symbols_of(file),
