@@ -1,7 +1,7 @@
 //! Helpers shared by the workspace's tests (not published): running a tool
 //! in a clean environment, sparse files, and the hostile-corpus runner
 //! ([`hostile`]) that every tool crate's `tests/hostile.rs` and `cargo
-//! xtask hostile` use. Standard library only.
+//! xtask hostile` use. Standard library and `tempfile` only.
 
 use std::fmt::Debug;
 use std::fs::{self, File};
@@ -10,7 +10,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub mod compatibility;
 pub mod hostile;
+pub mod output_safety;
 
 /// The environment variables that change the bundler's behaviour
 /// (LLVM 22 reads them): a test must not inherit them.
