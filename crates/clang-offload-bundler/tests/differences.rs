@@ -5,6 +5,7 @@
 use std::fs;
 use std::path::Path;
 use std::process::Output;
+use test_support::{assert_error, file_names as names};
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
@@ -14,24 +15,6 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-/// Exit 1, one error line mentioning `needle`, nothing on stdout.
-fn assert_error(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(o.stdout.is_empty(), "stdout: {:?}", o.stdout);
-    assert!(err.contains(": error: "), "stderr: {err}");
-    assert!(err.contains(needle), "want {needle:?} in: {err}");
 }
 
 fn bundle_two(dir: &Path, ty: &str) -> Vec<u8> {
