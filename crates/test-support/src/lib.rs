@@ -94,6 +94,18 @@ pub fn unescape(line: &str) -> Vec<u8> {
     out
 }
 
+/// A xorshift64 generator from `seed` (not zero): the tests' source of
+/// deterministic noise.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 /// Runs `cmd` and asserts that it exits with status 0; the failure names
 /// `what` (typically the arguments) and shows the tool's stderr.
 pub fn run_ok(cmd: &mut Command, what: impl Debug) -> Output {
