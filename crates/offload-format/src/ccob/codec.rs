@@ -380,13 +380,7 @@ pub fn decompress_unverified_with(
     fetch: Option<Fetch<'_>>,
 ) -> Result<Decompressed, CcobError> {
     let header = Header::parse(input)?;
-    let ccob_len = header.ccob_len(input.len())?;
-    let payload = input
-        .get(header.len()..ccob_len)
-        .ok_or(CcobError::TotalSizeTooSmall {
-            total: ccob_len as u64,
-            header_len: header.len(),
-        })?;
+    let payload = header.payload(input)?;
     let claimed = header.uncompressed_size;
     // The output buffer is the recorded size, but never more than the
     // payload could expand to, so a lying header cannot make us reserve more
@@ -441,7 +435,7 @@ pub fn decompress_unverified_with(
     Ok(Decompressed {
         header,
         data,
-        ccob_len,
+        ccob_len: header.len() + payload.len(),
         payload_len: payload.len(),
         computed_hash,
         codec_time,

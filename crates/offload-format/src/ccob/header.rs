@@ -248,6 +248,18 @@ impl Header {
         }
     }
 
+    /// The compressed payload of the CCOB this header starts in `input`:
+    /// the bytes after the header, up to [`Header::ccob_len`].
+    pub fn payload<'a>(&self, input: &'a [u8]) -> Result<&'a [u8], CcobError> {
+        let ccob_len = self.ccob_len(input.len())?;
+        input
+            .get(self.len()..ccob_len)
+            .ok_or(CcobError::TotalSizeTooSmall {
+                total: ccob_len as u64,
+                header_len: self.len(),
+            })
+    }
+
     /// Serialize the header (little-endian, as every observed file is).
     ///
     /// Fields that do not fit the version's width are rejected rather than

@@ -81,8 +81,7 @@ pub fn decompress_streaming(
     if header.method != Method::Zstd {
         return None;
     }
-    let ccob_len = header.ccob_len(input.len()).ok()?;
-    let payload = input.get(header.len()..ccob_len)?;
+    let payload = header.payload(input).ok()?;
     // The buffered decoder fails beyond either bound, so stop there too.
     let limit = header
         .uncompressed_size
@@ -109,7 +108,7 @@ pub fn decompress_streaming(
     }
     Some(Streamed {
         header,
-        ccob_len,
+        ccob_len: header.len() + payload.len(),
         payload_len: payload.len(),
         computed_hash,
         codec_time,
@@ -143,13 +142,7 @@ pub fn decode_prefix(
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<PrefixEnd, CcobError> {
     let header = Header::parse(input)?;
-    let ccob_len = header.ccob_len(input.len())?;
-    let payload = input
-        .get(header.len()..ccob_len)
-        .ok_or(CcobError::TotalSizeTooSmall {
-            total: ccob_len as u64,
-            header_len: header.len(),
-        })?;
+    let payload = header.payload(input)?;
     let mut stopped = false;
     let mut produced = 0u64;
     let mut counting = |bytes: &[u8]| {

@@ -754,10 +754,10 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             let contents = match end {
                 Some(end) if end <= data.len() as u64 => &data[ph.offset as usize..end as usize],
                 _ => {
-                    return Err(ElfError::SegmentPastEnd {
+                    return Err(ElfError::Read(crate::objfile::Error::ElfSegmentPastEnd {
                         offset: ph.offset,
                         filesz: ph.filesz,
-                    }
+                    })
                     .into())
                 }
             };
