@@ -40,7 +40,7 @@ pub struct CompressOptions {
     /// Compression method; LLVM 22 as packaged always uses zstd.
     pub method: Method,
     /// Level as given by the user; `None` means the method's default
-    /// ([`Method::default_level`]). zstd clamps out-of-range levels itself
+    /// (`Method::default_level`). zstd clamps out-of-range levels itself
     /// (0 means its default, 3); zlib accepts -1..=9.
     pub level: Option<i32>,
     /// Header version to write: 2 or 3 (LLVM 22's default is 3).

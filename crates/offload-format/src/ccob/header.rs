@@ -69,7 +69,7 @@ impl Method {
     }
 
     /// The method for a stored number, if it is one we know.
-    pub fn from_code(code: u16) -> Option<Method> {
+    pub(crate) fn from_code(code: u16) -> Option<Method> {
         match code {
             0 => Some(Method::Zlib),
             1 => Some(Method::Zstd),
@@ -87,7 +87,7 @@ impl Method {
 
     /// The level LLVM 22's bundler uses when none is given: zstd 3 (with
     /// long-distance matching), zlib 6.
-    pub fn default_level(self) -> i32 {
+    pub(crate) fn default_level(self) -> i32 {
         match self {
             Method::Zlib => 6,
             Method::Zstd => 3,

@@ -115,7 +115,7 @@ pub fn decompress_streaming(
     })
 }
 
-/// How far [`decode_prefix`] got.
+/// How far `decode_prefix` got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PrefixEnd {
     /// The sink said it had seen enough.
@@ -137,7 +137,7 @@ pub enum PrefixEnd {
 /// without its payloads. Fails on a bad header or when the codec rejects
 /// the data before the sink stops; the error then says which method failed,
 /// not where.
-pub fn decode_prefix(
+pub(crate) fn decode_prefix(
     input: &[u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<PrefixEnd, CcobError> {
@@ -175,7 +175,7 @@ pub fn decode_prefix(
 /// layout, without decoding; zlib: by decoding to the stream's end). `None`
 /// when the stream is damaged or cut short. Versions 2 and 3 give their
 /// recorded total size.
-pub fn stream_len(input: &[u8]) -> Option<usize> {
+pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
     let header = Header::parse(input).ok()?;
     if header.total_size.is_some() {
         return header.ccob_len(input.len()).ok();
