@@ -231,21 +231,51 @@ pub struct LenientId {
     pub standardised: Option<String>,
     /// What is old or odd about the stored spelling, if anything.
     pub note: Option<&'static str>,
+    /// How many empty triple components were added to parse a short triple
+    /// (0 for a complete one); [`LenientId::stored_triple`] takes them off.
+    pub padded: usize,
+}
+
+impl LenientId {
+    /// The triple as the bundle stores it, without the components added
+    /// to parse it.
+    pub fn stored_triple(&self) -> Option<&str> {
+        let t = self.id.as_ref()?.triple().as_str();
+        Some(t.get(..t.len().saturating_sub(self.padded)).unwrap_or(t))
+    }
 }
 
 /// Reads an entry ID as stored in a bundle, accepting old spellings LLVM
 /// 22 refuses: ROCm 5's three-part host triple
 /// (`host-x86_64-unknown-linux`, read as having an empty environment).
+/// and the architecture-only triples of DPC++'s SYCL bundles
+/// (`sycl-spir64`, `sycl-spir64_gen`), read with empty components added.
 /// `hip`/`hipv4` kinds and empty target IDs
 /// (`hipv4-amdgcn-amd-amdhsa--gfx906`) parse as they are.
 pub fn parse_lenient(text: &str) -> LenientId {
-    let (id, note) = match EntryId::parse(text) {
-        Ok(id) => (Some(id), None),
+    let padded_parse = |missing: usize| {
+        let padded = format!("{text}{}", "-".repeat(missing));
+        EntryId::parse(&padded).ok()
+    };
+    let (id, note, padded) = match EntryId::parse(text) {
+        Ok(id) => (Some(id), None, 0),
         Err(PieceCountError { pieces: 4 }) => (
-            EntryId::parse(&format!("{text}-")).ok(),
+            padded_parse(1),
             Some("three-part triple (ROCm 5 spelling)"),
+            1,
         ),
-        Err(_) => (None, Some("not a <kind>-<triple>[-<target id>] entry ID")),
+        Err(PieceCountError {
+            pieces: pieces @ (2 | 3),
+        }) if !text.starts_with('-') => (
+            padded_parse(5 - pieces),
+            Some("triple without OS and environment (DPC++ spelling)"),
+            5 - pieces,
+        ),
+        Err(_) => (
+            None,
+            Some("not a <kind>-<triple>[-<target id>] entry ID"),
+            0,
+        ),
     };
     let note = note.or_else(|| {
         let id = id.as_ref()?;
@@ -261,6 +291,7 @@ pub fn parse_lenient(text: &str) -> LenientId {
         standardised: id.as_ref().and_then(|i| i.standardised().ok()),
         id,
         note,
+        padded,
     }
 }
 
@@ -569,6 +600,36 @@ mod lenient_tests {
         let l = parse_lenient("hip-amdgcn-amd-amdhsa-");
         assert_eq!(l.standardised.as_deref(), Some("hip-amdgcn-amd-amdhsa--"));
         assert!(parse_lenient("garbage").id.is_none());
+        assert!(parse_lenient("-spir64").id.is_none());
+        assert_eq!(
+            parse_lenient("host-x86_64-unknown-linux").stored_triple(),
+            Some("x86_64-unknown-linux")
+        );
+        // DPC++'s SYCL bundles (Intel GPU libraries) name the architecture
+        // only.
+        for (text, triple) in [
+            ("sycl-spir64_gen", "spir64_gen"),
+            ("sycl-spir64", "spir64"),
+            ("sycl-spir64-unknown", "spir64-unknown"),
+        ] {
+            let l = parse_lenient(text);
+            assert_eq!(
+                l.note,
+                Some("triple without OS and environment (DPC++ spelling)")
+            );
+            assert_eq!(l.stored_triple(), Some(triple), "{text}");
+            let id = l.id.unwrap();
+            assert_eq!(id.kind(), "sycl");
+            assert_eq!(id.target_id(), "");
+        }
+        assert_eq!(
+            parse_lenient("sycl-spir64")
+                .id
+                .unwrap()
+                .triple()
+                .arch_name(),
+            "spir64"
+        );
         assert_eq!(
             parse_lenient("cuda-nvptx64-nvidia-cuda--sm_90").note,
             Some("offload kind unknown to LLVM 22")

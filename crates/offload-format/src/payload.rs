@@ -297,6 +297,13 @@ pub enum Payload {
     OffloadBinary,
     /// An NVIDIA fat binary container.
     Fatbin,
+    /// A zstd frame: a device image compressed whole, as DPC++ stores the
+    /// images of its SYCL bundles when compression is on. `inner` names
+    /// what its first decompressed bytes hold, when they decode.
+    Zstd {
+        /// The payload inside, from its first bytes.
+        inner: Option<Box<Payload>>,
+    },
     /// Anything else.
     Unknown,
 }
@@ -317,6 +324,7 @@ impl Payload {
             Payload::Ccob => "compressed-offload-bundle",
             Payload::OffloadBinary => "offload-binary",
             Payload::Fatbin => "nvidia-fatbin",
+            Payload::Zstd { .. } => "zstd-frame",
             Payload::Unknown => "unknown",
         }
     }
@@ -326,6 +334,7 @@ impl Payload {
         match self {
             Payload::AmdgpuCodeObject(t) => Some(t.target_id()),
             Payload::Cubin { sm } => Some(format!("sm_{sm}")),
+            Payload::Zstd { inner: Some(inner) } => inner.target(),
             _ => None,
         }
     }
@@ -367,6 +376,12 @@ pub(crate) fn classify_elf(e: ElfFacts) -> Payload {
 /// ([`identify`]) for everything with a magic, the ELF header for ELF
 /// files, and a look at the text for PTX.
 pub fn classify(data: &[u8]) -> Payload {
+    classify_at_depth(data, true)
+}
+
+/// [`classify`]; `open_zstd` says whether a zstd frame's content is looked
+/// at (once: a frame inside a frame is not opened).
+fn classify_at_depth(data: &[u8], open_zstd: bool) -> Payload {
     if data.is_empty() {
         return Payload::Empty;
     }
@@ -390,9 +405,36 @@ pub fn classify(data: &[u8]) -> Payload {
         FileKind::Ccob => Payload::Ccob,
         FileKind::OffloadBinary => Payload::OffloadBinary,
         FileKind::NvFatbin => Payload::Fatbin,
+        _ if data.starts_with(&ZSTD_MAGIC) => Payload::Zstd {
+            inner: open_zstd
+                .then(|| zstd_head(data))
+                .flatten()
+                .map(|head| Box::new(classify_at_depth(&head, false))),
+        },
         _ if looks_like_ptx(data) => Payload::Ptx,
         _ => Payload::Unknown,
     }
+}
+
+/// The first four bytes of a zstd frame (RFC 8878), little-endian
+/// `0xFD2FB528`.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// How much of a zstd frame's content is decoded to name what it holds:
+/// enough for every header [`classify`] reads.
+const ZSTD_HEAD: usize = 4096;
+
+/// The first [`ZSTD_HEAD`] bytes (fewer if the content is shorter) of the
+/// zstd frame starting `data`; `None` if they do not decode.
+fn zstd_head(data: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(data).ok()?;
+    let mut head = Vec::with_capacity(ZSTD_HEAD);
+    (&mut decoder)
+        .take(ZSTD_HEAD as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
 }
 
 /// PTX text: printable ASCII whose first directives include `.version`
@@ -496,6 +538,27 @@ mod tests {
         assert_eq!(classify(&[0x10, 0xFF, 0x10, 0xAD]), Payload::OffloadBinary);
         assert_eq!(classify(b"//\n.version 8.8\n.target sm_90\n"), Payload::Ptx);
         assert_eq!(classify(b"random"), Payload::Unknown);
+        assert_eq!(
+            classify(b"\x28\xb5\x2f\xfd\x60\xa0"),
+            Payload::Zstd { inner: None }
+        );
+        // A SPIR-V module compressed whole, as DPC++ stores its images.
+        let spirv = [3u8, 2, 0x23, 7, 0, 1, 0, 0].repeat(100);
+        let framed = zstd::bulk::compress(&spirv, 3).unwrap();
+        assert_eq!(
+            classify(&framed),
+            Payload::Zstd {
+                inner: Some(Box::new(Payload::SpirV))
+            }
+        );
+        // A frame inside a frame is not opened.
+        let twice = zstd::bulk::compress(&framed, 3).unwrap();
+        assert_eq!(
+            classify(&twice),
+            Payload::Zstd {
+                inner: Some(Box::new(Payload::Zstd { inner: None }))
+            }
+        );
         // An ELF64 header: AMDGPU, HSA ABI version 3 (code object v5),
         // gfx90a with xnack on and sramecc any.
         let mut elf = b"\x7fELF\x02\x01\x01\x40\x03".to_vec();

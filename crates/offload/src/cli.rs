@@ -114,7 +114,8 @@ pub struct ExtractArgs {
     /// the bundler's `-hip-openmp-compatible`.
     #[arg(long)]
     pub hip_openmp_compatible: bool,
-    /// Directory for the outputs (default: the current directory).
+    /// Directory for the outputs (default: the current directory); created
+    /// if missing, and removed again if nothing could be written.
     #[arg(long, short = 'd', value_name = "DIR", conflicts_with = "output")]
     pub output_dir: Option<PathBuf>,
     /// Write the one selected entry here (`-` for standard output); more

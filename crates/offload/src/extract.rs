@@ -22,7 +22,17 @@ pub enum Request {
     TargetId(String),
     /// A triple.
     Triple(Triple),
-    /// Anything else (`sm_90`): the entry's target must be spelt the same.
+    /// An offload kind and a triple (`sycl-spir64`,
+    /// `hipv4-amdgcn-amd-amdhsa`): entries of that kind (as `--kind`
+    /// matches) for that triple, any target.
+    KindTriple {
+        /// The offload kind.
+        kind: String,
+        /// The triple.
+        triple: Triple,
+    },
+    /// Anything else (`sm_90`, `spir64`): the entry's target, triple or
+    /// ID must be spelt the same.
     Exact(String),
 }
 
@@ -41,6 +51,15 @@ impl Request {
             }
         }
         if pieces >= 2 {
+            // `sycl-spir64`, `hip-amdgcn-amd-amdhsa`: an offload kind and a
+            // triple, any target.
+            let (kind, rest) = text.split_once('-').unwrap_or((text, ""));
+            if KNOWN_KINDS.contains(&kind) && !rest.is_empty() {
+                return Request::KindTriple {
+                    kind: kind.to_owned(),
+                    triple: Triple::new(rest),
+                };
+            }
             return Request::Triple(Triple::new(text));
         }
         if TargetId::parse(text, &amdgcn()).is_ok() {
@@ -73,10 +92,28 @@ impl Request {
                 .triple
                 .as_deref()
                 .is_some_and(|t| Triple::new(t).is_compatible_with(want)),
-            Request::Exact(want) => e.target_id.as_deref() == Some(want.as_str()),
+            Request::KindTriple { kind, triple } => {
+                e.kind
+                    .as_deref()
+                    .is_some_and(|k| entry_id::kinds_compatible(k, kind, hip_openmp))
+                    && e.triple
+                        .as_deref()
+                        .is_some_and(|t| Triple::new(t).is_compatible_with(triple))
+            }
+            // `sm_90`; or the architecture-only triple of a SYCL entry
+            // (`spir64`) or its whole ID.
+            Request::Exact(want) => {
+                e.target_id.as_deref() == Some(want.as_str())
+                    || e.triple.as_deref() == Some(want.as_str())
+                    || e.id == *want
+            }
         }
     }
 }
+
+/// Offload kinds a `--target` may start with: LLVM 22's, and those other
+/// toolchains write (`cuda`, DPC++'s `sycl`).
+const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
 
 fn amdgcn() -> Triple {
     Triple::new("amdgcn-amd-amdhsa")

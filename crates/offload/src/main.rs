@@ -131,6 +131,20 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         ));
         return ExitCode::FAILURE;
     }
+    let made = match (&args.output, &args.output_dir) {
+        (None, Some(dir)) => match make_dirs(dir) {
+            Ok(made) => made,
+            Err(e) => {
+                diag.error(format!(
+                    "{}: {}",
+                    dir.display(),
+                    offload_cli::diag::os_error_text(&e)
+                ));
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => Vec::new(),
+    };
     match extract::write(&jobs, args) {
         Ok(written) => {
             if args.output.as_deref() != Some(std::path::Path::new("-")) {
@@ -151,8 +165,38 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             }
         }
         Err(e) => {
+            // All or nothing: directories made for the outputs go too.
+            for dir in made.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
             diag.error(e);
             ExitCode::FAILURE
         }
     }
+}
+
+/// Creates `dir` and any missing parents; returns those it made, outermost
+/// first.
+fn make_dirs(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(d.to_path_buf());
+        at = d.parent();
+    }
+    missing.reverse();
+    let mut made = Vec::new();
+    for d in missing {
+        match std::fs::create_dir(&d) {
+            Ok(()) => made.push(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
+            Err(e) => {
+                for m in made.iter().rev() {
+                    let _ = std::fs::remove_dir(m);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(made)
 }

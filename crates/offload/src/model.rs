@@ -26,6 +26,8 @@ pub enum NodeKind {
     Fatbin,
     /// LLVM bitcode with embedded offload objects.
     Bitcode,
+    /// One architecture's slice of a Mach-O universal file.
+    Slice,
 }
 
 impl NodeKind {
@@ -42,6 +44,7 @@ impl NodeKind {
             NodeKind::OffloadBinary => "offload-binary",
             NodeKind::Fatbin => "fatbin",
             NodeKind::Bitcode => "bitcode",
+            NodeKind::Slice => "slice",
         }
     }
 
@@ -50,7 +53,11 @@ impl NodeKind {
     pub fn is_container(self) -> bool {
         !matches!(
             self,
-            NodeKind::File | NodeKind::Member | NodeKind::Section | NodeKind::Bitcode
+            NodeKind::File
+                | NodeKind::Member
+                | NodeKind::Section
+                | NodeKind::Bitcode
+                | NodeKind::Slice
         )
     }
 }

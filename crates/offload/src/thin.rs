@@ -205,9 +205,11 @@ fn plan_node(node: &Node, file: &Path, sel: &Selection, object: Option<&str>, ou
                     });
                 }
             }
-            NodeKind::File | NodeKind::Member | NodeKind::Section | NodeKind::Bitcode => {
-                plan_node(c, file, sel, object, out)
-            }
+            NodeKind::File
+            | NodeKind::Member
+            | NodeKind::Section
+            | NodeKind::Bitcode
+            | NodeKind::Slice => plan_node(c, file, sel, object, out),
         }
     }
 }
@@ -377,8 +379,13 @@ fn thin_file(
         };
         let freed = size - thinned.used;
         let ids: Vec<&str> = thinned.dropped.iter().map(|d| d.id.as_str()).collect();
+        let (drops, frees) = if args.dry_run {
+            ("would drop", "would be freed")
+        } else {
+            ("dropped", "freed")
+        };
         report.push_str(&format!(
-            "  {name} @ {offset:#x}: dropped {} of {} entries ({}), {freed} bytes freed\n",
+            "  {name} @ {offset:#x}: {drops} {} of {} entries ({}), {freed} bytes {frees}\n",
             thinned.dropped.len(),
             thinned.dropped.len() + thinned.kept.len(),
             ids.join(", "),
@@ -413,8 +420,9 @@ fn thin_file(
             .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
     }
     let len = input.len().max(1) as f64;
+    let would = if args.dry_run { "would be " } else { "" };
     report.push_str(&format!(
-        "  {} of {containers} containers rewritten, {} entries dropped, {} bytes freed ({:.1}% of {} bytes)\n",
+        "  {} of {containers} containers {would}rewritten, {} entries {would}dropped, {} bytes {would}freed ({:.1}% of {} bytes)\n",
         totals.rewritten,
         totals.entries_dropped,
         totals.bytes_freed,

@@ -11,6 +11,7 @@ use offload_cli::fsio;
 use offload_format::archive::{thin_member_path, Archive, MemberContent};
 use offload_format::hip_fatbin::{self, ItemKind};
 use offload_format::identify::{identify, FileKind};
+use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
 use offload_format::{bitcode, bundle, entry_id, fatbin, text_bundle};
@@ -131,6 +132,7 @@ impl Walker {
             FileKind::OffloadBinary => self.offload_binaries(data, place, node, depth),
             FileKind::NvFatbin => self.fatbins(data, place, node),
             FileKind::Bitcode | FileKind::BitcodeWrapper => self.bitcode(data, node, depth),
+            FileKind::MachOUniversal => self.universal(data, place, node, depth),
             _ => self.other(data, place, node, depth, top),
         }
     }
@@ -152,6 +154,42 @@ impl Walker {
                 offset: place.offset(),
                 message: "not a format this tool reads".to_owned(),
             });
+        }
+    }
+
+    /// The slices of a Mach-O universal file, each read as a file.
+    fn universal(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize) {
+        node.detail
+            .get_or_insert_with(|| "Mach-O universal file".to_owned());
+        let slices = match macho::parse_fat_table(data) {
+            Ok(s) => s,
+            Err(e) => {
+                node.damage.push(Damage {
+                    offset: place.offset(),
+                    message: format!("universal file: {e}"),
+                });
+                return;
+            }
+        };
+        for slice in slices {
+            let name = cpu_type_name(slice.cputype);
+            let (Some(bytes), Ok(at)) = (slice.data(data), usize::try_from(slice.offset)) else {
+                node.damage.push(Damage {
+                    offset: place.offset(),
+                    message: format!(
+                        "universal file: the {name} slice (offset {}, size {}) lies outside the file",
+                        slice.offset, slice.size
+                    ),
+                });
+                continue;
+            };
+            let mut child = Node::new(NodeKind::Slice, name, node.file.clone());
+            child.offset = place.plus(at).offset();
+            child.size = Some(slice.size);
+            self.inspect(bytes, place.plus(at), &mut child, depth + 1, true);
+            if child.is_interesting() {
+                node.children.push(child);
+            }
         }
     }
 
@@ -633,9 +671,47 @@ fn location(place: Place, size: usize) -> Location {
     }
 }
 
+/// The architecture a universal file's `cputype` names, as `lipo` spells
+/// it.
+fn cpu_type_name(cputype: u32) -> String {
+    const ABI64: u32 = 0x0100_0000;
+    const ABI64_32: u32 = 0x0200_0000;
+    match cputype {
+        7 => "i386".to_owned(),
+        c if c == 7 | ABI64 => "x86_64".to_owned(),
+        12 => "arm".to_owned(),
+        c if c == 12 | ABI64 => "arm64".to_owned(),
+        c if c == 12 | ABI64_32 => "arm64_32".to_owned(),
+        18 => "ppc".to_owned(),
+        c if c == 18 | ABI64 => "ppc64".to_owned(),
+        other => format!("cputype {other}"),
+    }
+}
+
 /// Names a payload from its first bytes.
 fn classify(data: &[u8]) -> Payload {
     payload::classify(data)
+}
+
+/// What a payload's name alone does not say: what a zstd frame holds.
+fn payload_note(p: &Payload) -> Option<String> {
+    match p {
+        Payload::Zstd { inner: Some(inner) } => Some(format!(
+            "a zstd frame holding: {}",
+            match &**inner {
+                Payload::Object(format) => format,
+                other => other.name(),
+            }
+        )),
+        _ => None,
+    }
+}
+
+fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 /// An entry of a bundle (binary, text or object sections).
@@ -652,22 +728,18 @@ fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
         (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),
         _ => None,
     };
-    let standardised = lenient.standardised.filter(|s| s != id);
+    let triple = lenient.stored_triple().map(str::to_owned);
+    // LLVM 22 has no spelling for an ID whose offload kind it refuses.
+    let standardised = lenient
+        .standardised
+        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
     let mut entry = Entry {
         id: id.to_owned(),
         kind: parsed.map(|p| p.kind().to_owned()),
-        triple: parsed.map(|p| {
-            // The triple as stored: pieces 2 to 4 or 5.
-            let t = p.triple().as_str();
-            if lenient.note == Some("three-part triple (ROCm 5 spelling)") {
-                t.trim_end_matches('-').to_owned()
-            } else {
-                t.to_owned()
-            }
-        }),
+        triple,
         target_id,
         standardised,
-        note: lenient.note.map(str::to_owned),
+        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p)),
         payload: Some(p.name()),
         payload_target: p.target(),
         payload_matches,

@@ -401,6 +401,153 @@ fn damage_is_reported_where_it_is_and_the_rest_listed() {
     }
 }
 
+/// hip.o's `.hip_fatbin` in Mach-O (clang-22 does not offload for Mach-O
+/// targets; make.sh places it with the assembler): an x86_64 object and a
+/// universal file of x86_64 and arm64. Every entry reads the same bytes as
+/// hip.o's, at the offset the listing gives.
+#[test]
+fn mach_o_objects_and_universal_files() {
+    let entry_bytes = |file: &str| -> Vec<(String, Vec<u8>)> {
+        let data = fs::read(fixtures().join(file)).unwrap();
+        entries(&ls_json(&[file]))
+            .into_iter()
+            .map(|(_, e)| {
+                let loc = e.get("location");
+                let at = loc.get("offset").num().unwrap() as usize;
+                let size = loc.get("size").num().unwrap() as usize;
+                (
+                    e.get("id").str().unwrap().to_owned(),
+                    data[at..at + size].to_vec(),
+                )
+            })
+            .collect()
+    };
+    let elf = entry_bytes("hip.o");
+    assert_eq!(elf.len(), 3);
+    assert_eq!(entry_bytes("macho.o"), elf);
+    let both = entry_bytes("macho-universal.o");
+    assert_eq!(both.len(), 6);
+    assert_eq!(both[..3], elf[..]);
+    assert_eq!(both[3..], elf[..]);
+    let doc = ls_json(&["macho-universal.o"]);
+    let slices: Vec<_> = doc.get("files").arr()[0]
+        .get("children")
+        .arr()
+        .iter()
+        .map(|c| (c.get("type").str(), c.get("name").str()))
+        .collect();
+    assert_eq!(
+        slices,
+        [
+            (Some("slice"), Some("x86_64")),
+            (Some("slice"), Some("arm64"))
+        ]
+    );
+    let o = run(&["ls", "--format=llvm", "macho.o"]);
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("host-x86_64-unknown-linux-gnu-\tfile://macho.o#offset=4384&size=0")
+    );
+    // A slice past the end of the file is damage, named.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bad = fs::read(fixtures().join("macho-universal.o")).unwrap();
+    bad[8 + 20 + 8..8 + 20 + 12].copy_from_slice(&0x7fff_0000u32.to_be_bytes());
+    fs::write(tmp.path().join("bad.o"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "bad.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.o"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("x86_64"), "{}", stdout(&o));
+}
+
+/// DPC++'s SYCL bundles (as in Intel GPU builds of PyTorch extensions):
+/// `__CLANG_OFFLOAD_BUNDLE__sycl-spir64` sections whose IDs name the
+/// architecture only, holding zstd-compressed images.
+#[test]
+fn sycl_sections_of_dpcpp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host =
+        fs::read(fixtures().join("../object_bundle/fat-x86_64-unknown-linux-gnu.o")).unwrap();
+    // zstd frames of an archive (ahead-of-time images) and of a SPIR-V
+    // module.
+    let gen: &[u8] = &zstd::bulk::compress(b"!<arch>\npad_0/  ", 3).unwrap();
+    let spirv: &[u8] = &zstd::bulk::compress(&[3, 2, 0x23, 7, 0, 1, 0, 0], 3).unwrap();
+    let obj = offload_format::object_bundle::add_bundle_sections(
+        &host,
+        &[("sycl-spir64_gen", gen), ("sycl-spir64", spirv)],
+    )
+    .unwrap();
+    fs::write(tmp.path().join("xpu.o"), &obj).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(["ls", "--json", "xpu.o"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json::parse(&stdout(&o));
+    let e: Vec<_> = entries(&doc)
+        .into_iter()
+        .filter(|(_, e)| e.get("kind").str() == Some("sycl"))
+        .collect();
+    assert_eq!(e.len(), 2);
+    for ((_, entry), (id, triple)) in e
+        .iter()
+        .zip([("sycl-spir64_gen", "spir64_gen"), ("sycl-spir64", "spir64")])
+    {
+        assert_eq!(entry.get("id").str(), Some(id));
+        assert_eq!(entry.get("kind").str(), Some("sycl"));
+        assert_eq!(entry.get("triple").str(), Some(triple));
+        assert_eq!(entry.get("payload").get("type").str(), Some("zstd-frame"));
+        let inner = if triple == "spir64" {
+            "spirv"
+        } else {
+            "archive"
+        };
+        assert_eq!(
+            entry
+                .get("note")
+                .str()
+                .map(|n| n.ends_with(&format!("a zstd frame holding: {inner}"))),
+            Some(true),
+            "{id}"
+        );
+        // LLVM 22 has no spelling for the sycl kind.
+        assert_eq!(entry.get("standardised_id").str(), None);
+    }
+    // Selected by architecture, by kind and architecture, or all of a kind;
+    // the output directory is made.
+    for (target, want) in [
+        ("spir64", vec![spirv]),
+        ("sycl-spir64", vec![spirv]),
+        ("spir64_gen", vec![gen]),
+        ("sycl-spir64_gen", vec![gen]),
+    ] {
+        let dir = tmp.path().join("out").join(target);
+        let o = Command::new(env!("CARGO_BIN_EXE_offload"))
+            .args(["extract", "--target", target, "-d"])
+            .arg(&dir)
+            .arg(tmp.path().join("xpu.o"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{target}: {}", stderr(&o));
+        let mut got: Vec<Vec<u8>> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|f| fs::read(f.unwrap().path()).unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{target}");
+    }
+    // Nothing selected: no directory is left behind.
+    let dir = tmp.path().join("none/deeper");
+    let o = Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(["extract", "--target", "spir32", "-d"])
+        .arg(&dir)
+        .arg(tmp.path().join("xpu.o"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!tmp.path().join("none").exists());
+}
+
 #[test]
 fn unreadable_input_is_an_error_naming_it() {
     let o = run(&["ls", "no-such-file"]);

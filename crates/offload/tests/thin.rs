@@ -452,7 +452,9 @@ fn dry_run_writes_nothing_and_in_place_replaces() {
         s(&copy),
     ]));
     assert!(
-        dry.contains("(dry run)") && dry.contains("2 entries dropped"),
+        dry.contains("(dry run)")
+            && dry.contains("2 entries would be dropped")
+            && !dry.contains("containers rewritten"),
         "{dry}"
     );
     assert_eq!(fs::read(&copy).unwrap(), before);

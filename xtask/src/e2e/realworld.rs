@@ -3,13 +3,17 @@
 //! through `apt-get download` and `pip download`), so it runs only when
 //! named: `cargo xtask e2e realworld`.
 //!
-//! Inputs (about 180 MB downloaded, 1.4 GB unpacked), kept in
+//! Inputs (about 225 MB downloaded, 1.4 GB unpacked), kept in
 //! `$OFFLOAD_REALWORLD_DIR` (default `target/realworld`) and reused:
 //! - Debian 12's ROCm 5.3 `librocsparse0` (the 1.3 GB `librocsparse.so.0.1`,
 //!   111 bundles) and `librocrand1`: three-part host triples;
 //! - `jax-rocm7-plugin` (ROCm 7, one CCOB v3 per unit, concatenated);
 //! - `gafime-rocm` (ROCm 6 style uncompressed `hipv4` bundles);
-//! - `nvidia-curand-cu12` (CUDA 12 `.nv_fatbin`, 11 containers).
+//! - `nvidia-curand-cu12` (CUDA 12 `.nv_fatbin`, 11 containers);
+//! - `bitsandbytes` (one wheel, one library per toolkit: CUDA 11.8 and 13
+//!   fat binaries, NVIDIA- and zstd-compressed entries, `__nv_relfatbin`;
+//!   ROCm 6.4 and 7.2 CCOBs v2 and v3; DPC++'s SYCL bundle sections with
+//!   zstd-compressed SPIR-V and ahead-of-time images).
 //!
 //! Checks, per library:
 //! - every bundle is cut out at the offset and size `offload ls` gives and
@@ -42,6 +46,7 @@ const WHEELS: &[&str] = &[
     "nvidia-curand-cu12==10.3.10.19",
     "jax-rocm7-plugin==0.10.2",
     "gafime-rocm==0.4.7",
+    "bitsandbytes==0.50.2",
 ];
 const LIBRARIES: &[&str] = &[
     "deb/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1",
@@ -51,6 +56,11 @@ const LIBRARIES: &[&str] = &[
     "whl/jax_rocm7_plugin/_solver.so",
     "whl/gafime_rocm/libgafime_rocm.so",
     "whl/nvidia/curand/lib/libcurand.so.10",
+    "whl/bitsandbytes/libbitsandbytes_cuda118.so",
+    "whl/bitsandbytes/libbitsandbytes_cuda130.so",
+    "whl/bitsandbytes/libbitsandbytes_rocm64.so",
+    "whl/bitsandbytes/libbitsandbytes_rocm72.so",
+    "whl/bitsandbytes/libbitsandbytes_xpu2025.so",
 ];
 
 fn sh(cmd: &mut Command) -> Result<std::process::Output, String> {
@@ -84,7 +94,11 @@ fn fetch(dir: &Path) -> Result<(), String> {
             }
         }
     }
-    if !dir.join("whl/nvidia").exists() {
+    let have_wheels = LIBRARIES
+        .iter()
+        .filter(|l| l.starts_with("whl/"))
+        .all(|l| dir.join(l).exists());
+    if !have_wheels {
         sh(Command::new("pip")
             .args(["download", "--no-deps", "-d"])
             .arg(dir.join("wheels"))
@@ -114,6 +128,7 @@ struct Tally {
     ccob_decodes: usize,
     readelf: usize,
     readobj_lines: usize,
+    zstd_frames: usize,
     disagreements: Vec<String>,
 }
 
@@ -288,6 +303,28 @@ fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> 
                     }
                 }
                 "empty" | "unknown" if id.starts_with("host-") => {}
+                // DPC++'s SYCL images, compressed whole: zstd's own tool
+                // decodes them to SPIR-V (spir64) or an archive of
+                // ahead-of-time images (spir64_gen).
+                "zstd-frame" if e.get("kind").str() == Some("sycl") => {
+                    fs::write(&cut, &data[off..off + size]).map_err(|e| e.to_string())?;
+                    let out = Command::new("zstd")
+                        .args(["-d", "-c", "-q"])
+                        .arg(&cut)
+                        .output()
+                        .map_err(|e| format!("zstd: {e}"))?;
+                    let want: &[u8] = if e.get("triple").str() == Some("spir64") {
+                        &[3, 2, 0x23, 7]
+                    } else {
+                        b"!<arch>\n"
+                    };
+                    tally.zstd_frames += 1;
+                    if !out.stdout.starts_with(want) {
+                        tally
+                            .disagreements
+                            .push(format!("{what}: zstd -d does not give {want:?}"));
+                    }
+                }
                 other if e.get("kind").str() != Some("cuda") => {
                     tally.disagreements.push(format!("{what}: payload {other}"))
                 }
@@ -310,8 +347,15 @@ fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> 
             let tid = name.rsplit("--").next().unwrap_or("");
             check_code_object(&path, tid, tally, &format!("{}: {name}", lib.display()));
         }
-    } else if !all.iter().any(|n| n.get("type").str() == Some("fatbin")) {
-        // Where LLVM is right, its lines are ours.
+    } else if !all.iter().any(|n| {
+        matches!(
+            n.get("type").str(),
+            Some("fatbin" | "object-bundle" | "offload-binary")
+        )
+    }) {
+        // Where LLVM is right, its lines are ours (it does not look at
+        // fat binaries, offload binaries or `__CLANG_OFFLOAD_BUNDLE__`
+        // sections, for which we print lines too).
         let readobj = llvm22("llvm-readobj").ok_or("llvm-readobj-22 missing")?;
         let theirs = sh(Command::new(readobj).arg("--offloading").arg(lib))?;
         let theirs: Vec<String> = String::from_utf8_lossy(&theirs.stdout)
@@ -358,8 +402,8 @@ pub fn run() -> Result<(), String> {
     }
     eprintln!(
         "realworld: {} files, {} bundles ({} compressed), {} fat binary containers, {} entries; \
-         checked: {} bundler -list runs, {} CCOBs decoded, {} llvm-readelf runs, {} llvm-readobj lines; \
-         {} disagreements",
+         checked: {} bundler -list runs, {} CCOBs decoded, {} llvm-readelf runs, {} llvm-readobj lines, \
+         {} zstd frames; {} disagreements",
         tally.files,
         tally.bundles,
         tally.ccobs,
@@ -369,6 +413,7 @@ pub fn run() -> Result<(), String> {
         tally.ccob_decodes,
         tally.readelf,
         tally.readobj_lines,
+        tally.zstd_frames,
         tally.disagreements.len()
     );
     for d in tally.disagreements.iter().take(50) {

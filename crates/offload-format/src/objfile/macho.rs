@@ -413,10 +413,37 @@ pub struct FatArch {
     pub align: u32,
 }
 
+impl FatArch {
+    /// The slice's bytes in `file` (the whole universal file); `None` when
+    /// they do not lie inside it.
+    pub fn data<'a>(&self, file: &'a [u8]) -> Option<&'a [u8]> {
+        let at = usize::try_from(self.offset).ok()?;
+        let len = usize::try_from(self.size).ok()?;
+        file.get(at..at.checked_add(len)?)
+    }
+}
+
 /// The slices of a universal (fat) file: big-endian `0xcafebabe` (32-bit
 /// entries) or `0xcafebabf` (64-bit entries). Each slice lies inside the
 /// file.
 pub fn parse_fat(data: &[u8]) -> Result<Vec<FatArch>, Error> {
+    let slices = parse_fat_table(data)?;
+    for (i, arch) in slices.iter().enumerate() {
+        if arch.data(data).is_none() {
+            let entry = if data.get(3) == Some(&0xbf) { 32 } else { 20 };
+            return Err(Error::Malformed {
+                what: "universal file slice extends past the end of the file",
+                offset: 8 + i as u64 * entry,
+            });
+        }
+    }
+    Ok(slices)
+}
+
+/// The architecture table of a universal file as stored, without checking
+/// that the slices lie inside the file ([`FatArch::data`] does), for
+/// readers that go on past one bad slice.
+pub fn parse_fat_table(data: &[u8]) -> Result<Vec<FatArch>, Error> {
     let b = Bytes::new(data);
     let e = Endian::Big;
     let is64 = match b.u32_at(0, e) {
@@ -452,16 +479,6 @@ pub fn parse_fat(data: &[u8]) -> Result<Vec<FatArch>, Error> {
                 what: "universal architecture entry",
                 offset: at,
             })?;
-            if arch
-                .offset
-                .checked_add(arch.size)
-                .is_none_or(|end| end > data.len() as u64)
-            {
-                return Err(Error::Malformed {
-                    what: "universal file slice extends past the end of the file",
-                    offset: at,
-                });
-            }
             Ok(arch)
         })
         .collect()
