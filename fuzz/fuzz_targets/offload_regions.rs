@@ -29,6 +29,14 @@ fuzz_target!(|data: &[u8]| {
         if let hip_fatbin::ItemKind::Ccob(_) = item.kind {
             if let Ok(b) = hip_fatbin::ccob_bundle_header(item.bytes) {
                 assert!(b.decoded <= (hip_fatbin::MAX_HEADER + (128 << 10)) as u64);
+                let ranges: Vec<(u64, u64)> =
+                    b.entries.iter().map(|e| (e.offset, e.size)).collect();
+                if let Ok(heads) = hip_fatbin::ccob_entry_heads(item.bytes, &ranges, 4096) {
+                    assert_eq!(heads.len(), ranges.len());
+                    for (h, &(_, size)) in heads.iter().zip(&ranges) {
+                        assert_eq!(h.len() as u64, size.min(4096));
+                    }
+                }
                 for e in b.entries.iter().take(2) {
                     if e.size <= 1 << 20 {
                         if let Ok(bytes) = hip_fatbin::ccob_entry(item.bytes, e.offset, e.size) {

@@ -206,8 +206,8 @@ enum Goal {
     /// `offload thin` (issue 18): at most 1.5× the floor (`cp`), under
     /// 64 MiB.
     Thin,
-    /// `offload ls`: at most 0.02x LLVM's time and under 16 MiB (both
-    /// judged from `COPY_TIME_FROM` up; below, start-up dominates).
+    /// `offload ls`: at most 0.02x LLVM's time (judged from
+    /// `LIST_TIME_FROM` up; below, start-up dominates) and under 16 MiB.
     List,
     /// The issue sets none; the table still shows the ratios.
     None,
@@ -217,6 +217,11 @@ enum Goal {
 /// is judged only from here up.
 const COPY_TIME_FROM: u64 = 64 * MIB;
 
+/// The listing goal's time part is the issue's case, a library of more
+/// than a gigabyte: LLVM's time grows with the file and ours does not, so
+/// below that the ratio says more about start-up than about listing.
+const LIST_TIME_FROM: u64 = GIB;
+
 impl Goal {
     fn text(self) -> &'static str {
         match self {
@@ -225,7 +230,7 @@ impl Goal {
             Goal::Compress => "time ≤ LLVM, memory ≤ 0.25× LLVM",
             Goal::Archive => "time ≤ 0.2× LLVM",
             Goal::Thin => "time ≤ 1.5× floor (from 64 MiB), memory < 64 MiB",
-            Goal::List => "time ≤ 0.02× LLVM, memory < 16 MiB (from 64 MiB)",
+            Goal::List => "time ≤ 0.02× LLVM (from 1 GiB), memory < 16 MiB",
             Goal::None => "none set",
         }
     }
@@ -280,7 +285,7 @@ impl Goal {
                 }
             }
             Goal::List => {
-                if r.size < COPY_TIME_FROM {
+                if r.size < LIST_TIME_FROM {
                     partial = true;
                 } else if time_vs_llvm > 0.02 {
                     missed.push(format!("time {time_vs_llvm:.3}× LLVM"));
@@ -293,7 +298,12 @@ impl Goal {
         Some(if !missed.is_empty() {
             format!("not met: {}", missed.join(", "))
         } else if partial {
-            "met (memory; time judged from 64 MiB)".into()
+            let from = if matches!(self, Goal::List) {
+                LIST_TIME_FROM
+            } else {
+                COPY_TIME_FROM
+            };
+            format!("met (memory; time judged from {})", human(from))
         } else {
             "met".into()
         })
@@ -684,6 +694,18 @@ fn extract_trio(t: &Tools, input: &str, floor: Option<Cmd>) -> Trio {
 /// bundle 4096-aligned as linkers place them: the shape of a large ROCm
 /// library, for `offload ls` / `offload extract`.
 fn hip_fatbin_object(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
+    hip_fatbin_object_with(d, size, t, None)
+}
+
+/// [`hip_fatbin_object`], and when `entries` is given, that directory with
+/// one file for each entry (the bytes `offload extract` writes, in as many
+/// files): what `cp -r` copies for the extraction's floor.
+fn hip_fatbin_object_with(
+    d: &Path,
+    size: u64,
+    t: &Tools,
+    entries_dir: Option<&str>,
+) -> Result<(), String> {
     const BUNDLES: u64 = 100;
     const DEVICES: &[&str] = &[
         "gfx803",
@@ -716,6 +738,15 @@ fn hip_fatbin_object(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
     }
     out.flush().map_err(|e| e.to_string())?;
     drop(out);
+    if let Some(dir) = entries_dir {
+        let dir = d.join(dir);
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        for b in 0..BUNDLES {
+            for (k, (_, bytes)) in entries.iter().enumerate() {
+                fs::write(dir.join(format!("{b}.{k}")), bytes).map_err(|e| e.to_string())?;
+            }
+        }
+    }
     fs::write(d.join("host.c"), "int host(void) { return 0; }\n").map_err(|e| e.to_string())?;
     t.llvm_run(d, "clang", &["-c", "host.c", "-o", "host.o"])?;
     t.llvm_run(
@@ -763,16 +794,23 @@ const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "offload-extract",
         about: "`offload extract` of every entry of that object, against `llvm-objdump-22 \
-                --offloading` (which writes the same files); floor: `cp` of the object",
+                --offloading` (which writes the same files); floor: `cp -r` of a directory \
+                holding the same 800 files",
         sizes: Sizes::Scaling,
         goal: Goal::Copy,
         llvm_mem_per_byte: 1,
         setup: |d, size, t| {
-            hip_fatbin_object(d, size, t)?;
+            hip_fatbin_object_with(d, size, t, Some("entries"))?;
             Ok(Trio {
                 ours: t.ours("offload", &["extract", "lib.o"]),
                 llvm: t.llvm("llvm-objdump", &["--offloading", "lib.o"]),
-                floor: cp_floor(d, "lib.o"),
+                // The bytes written, in as many files: creating 800 files
+                // costs more than copying 64 MiB, so `cp` of the object
+                // alone is no floor for this.
+                floor: Some(Cmd::new(
+                    "cp",
+                    &["-r", &p(d, "entries"), &p(d, "floor.out")],
+                )),
             })
         },
     },
@@ -1203,7 +1241,13 @@ fn clear_outputs(dir: &Path, inputs: &[OsString]) -> Result<(), String> {
     for e in fs::read_dir(dir).map_err(|e| e.to_string())? {
         let e = e.map_err(|e| e.to_string())?;
         if !inputs.contains(&e.file_name()) {
-            fs::remove_file(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+            let path = e.path();
+            let removed = if e.file_type().is_ok_and(|t| t.is_dir()) {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            removed.map_err(|err| format!("{}: {err}", path.display()))?;
         }
     }
     Ok(())
@@ -1954,6 +1998,27 @@ mod tests {
             ))
             .as_deref(),
             Some("not met: memory 39.1 MiB")
+        );
+        // Listing: time against LLVM only from 1 GiB up (the issue's
+        // 1.3 GB library); memory at every size.
+        assert_eq!(
+            v(row(
+                "offload-ls",
+                64 * MIB,
+                (0.008, 9000),
+                (0.1, 120000),
+                None
+            ))
+            .as_deref(),
+            Some("met (memory; time judged from 1 GiB)")
+        );
+        assert_eq!(
+            v(row("offload-ls", GIB, (0.03, 9000), (0.9, 1000000), None)).as_deref(),
+            Some("not met: time 0.033× LLVM")
+        );
+        assert_eq!(
+            v(row("offload-ls", GIB, (0.01, 17000), (0.9, 1000000), None)).as_deref(),
+            Some("not met: memory 16.6 MiB")
         );
         assert_eq!(
             v(row(

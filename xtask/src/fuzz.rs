@@ -35,6 +35,8 @@ struct Options {
     /// the CPU time and runs about ten times slower; for smoke runs.
     dev: bool,
     seed_corpus: bool,
+    /// libFuzzer's random seed (`-seed=N`); libFuzzer picks one if unset.
+    seed: Option<u64>,
     list: bool,
     write_docs: bool,
 }
@@ -47,6 +49,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         toolchain: None,
         dev: false,
         seed_corpus: false,
+        seed: None,
         list: false,
         write_docs: false,
     };
@@ -70,6 +73,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--toolchain" => o.toolchain = Some(value("--toolchain")?),
             "--dev" => o.dev = true,
             "--seed-corpus" => o.seed_corpus = true,
+            "--seed" => {
+                let v = value("--seed")?;
+                o.seed = Some(
+                    v.parse()
+                        .map_err(|_| format!("--seed: not a number: {v}"))?,
+                );
+            }
             "--list" => o.list = true,
             "--write-docs" => o.write_docs = true,
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
@@ -331,6 +341,7 @@ fn run_target(target: &str, o: &Options) -> Result<TargetResult, String> {
         .arg(&seeds)
         .arg("--")
         .arg(format!("-max_total_time={}", o.seconds))
+        .args(o.seed.map(|s| format!("-seed={s}")))
         .arg("-print_final_stats=1")
         // A single input taking seconds is a hang for these parsers.
         .arg("-timeout=10")

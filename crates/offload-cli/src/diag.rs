@@ -34,11 +34,16 @@ impl Diag {
         self.emit(Some(b"warning: "), b"\x1b[0;1;35m", msg.as_ref());
     }
 
+    /// `<argv0>: note: <msg>`
+    pub fn note(&self, msg: impl AsRef<[u8]>) {
+        self.emit(Some(b"note: "), b"\x1b[0;1;30m", msg.as_ref());
+    }
+
     /// `<argv0>: note: <msg>`, only when explanations are asked for
     /// ([`crate::explain`]).
     pub fn explain(&self, msg: impl AsRef<[u8]>) {
         if crate::explain::enabled() {
-            self.emit(Some(b"note: "), b"\x1b[0;1;30m", msg.as_ref());
+            self.note(msg);
         }
     }
 

@@ -41,14 +41,44 @@ pub(crate) fn copy(_src: &File, _offset: u64, _len: u64, _dst: &File) -> io::Res
 }
 
 /// See the non-Linux `copy`: the same contract, with `splice(2)`.
+///
+/// The pipe is made once and kept for the next copy (a command writing
+/// hundreds of entries would otherwise make and enlarge one per output):
+/// every successful copy leaves it empty, and one that fails drops it.
 #[cfg(target_os = "linux")]
 pub(crate) fn copy(src: &File, offset: u64, len: u64, dst: &File) -> io::Result<u64> {
-    let Some((reader, writer, capacity)) = pipe() else {
+    let Ok(at) = libc::loff_t::try_from(offset) else {
         return Ok(0);
     };
-    let Ok(mut at) = libc::loff_t::try_from(offset) else {
+    let Some(pipe) = PIPE.with(|p| p.take()).or_else(pipe) else {
         return Ok(0);
     };
+    let result = copy_through(&pipe, src, at, len, dst);
+    if result.is_ok() {
+        PIPE.with(|p| p.set(Some(pipe)));
+    }
+    result
+}
+
+#[cfg(target_os = "linux")]
+type Pipe = (OwnedFd, OwnedFd, usize);
+
+#[cfg(target_os = "linux")]
+thread_local! {
+    /// The pipe of the last successful copy, empty, for the next one.
+    static PIPE: std::cell::Cell<Option<Pipe>> = const { std::cell::Cell::new(None) };
+}
+
+/// [`copy`] through a given (empty) pipe.
+#[cfg(target_os = "linux")]
+fn copy_through(
+    (reader, writer, capacity): &Pipe,
+    src: &File,
+    mut at: libc::loff_t,
+    len: u64,
+    dst: &File,
+) -> io::Result<u64> {
+    let capacity = *capacity;
     let mut done = 0u64;
     while done < len {
         let want = usize::try_from(len - done).map_or(capacity, |left| left.min(capacity));
@@ -77,7 +107,7 @@ pub(crate) fn copy(src: &File, offset: u64, len: u64, dst: &File) -> io::Result<
             return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
         }
         let n = n as usize;
-        drain(&reader, n, dst)?;
+        drain(reader, n, dst)?;
         done += n as u64;
     }
     Ok(done)
@@ -124,7 +154,7 @@ fn drain(reader: &OwnedFd, mut n: usize, dst: &File) -> io::Result<()> {
 /// A pipe of [`PIPE_SIZE`] bytes (reader, writer, capacity), or `None` if
 /// one cannot be had.
 #[cfg(target_os = "linux")]
-fn pipe() -> Option<(OwnedFd, OwnedFd, usize)> {
+fn pipe() -> Option<Pipe> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {

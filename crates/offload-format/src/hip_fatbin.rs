@@ -16,7 +16,9 @@
 //! * [`ccob_bundle_header`] reads the entry table of the bundle inside a
 //!   CCOB by decompressing only as far as the table (bounded memory).
 //! * [`ccob_entry`] decompresses one entry's bytes, checking the hash;
-//!   [`ccob_entry_prefixes`] the first bytes of every entry, to name them.
+//!   [`ccob_entry_heads`] the first bytes of every entry, to name them,
+//!   decoding no further than the last of them; [`ccob_entry_prefixes`]
+//!   the same after decoding everything and checking the hash.
 //!
 //! Sizes: an uncompressed bundle has no total size, so it is taken to end
 //! where its furthest entry ends (or its header, if later). A v2/v3 CCOB
@@ -370,6 +372,56 @@ pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, String
         .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())
 }
 
+/// The first bytes of some ranges of a bundle handed over in pieces, in
+/// order: what [`ccob_entry_prefixes`] and [`ccob_entry_heads`] collect.
+struct Heads<'r> {
+    /// (offset, size) of each range in the bundle.
+    ranges: &'r [(u64, u64)],
+    /// How many bytes of each range are kept, at most.
+    keep: u64,
+    /// What was kept of each range.
+    out: Vec<Vec<u8>>,
+    /// Bundle bytes seen so far.
+    pos: u64,
+    /// Where the last byte wanted ends.
+    end: u64,
+}
+
+impl<'r> Heads<'r> {
+    fn new(ranges: &'r [(u64, u64)], keep: usize) -> Heads<'r> {
+        let keep = keep as u64;
+        let end = ranges
+            .iter()
+            .map(|&(offset, size)| offset.saturating_add(size.min(keep)))
+            .max()
+            .unwrap_or(0);
+        Heads {
+            ranges,
+            keep,
+            out: vec![Vec::new(); ranges.len()],
+            pos: 0,
+            end,
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        let from = self.pos;
+        self.pos = self.pos.saturating_add(bytes.len() as u64);
+        for (i, &(offset, size)) in self.ranges.iter().enumerate() {
+            let lo = offset.max(from);
+            let hi = offset.saturating_add(size.min(self.keep)).min(self.pos);
+            if lo < hi {
+                self.out[i].extend_from_slice(&bytes[(lo - from) as usize..(hi - from) as usize]);
+            }
+        }
+    }
+
+    /// Every byte wanted has been seen.
+    fn complete(&self) -> bool {
+        self.pos >= self.end
+    }
+}
+
 /// Decompresses the whole CCOB `ccob`, checks its size and hash, and
 /// returns the first `keep` bytes (at most) of each of the `ranges`
 /// (offset, size) of the bundle inside: enough to name each payload
@@ -380,37 +432,52 @@ pub fn ccob_entry_prefixes(
     ranges: &[(u64, u64)],
     keep: usize,
 ) -> Result<Vec<Vec<u8>>, String> {
-    let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
-    let mut pos = 0u64;
-    let mut take = |bytes: &[u8]| {
-        let from = pos;
-        pos += bytes.len() as u64;
-        for (i, &(offset, size)) in ranges.iter().enumerate() {
-            let want_end = offset.saturating_add(size.min(keep as u64));
-            let lo = offset.max(from);
-            let hi = want_end.min(pos);
-            if lo < hi {
-                out[i].extend_from_slice(&bytes[(lo - from) as usize..(hi - from) as usize]);
-            }
-        }
+    let mut heads = Heads::new(ranges, keep);
+    let streamed = ccob::decompress_streaming(ccob, None, &mut |bytes| {
+        heads.take(bytes);
         true
-    };
-    if let Some(streamed) = ccob::decompress_streaming(ccob, None, &mut take) {
+    });
+    if let Some(streamed) = streamed {
         streamed.verify().map_err(|e| e.to_string())?;
-        return Ok(out);
+        return Ok(heads.out);
     }
     let whole = ccob::decompress(ccob).map_err(|e| e.to_string())?;
-    Ok(ranges
-        .iter()
-        .map(|&(offset, size)| {
-            let end = offset.saturating_add(size.min(keep as u64));
-            whole
-                .data
-                .get(offset as usize..(end as usize).min(whole.data.len()))
-                .unwrap_or_default()
-                .to_vec()
-        })
-        .collect())
+    let mut heads = Heads::new(ranges, keep);
+    heads.take(&whole.data);
+    Ok(heads.out)
+}
+
+/// The first `keep` bytes (at most) of each of the `ranges` (offset, size)
+/// of the bundle inside the CCOB `ccob`, decompressing only until the last
+/// of them is complete (streaming, zstd or zlib; memory: the codec's
+/// window and the prefixes). Nothing after that is decoded, so the hash is
+/// not checked: [`ccob_entry_prefixes`] does that, at the cost of decoding
+/// everything.
+pub fn ccob_entry_heads(
+    ccob: &[u8],
+    ranges: &[(u64, u64)],
+    keep: usize,
+) -> Result<Vec<Vec<u8>>, String> {
+    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+    let mut heads = Heads::new(ranges, keep);
+    if heads.end > header.uncompressed_size {
+        return Err("an entry lies outside the decompressed bundle".to_owned());
+    }
+    if heads.complete() {
+        return Ok(heads.out);
+    }
+    let end = ccob::decode_prefix(ccob, &mut |bytes| {
+        heads.take(bytes);
+        !heads.complete()
+    })
+    .map_err(|e| e.to_string())?;
+    match end {
+        ccob::PrefixEnd::Complete { produced } if !heads.complete() => Err(format!(
+            "decompressed to {produced} bytes, the header records {}",
+            header.uncompressed_size
+        )),
+        _ => Ok(heads.out),
+    }
 }
 
 /// The magic of a `__hip_fatbin_wrapper` record (`HIPF` read little-endian).
@@ -587,6 +654,67 @@ mod tests {
             let prefixes = ccob_entry_prefixes(&c, &ranges, 64).unwrap();
             assert_eq!(prefixes[0], b"");
             assert_eq!(prefixes[1], &b[e.offset as usize..e.offset as usize + 64]);
+            assert_eq!(ccob_entry_heads(&c, &ranges, 64).unwrap(), prefixes);
+        }
+    }
+
+    /// Bytes no codec shrinks, so that each part of a compressed stream
+    /// decodes to its own part of the data.
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) as u8
+            })
+            .collect()
+    }
+
+    /// The entries' first bytes are had without decoding the rest: a CCOB
+    /// whose stream is damaged after the last entry's first bytes (or
+    /// whose hash is wrong) still gives them, the full decode does not.
+    #[test]
+    fn entry_heads_stop_after_the_last_head() {
+        let first = noise(200_000, 1);
+        let last = noise(3 << 20, 2);
+        let b = bundle_of(&[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", &first),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx90a", &last),
+        ]);
+        let ranges: Vec<(u64, u64)> = bundle::parse_header(&b)
+            .unwrap()
+            .iter()
+            .map(|e| (e.offset, e.size))
+            .collect();
+        let want: Vec<Vec<u8>> = ranges
+            .iter()
+            .map(|&(o, n)| b[o as usize..(o + n.min(4096)) as usize].to_vec())
+            .collect();
+        for (v, m) in [
+            (Version::V3, Method::Zstd),
+            (Version::V2, Method::Zlib),
+            (Version::V1, Method::Zstd),
+        ] {
+            let c = ccob_of(&b, v, m);
+            assert_eq!(ccob_entry_heads(&c, &ranges, 4096).unwrap(), want);
+            let mut bad = c.clone();
+            let n = bad.len();
+            for x in &mut bad[n - 100_000..n - 8] {
+                *x ^= 0x5a;
+            }
+            assert_eq!(
+                ccob_entry_heads(&bad, &ranges, 4096).unwrap(),
+                want,
+                "{v:?} {m:?}"
+            );
+            assert!(ccob_entry_prefixes(&bad, &ranges, 4096).is_err());
+            // Nothing to decode for empty entries alone.
+            assert_eq!(ccob_entry_heads(&bad, &ranges[..1], 4096).unwrap(), [b""]);
+            // A range outside the bundle is refused.
+            assert!(ccob_entry_heads(&c, &[(b.len() as u64, 1)], 4096).is_err());
         }
     }
 
@@ -626,12 +754,14 @@ mod tests {
         assert!(ccob_bundle_header(&bad).is_err());
         assert!(ccob_entry(&bad, 0, 1).is_err());
         assert!(ccob_entry_prefixes(&bad, &[(0, 1)], 64).is_err());
+        assert!(ccob_entry_heads(&bad, &[(0, 1)], 64).is_err());
         // A wrong hash is found by the full decode only.
         let mut wrong = c1.clone();
         wrong[24] ^= 1;
         assert!(ccob_bundle_header(&wrong).is_ok());
         let e = ccob_entry_prefixes(&wrong, &[(0, 1)], 64).unwrap_err();
         assert!(e.contains("hash"), "{e}");
+        assert!(ccob_entry_heads(&wrong, &[(0, 1)], 64).is_ok());
     }
 
     #[test]

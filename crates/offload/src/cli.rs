@@ -85,9 +85,9 @@ pub struct LsArgs {
     /// Text layout.
     #[arg(long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
-    /// Decompress every compressed bundle completely: check its hash and
-    /// name the payloads inside (slower; by default only each bundle's
-    /// header is decompressed).
+    /// Decompress every compressed bundle completely and check its hash
+    /// (by default each is decoded only as far as its last entry's first
+    /// bytes: enough to read its entries and name their payloads).
     #[arg(long)]
     pub verify: bool,
     /// Files to inspect: executables, shared libraries, objects, archives,

@@ -115,6 +115,74 @@ impl Request {
 /// toolchains write (`cuda`, DPC++'s `sycl`).
 const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
 
+impl Request {
+    /// The AMDGPU processor a target ID or entry ID request names.
+    fn processor(&self) -> Option<String> {
+        let text = match self {
+            Request::TargetId(t) => t.as_str(),
+            Request::EntryId(id) => id.raw_target_id()?,
+            _ => return None,
+        };
+        TargetId::parse(text, &amdgcn())
+            .ok()
+            .map(|t| t.processor().to_owned())
+    }
+}
+
+/// For each `--target` that selects no entry while entries for the same
+/// processor with other feature settings exist, a sentence saying which:
+/// the bundler's rule (which `--target` follows) hands an entry built
+/// with `xnack+` only to a request for `xnack+`, which surprises.
+pub fn unmatched_hints(roots: &[Node], args: &ExtractArgs) -> Vec<String> {
+    let mut hints = Vec::new();
+    for text in &args.target {
+        let request = Request::parse(text);
+        let Some(processor) = request.processor() else {
+            continue;
+        };
+        let mut matched = false;
+        let mut present: Vec<String> = Vec::new();
+        for root in roots {
+            root.visit(&mut Vec::new(), &mut |path| {
+                for e in &path[path.len() - 1].entries {
+                    if selected(
+                        e,
+                        std::slice::from_ref(&request),
+                        args.kind.as_deref(),
+                        args.hip_openmp_compatible,
+                    ) {
+                        matched = true;
+                    }
+                    let same = e.target_id.as_deref().filter(|t| {
+                        TargetId::parse(t, &amdgcn()).is_ok_and(|t| t.processor() == processor)
+                    });
+                    if let Some(t) = same {
+                        if !present.iter().any(|p| p == t) {
+                            present.push(t.to_owned());
+                        }
+                    }
+                }
+            });
+        }
+        if matched || present.is_empty() {
+            continue;
+        }
+        present.sort();
+        let (list, verb, them) = match present.len() {
+            1 => (present[0].clone(), "is", "it by its full target ID"),
+            n => (
+                format!("{} and {}", present[..n - 1].join(", "), present[n - 1]),
+                "are",
+                "them by their full target IDs",
+            ),
+        };
+        hints.push(format!(
+            "--target {text}: no entry for {text}; {list} {verb} present (ask for {them})"
+        ));
+    }
+    hints
+}
+
 fn amdgcn() -> Triple {
     Triple::new("amdgcn-amd-amdhsa")
 }

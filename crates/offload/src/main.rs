@@ -118,9 +118,17 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     let (roots, damage) = walk_all(&args.files, false, diag);
     let jobs = extract::jobs(&roots, args);
+    let hints = extract::unmatched_hints(&roots, args);
     if jobs.is_empty() {
         diag.error("no entry matches the selection (offload ls lists them)");
+        for h in &hints {
+            diag.note(h);
+        }
         return ExitCode::FAILURE;
+    }
+    // Other requests matched: what one of them missed is worth a warning.
+    for h in &hints {
+        diag.warning(h);
     }
     if args.output.is_some() && jobs.len() > 1 {
         let names: Vec<&str> = jobs.iter().map(|j| j.entry.id.as_str()).collect();

@@ -22,6 +22,10 @@ use crate::objects;
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
 
+/// How many first bytes of a payload are read (or, inside a compressed
+/// bundle, decoded) to name it: what [`payload::classify`] looks at.
+const HEAD: usize = 4096;
+
 /// Where the bytes being looked at lie.
 #[derive(Clone, Copy, Debug)]
 enum Place {
@@ -361,8 +365,9 @@ impl Walker {
                             for e in entries {
                                 let id = String::from_utf8_lossy(e.id).into_owned();
                                 let at = item_place.plus(e.offset as usize);
-                                let mut entry = bundle_entry(&id, e.data, at);
-                                if depth < MAX_DEPTH && is_container(e.data) {
+                                let head = fsio::head(e.data, HEAD);
+                                let mut entry = bundle_entry_with_head(&id, e.data, &head, at);
+                                if depth < MAX_DEPTH && is_container(&head) {
                                     let mut inner = Node::new(
                                         NodeKind::Section,
                                         format!("entry {id}"),
@@ -375,8 +380,6 @@ impl Walker {
                                 }
                                 entry.size = e.size;
                                 b.entries.push(entry);
-                                // Only the entry's first bytes were read.
-                                self.done_with(at, e.data.len().min(1 << 16));
                             }
                         }
                         Err(e) => b.damage.push(Damage {
@@ -385,6 +388,9 @@ impl Walker {
                         }),
                     }
                     node.children.push(b);
+                    // The header and each entry's first bytes were read:
+                    // a few pages, dropped together (one call per bundle,
+                    // not one per entry).
                     self.done_with(item_place, item.bytes.len());
                 }
                 ItemKind::Ccob(header) => {
@@ -406,26 +412,26 @@ impl Walker {
                     ));
                     match hip_fatbin::ccob_bundle_header(item.bytes) {
                         Ok(inner) => {
+                            // Each payload is named from its first bytes:
+                            // decoded up to the last entry's (or, with
+                            // --verify, completely, with the hash checked).
+                            let ranges: Vec<(u64, u64)> =
+                                inner.entries.iter().map(|e| (e.offset, e.size)).collect();
                             let prefixes = if self.verify {
-                                let ranges: Vec<(u64, u64)> =
-                                    inner.entries.iter().map(|e| (e.offset, e.size)).collect();
-                                match hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, 4096) {
-                                    Ok(p) => p,
-                                    Err(e) => {
-                                        c.damage.push(Damage {
-                                            offset: item_place.offset(),
-                                            message: format!("compressed bundle: {e}"),
-                                        });
-                                        Vec::new()
-                                    }
-                                }
+                                hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, HEAD)
                             } else {
-                                Vec::new()
+                                hip_fatbin::ccob_entry_heads(item.bytes, &ranges, HEAD)
                             };
+                            let prefixes = prefixes.unwrap_or_else(|e| {
+                                c.damage.push(Damage {
+                                    offset: item_place.offset(),
+                                    message: format!("compressed bundle: {e}"),
+                                });
+                                Vec::new()
+                            });
                             for (i, e) in inner.entries.iter().enumerate() {
                                 let id = String::from_utf8_lossy(&e.id).into_owned();
                                 let mut entry = match prefixes.get(i) {
-                                    // The payload named from its first bytes.
                                     Some(p) => bundle_entry(&id, p, Place::Derived),
                                     None => {
                                         let mut entry = bundle_entry(&id, &[], Place::Derived);
@@ -436,6 +442,32 @@ impl Walker {
                                     }
                                 };
                                 entry.data = None;
+                                if depth < MAX_DEPTH
+                                    && prefixes.get(i).is_some_and(|p| is_container(p))
+                                {
+                                    // A container inside: decompressed (that
+                                    // entry only is held) and opened.
+                                    let mut nested = Node::new(
+                                        NodeKind::Section,
+                                        format!("entry {id}"),
+                                        node.file.clone(),
+                                    );
+                                    nested.size = Some(e.size);
+                                    match hip_fatbin::ccob_entry(item.bytes, e.offset, e.size) {
+                                        Ok(bytes) => self.inspect(
+                                            &bytes,
+                                            Place::Derived,
+                                            &mut nested,
+                                            depth + 1,
+                                            false,
+                                        ),
+                                        Err(err) => nested.damage.push(Damage {
+                                            offset: item_place.offset(),
+                                            message: format!("compressed bundle: {err}"),
+                                        }),
+                                    }
+                                    c.children.push(nested);
+                                }
                                 entry.size = e.size;
                                 entry.location = match item_place {
                                     Place::At(o) => Location::Ccob {
@@ -688,9 +720,20 @@ fn cpu_type_name(cputype: u32) -> String {
     }
 }
 
-/// Names a payload from its first bytes.
+/// Names a payload from its first bytes (read from the file, not through
+/// the mapping: see `fsio::head`).
 fn classify(data: &[u8]) -> Payload {
-    payload::classify(data)
+    classify_with_head(data, &fsio::head(data, HEAD))
+}
+
+/// [`classify`] with the first bytes of `data` already read. A zstd frame
+/// is looked into, and its first block may be larger than the head: it is
+/// named from all of `data`.
+fn classify_with_head(data: &[u8], head: &[u8]) -> Payload {
+    match payload::classify(head) {
+        Payload::Zstd { .. } if data.len() > head.len() => payload::classify(data),
+        p => p,
+    }
 }
 
 /// What a payload's name alone does not say: what a zstd frame holds.
@@ -716,13 +759,18 @@ fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
 
 /// An entry of a bundle (binary, text or object sections).
 fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
+    bundle_entry_with_head(id, data, &fsio::head(data, HEAD), place)
+}
+
+/// [`bundle_entry`] with the first bytes of `data` already read.
+fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> Entry {
     let lenient = entry_id::parse_lenient(id);
     let parsed = lenient.id.as_ref();
     let target_id = parsed
         .and_then(|p| p.raw_target_id())
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    let p = classify(data);
+    let p = classify_with_head(data, head);
     let payload_matches = match (&p, &target_id) {
         (Payload::AmdgpuCodeObject(t), Some(tid)) => Some(t.matches_target_id(tid)),
         (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),

@@ -160,31 +160,36 @@ fn extracted_entries_equal_the_bundler_unbundling() {
     }
 }
 
-/// `--verify` decompresses whole CCOBs: hashes checked, payloads named.
+/// The payloads inside CCOBs are named from their first bytes (decoded no
+/// further than the last entry's); `--verify` decompresses whole CCOBs and
+/// checks their hashes too.
 #[test]
-fn verify_names_compressed_payloads_and_checks_hashes() {
-    let doc = ls_json(&["--verify", "libz2.so", "libz3.so"]);
-    let mut named = 0;
-    for (_, e) in entries(&doc) {
-        assert_eq!(
-            e.get("location").get("type").str(),
-            Some("compressed-bundle")
-        );
-        if e.get("kind").str() == Some("hipv4") {
+fn compressed_payloads_are_named_and_verify_checks_hashes() {
+    for args in [
+        &["libz2.so", "libz3.so"][..],
+        &["--verify", "libz2.so", "libz3.so"],
+    ] {
+        let doc = ls_json(args);
+        let mut named = 0;
+        for (_, e) in entries(&doc) {
             assert_eq!(
-                e.get("payload").get("type").str(),
-                Some("amdgpu-code-object")
+                e.get("location").get("type").str(),
+                Some("compressed-bundle")
             );
-            assert_eq!(e.get("payload").get("matches_entry"), &json::V::Bool(true));
-            named += 1;
+            if e.get("kind").str() == Some("hipv4") {
+                assert_eq!(
+                    e.get("payload").get("type").str(),
+                    Some("amdgpu-code-object"),
+                    "{args:?}"
+                );
+                assert_eq!(e.get("payload").get("matches_entry"), &json::V::Bool(true));
+                named += 1;
+            } else {
+                assert_eq!(e.get("payload").get("type").str(), Some("empty"));
+            }
         }
+        assert_eq!(named, 8, "{args:?}");
     }
-    assert_eq!(named, 8);
-    // Without --verify the payloads are not looked at.
-    let doc = ls_json(&["libz3.so"]);
-    assert!(entries(&doc)
-        .iter()
-        .all(|(_, e)| e.get("payload").get("type") == &json::V::Null));
     // A wrong stored hash: only --verify sees it.
     let tmp = tempfile::tempdir().unwrap();
     let mut lib = fs::read(fixtures().join("libz3.so")).unwrap();
@@ -199,6 +204,119 @@ fn verify_names_compressed_payloads_and_checks_hashes() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("hash mismatch"), "{}", stderr(&o));
     assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+/// A container inside a compressed bundle is opened and listed as one
+/// inside an uncompressed bundle is, and its entries can be extracted.
+#[test]
+fn containers_inside_compressed_bundles_are_opened() {
+    use offload_format::{bundle, ccob};
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "extract",
+        "-o",
+        "-",
+        "--target",
+        "hipv4-amdgcn-amd-amdhsa--gfx906",
+        "hip.o",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let code = o.stdout;
+    let mut inner = Vec::new();
+    bundle::write(
+        &mut inner,
+        &[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", &code),
+        ],
+        4096,
+    )
+    .unwrap();
+    let mut outer = Vec::new();
+    bundle::write(
+        &mut outer,
+        &[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx908", &inner),
+        ],
+        4096,
+    )
+    .unwrap();
+    let c = ccob::compress(&outer, &ccob::CompressOptions::default()).unwrap();
+    fs::write(tmp.path().join("n.ccob"), &c.bytes).unwrap();
+    let o = run_in(tmp.path(), &["ls", "--json", "n.ccob"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = entries(&json::parse(&stdout(&o)));
+    let ids: Vec<(&str, Option<&str>)> = all
+        .iter()
+        .map(|(_, e)| {
+            (
+                e.get("id").str().unwrap(),
+                e.get("payload").get("type").str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("host-x86_64-unknown-linux-gnu-", Some("empty")),
+            ("hipv4-amdgcn-amd-amdhsa--gfx908", Some("offload-bundle")),
+            ("host-x86_64-unknown-linux-gnu-", Some("empty")),
+            (
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+                Some("amdgpu-code-object")
+            ),
+        ]
+    );
+    assert_eq!(
+        all[3].1.get("payload").get("matches_entry"),
+        &json::V::Bool(true)
+    );
+    let o = run_in(
+        tmp.path(),
+        &["extract", "--target", "gfx906", "-o", "k.co", "n.ccob"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(tmp.path().join("k.co")).unwrap(), code);
+}
+
+/// A `--target` naming a processor whose entries all set a feature selects
+/// nothing (the bundler's rule), and the message says what is there.
+#[test]
+fn a_target_selecting_nothing_names_what_is_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&["extract", "-d", d, "--target", "gfx90a", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: no entry matches the selection"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "note: --target gfx90a: no entry for gfx90a; gfx90a:xnack+ is present \
+             (ask for it by its full target ID)"
+        ),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // With another request that selects something: a warning, and the
+    // rest is written.
+    let o = run(&[
+        "extract", "-d", d, "--target", "gfx90a", "--target", "gfx906", "lib.so",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: --target gfx90a: no entry for gfx90a;"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).lines().count() >= 1);
+    // No hint for a processor the file has nothing for.
+    let o = run(&["extract", "-d", d, "--target", "gfx1100", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
 }
 
 #[test]

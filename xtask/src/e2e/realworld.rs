@@ -256,6 +256,20 @@ fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> 
                                         .disagreements
                                         .push(format!("{name}: {id} not at the listed place"));
                                 }
+                                // The payload named from the first bytes
+                                // decoded (the extracted code objects go
+                                // through llvm-readelf below).
+                                let payload = e.get("payload");
+                                if e.get("kind").str() == Some("hipv4")
+                                    && (payload.get("type").str() != Some("amdgpu-code-object")
+                                        || payload.get("matches_entry") != &V::Bool(true))
+                                {
+                                    tally.disagreements.push(format!(
+                                        "{name}: {id}: payload {:?} {:?}",
+                                        payload.get("type").str(),
+                                        payload.get("target").str()
+                                    ));
+                                }
                             }
                         }
                         Err(e) => tally.disagreements.push(format!("{name}: decompress: {e}")),
