@@ -102,6 +102,34 @@ fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// The length in a BSD long name `#1/<len>` (`len` is what follows the
+/// `#1/`), for the member header at `offset`.
+/// How a `#1/` name length that is not decimal is quoted: LLVM escapes it
+/// when it resolves a member's name, and gives it as stored when it steps
+/// to the member.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Escaped,
+    AsStored,
+}
+
+fn bsd_name_len(len: &[u8], offset: usize, quote: Quote) -> Result<u64, ArchiveError> {
+    let len = rtrim(len, b' ');
+    crate::llvm::decimal_u64(len).ok_or_else(|| {
+        let what = "long name length characters after the #1/ are not all decimal numbers: '";
+        let tail = format!("' for archive member header at offset {offset}");
+        match quote {
+            Quote::Escaped => malformed(format!("{what}{}{tail}", escape(len))),
+            Quote::AsStored => {
+                let mut text = what.as_bytes().to_vec();
+                text.extend_from_slice(len);
+                text.extend_from_slice(tail.as_bytes());
+                ArchiveError::MalformedBytes(text)
+            }
+        }
+    })
+}
+
 fn rtrim(bytes: &[u8], c: u8) -> &[u8] {
     let end = bytes.iter().rposition(|&b| b != c).map_or(0, |p| p + 1);
     &bytes[..end]
@@ -331,20 +359,7 @@ impl<'a> Archive<'a> {
         child.thin = self.thin && raw_name != b"/" && raw_name != b"//" && raw_name != b"/SYM64/";
         child.raw_size = self.size_field(&child)?;
         if let Some(len) = raw_name.strip_prefix(b"#1/") {
-            let len = rtrim(len, b' ');
-            // Quoted as stored: LLVM escapes these bytes only when it
-            // resolves a name, not here.
-            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
-                let mut text =
-                    b"long name length characters after the #1/ are not all decimal numbers: '"
-                        .to_vec();
-                text.extend_from_slice(len);
-                text.extend_from_slice(
-                    format!("' for archive member header at offset {offset}").as_bytes(),
-                );
-                ArchiveError::MalformedBytes(text)
-            })?;
-            child.start_of_file += n;
+            child.start_of_file += bsd_name_len(len, offset, Quote::AsStored)?;
         }
         Ok(child)
     }
@@ -461,13 +476,7 @@ impl<'a> Archive<'a> {
             return Ok(&rest[..end]);
         }
         if let Some(len) = name.strip_prefix(b"#1/") {
-            let len = rtrim(len, b' ');
-            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
-                malformed(format!(
-                    "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
-                    escape(len)
-                ))
-            })?;
+            let n = bsd_name_len(len, offset, Quote::Escaped)?;
             let past = || {
                 malformed(format!(
                     "long name length: {n} extends past the end of the member or archive for archive member header at offset {offset}"

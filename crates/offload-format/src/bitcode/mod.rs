@@ -21,41 +21,37 @@ mod module;
 
 use std::fmt;
 
-pub use embedded::{embedded_objects, EMBEDDED_OBJECTS_FAILURE};
+pub use embedded::embedded_objects;
 pub use irsymtab::IrSymbol;
 
 use bitstream::{Cursor, Entry};
 
 /// Block IDs used at the top level of a bitcode file.
-pub mod block_id {
+pub(crate) mod block_id {
     /// `MODULE_BLOCK`.
-    pub const MODULE: u64 = 8;
+    pub(crate) const MODULE: u64 = 8;
     /// `PARAMATTR_BLOCK`.
-    pub const PARAMATTR: u64 = 9;
+    pub(crate) const PARAMATTR: u64 = 9;
     /// `PARAMATTR_GROUP_BLOCK`.
-    pub const PARAMATTR_GROUP: u64 = 10;
+    pub(crate) const PARAMATTR_GROUP: u64 = 10;
     /// `CONSTANTS_BLOCK`.
-    pub const CONSTANTS: u64 = 11;
+    pub(crate) const CONSTANTS: u64 = 11;
     /// `FUNCTION_BLOCK`.
-    pub const FUNCTION: u64 = 12;
-    /// `IDENTIFICATION_BLOCK`.
-    pub const IDENTIFICATION: u64 = 13;
-    /// `VALUE_SYMTAB_BLOCK`.
-    pub const VALUE_SYMTAB: u64 = 14;
+    pub(crate) const FUNCTION: u64 = 12;
     /// `METADATA_BLOCK`.
-    pub const METADATA: u64 = 15;
+    pub(crate) const METADATA: u64 = 15;
     /// `TYPE_BLOCK_NEW`.
-    pub const TYPE: u64 = 17;
+    pub(crate) const TYPE: u64 = 17;
     /// `OPERAND_BUNDLE_TAGS_BLOCK`.
-    pub const OPERAND_BUNDLE_TAGS: u64 = 21;
+    pub(crate) const OPERAND_BUNDLE_TAGS: u64 = 21;
     /// `METADATA_KIND_BLOCK`.
-    pub const METADATA_KIND: u64 = 22;
+    pub(crate) const METADATA_KIND: u64 = 22;
     /// `SYNC_SCOPE_NAMES_BLOCK`.
-    pub const SYNC_SCOPE_NAMES: u64 = 26;
+    pub(crate) const SYNC_SCOPE_NAMES: u64 = 26;
     /// `STRTAB_BLOCK`.
-    pub const STRTAB: u64 = 23;
+    pub(crate) const STRTAB: u64 = 23;
     /// `SYMTAB_BLOCK`.
-    pub const SYMTAB: u64 = 25;
+    pub(crate) const SYMTAB: u64 = 25;
 }
 
 /// Errors from reading bitcode.
@@ -119,9 +115,9 @@ impl fmt::Display for BitcodeError {
 impl std::error::Error for BitcodeError {}
 
 /// The raw bitcode magic `BC C0 DE`.
-pub const RAW_MAGIC: [u8; 4] = *b"BC\xC0\xDE";
+pub(crate) const RAW_MAGIC: [u8; 4] = *b"BC\xC0\xDE";
 /// The bitcode wrapper magic (0x0B17C0DE little-endian).
-pub const WRAPPER_MAGIC: [u8; 4] = [0xDE, 0xC0, 0x17, 0x0B];
+pub(crate) const WRAPPER_MAGIC: [u8; 4] = [0xDE, 0xC0, 0x17, 0x0B];
 
 /// Whether `data` starts like LLVM bitcode (raw or wrapped), the same test
 /// LLVM's file-type sniffing applies.
