@@ -4,6 +4,7 @@
 //! their first bytes (to name them), compressed bundles are decoded only as
 //! far as their entry table.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -25,6 +26,11 @@ const MAX_DEPTH: usize = 8;
 /// How many first bytes of a payload are read (or, inside a compressed
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
 const HEAD: usize = 4096;
+
+/// How many are read first: enough for every header and magic
+/// [`payload::classify`] and [`is_container`] look at (PTX text, which
+/// may need more, is looked at again with [`HEAD`] bytes).
+const FIRST: usize = 256;
 
 /// Where the bytes being looked at lie.
 #[derive(Clone, Copy, Debug)]
@@ -365,7 +371,7 @@ impl Walker {
                             for e in entries {
                                 let id = String::from_utf8_lossy(e.id).into_owned();
                                 let at = item_place.plus(e.offset as usize);
-                                let head = fsio::head(e.data, HEAD);
+                                let head = fsio::head(e.data, FIRST);
                                 let mut entry = bundle_entry_with_head(&id, e.data, &head, at);
                                 if depth < MAX_DEPTH && is_container(&head) {
                                     let mut inner = Node::new(
@@ -723,14 +729,18 @@ fn cpu_type_name(cputype: u32) -> String {
 /// Names a payload from its first bytes (read from the file, not through
 /// the mapping: see `fsio::head`).
 fn classify(data: &[u8]) -> Payload {
-    classify_with_head(data, &fsio::head(data, HEAD))
+    classify_with_head(data, &fsio::head(data, FIRST))
 }
 
-/// [`classify`] with the first bytes of `data` already read. A zstd frame
-/// is looked into, and its first block may be larger than the head: it is
-/// named from all of `data`.
+/// [`classify`] with the first [`FIRST`] bytes of `data` already read.
+/// Unnamed ASCII (PTX text, whose directives may come later) is looked at
+/// again with [`HEAD`] bytes; a zstd frame is looked into, and its first
+/// block may be larger than any head: it is named from all of `data`.
 fn classify_with_head(data: &[u8], head: &[u8]) -> Payload {
     match payload::classify(head) {
+        Payload::Unknown if data.len() > head.len() && head.is_ascii() => {
+            payload::classify(&fsio::head(data, HEAD))
+        }
         Payload::Zstd { .. } if data.len() > head.len() => payload::classify(data),
         p => p,
     }
@@ -759,12 +769,35 @@ fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
 
 /// An entry of a bundle (binary, text or object sections).
 fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
-    bundle_entry_with_head(id, data, &fsio::head(data, HEAD), place)
+    bundle_entry_with_head(id, data, &fsio::head(data, FIRST), place)
+}
+
+/// [`entry_id::parse_lenient`], remembered: a library repeats the same
+/// few entry IDs in every bundle (888 entries, 8 IDs in
+/// `librocsparse.so.0.1`), and reading a triple is not free.
+fn lenient_id(id: &str) -> Rc<entry_id::LenientId> {
+    /// IDs remembered at most (a damaged or hostile file may hold many).
+    const KEEP: usize = 1024;
+    thread_local! {
+        static SEEN: std::cell::RefCell<HashMap<String, Rc<entry_id::LenientId>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(l) = seen.get(id) {
+            return Rc::clone(l);
+        }
+        let l = Rc::new(entry_id::parse_lenient(id));
+        if seen.len() < KEEP {
+            seen.insert(id.to_owned(), Rc::clone(&l));
+        }
+        l
+    })
 }
 
 /// [`bundle_entry`] with the first bytes of `data` already read.
 fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> Entry {
-    let lenient = entry_id::parse_lenient(id);
+    let lenient = lenient_id(id);
     let parsed = lenient.id.as_ref();
     let target_id = parsed
         .and_then(|p| p.raw_target_id())
@@ -780,6 +813,7 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
         .standardised
+        .clone()
         .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
     let mut entry = Entry {
         id: id.to_owned(),
