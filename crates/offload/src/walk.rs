@@ -23,6 +23,9 @@ use crate::objects;
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
 
+/// How many uncompressed bundles' pages are dropped together.
+const PENDING_BUNDLES: usize = 16;
+
 /// How many first bytes of a payload are read (or, inside a compressed
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
 const HEAD: usize = 4096;
@@ -65,6 +68,9 @@ pub struct Walker {
     /// dropped once looked at (a listing of a large library then holds a
     /// few pages at a time, not every page it touched).
     current: Option<Rc<fsio::Input>>,
+    /// Uncompressed bundles of `current` done with but not yet dropped:
+    /// the span they cover and how many (see [`Walker::done_with_bundle`]).
+    pending: Option<(usize, usize, usize)>,
     /// Decompress every CCOB completely: check its hash and name the
     /// payloads inside (`ls --verify`).
     pub verify: bool,
@@ -93,8 +99,10 @@ impl Walker {
                 let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
+                self.flush_pending();
                 let outer = self.current.replace(input.clone());
                 self.inspect(&input, Place::At(0), &mut node, 0, true);
+                self.flush_pending();
                 self.current = outer;
             }
             Err(e) => node.damage.push(Damage {
@@ -107,11 +115,35 @@ impl Walker {
 
     /// Drops the pages of `len` bytes at `place` from this process's
     /// memory (they are read again if touched).
-    fn done_with(&self, place: Place, len: usize) {
+    fn done_with(&mut self, place: Place, len: usize) {
+        self.flush_pending();
         if let (Some(input), Place::At(at)) = (&self.current, place) {
             if let Ok(at) = usize::try_from(at) {
                 input.release(at..at.saturating_add(len));
             }
+        }
+    }
+
+    /// [`Walker::done_with`] for an uncompressed bundle, of which only the
+    /// header (and the zero bytes after it) went through the mapping: a
+    /// page or two. The pages of [`PENDING_BUNDLES`] such bundles are
+    /// dropped together, one call instead of one per bundle.
+    fn done_with_bundle(&mut self, place: Place, len: usize) {
+        let Some(at) = place.offset().and_then(|a| usize::try_from(a).ok()) else {
+            return;
+        };
+        let end = at.saturating_add(len);
+        let (start, stop, count) = self.pending.take().unwrap_or((at, end, 0));
+        self.pending = Some((start.min(at), stop.max(end), count + 1));
+        if count + 1 >= PENDING_BUNDLES {
+            self.flush_pending();
+        }
+    }
+
+    /// Drops what [`Walker::done_with_bundle`] has gathered.
+    fn flush_pending(&mut self) {
+        if let (Some((start, end, _)), Some(input)) = (self.pending.take(), &self.current) {
+            input.release(start..end);
         }
     }
 
@@ -247,8 +279,10 @@ impl Walker {
                             let input = Rc::new(input);
                             child.offset = Some(0);
                             child.size = Some(input.len() as u64);
+                            self.flush_pending();
                             let outer = self.current.replace(input.clone());
                             self.inspect(&input, Place::At(0), &mut child, depth + 1, true);
+                            self.flush_pending();
                             self.current = outer;
                         }
                         Err(e) => child.damage.push(Damage {
@@ -393,11 +427,15 @@ impl Walker {
                             message: e.to_string(),
                         }),
                     }
+                    // Only the header went through the mapping (the
+                    // entries' first bytes were read with pread), unless
+                    // a container inside was opened.
+                    if b.children.is_empty() {
+                        self.done_with_bundle(item_place, item.bytes.len());
+                    } else {
+                        self.done_with(item_place, item.bytes.len());
+                    }
                     node.children.push(b);
-                    // The header and each entry's first bytes were read:
-                    // a few pages, dropped together (one call per bundle,
-                    // not one per entry).
-                    self.done_with(item_place, item.bytes.len());
                 }
                 ItemKind::Ccob(header) => {
                     let mut c = Node::new(NodeKind::Ccob, "ccob", node.file.clone());
@@ -501,6 +539,7 @@ impl Walker {
                 }
             }
         }
+        self.flush_pending();
     }
 
     fn offload_binaries(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize) {
