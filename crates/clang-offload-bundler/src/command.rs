@@ -272,25 +272,17 @@ mod tests {
     #[test]
     fn temp_paths_join_like_llvm() {
         // Observed with TMPDIR set to these values.
-        assert_eq!(
-            temp_file_path(b"/tmp", b"0d387f"),
-            b"/tmp/clang-offload-bundler-0d387f.tmp"
-        );
-        assert_eq!(
-            temp_file_path(b"/x/", b"abcdef"),
-            b"/x/clang-offload-bundler-abcdef.tmp"
-        );
-        assert_eq!(
-            temp_file_path(b"//", b"abcdef"),
-            b"//clang-offload-bundler-abcdef.tmp"
-        );
-        assert_eq!(
-            temp_file_path(b"", b"9d5df9"),
-            b"clang-offload-bundler-9d5df9.tmp"
-        );
-        assert_eq!(
-            temp_file_path(b"rel", b"054f23"),
-            b"rel/clang-offload-bundler-054f23.tmp"
-        );
+        for (dir, id, path) in [
+            ("/tmp", "0d387f", "/tmp/clang-offload-bundler-0d387f.tmp"),
+            ("/x/", "abcdef", "/x/clang-offload-bundler-abcdef.tmp"),
+            ("//", "abcdef", "//clang-offload-bundler-abcdef.tmp"),
+            ("", "9d5df9", "clang-offload-bundler-9d5df9.tmp"),
+            ("rel", "054f23", "rel/clang-offload-bundler-054f23.tmp"),
+        ] {
+            assert_eq!(
+                temp_file_path(dir.as_bytes(), id.as_bytes()),
+                path.as_bytes()
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use test_support::{assert_error, file_names as names};
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
@@ -25,22 +26,6 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn assert_error(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(err.contains(": error: "), "stderr: {err}");
-    assert!(err.contains(needle), "want {needle:?} in: {err}");
 }
 
 /// The CCOB fixtures' plain bundle holds an aarch64 host, gfx906 and gfx908.

@@ -5,33 +5,18 @@
 use std::fs;
 use std::path::Path;
 use std::process::Output;
+use test_support::{assert_error, file_names as names};
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu";
 const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
 
-fn run(dir: &Path, args: &[&str]) -> Output {
+/// Runs the bundler in `dir` with the command line `line` (split at white
+/// space).
+fn run(dir: &Path, line: &str) -> Output {
     test_support::tool(env!("CARGO_BIN_EXE_clang-offload-bundler"), dir)
-        .args(args)
+        .args(line.split_whitespace())
         .output()
         .unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-/// Exit 1, one error line mentioning `needle`, nothing on stdout.
-fn assert_error(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
-    assert!(o.stdout.is_empty(), "stdout: {:?}", o.stdout);
-    assert!(err.contains(": error: "), "stderr: {err}");
-    assert!(err.contains(needle), "want {needle:?} in: {err}");
 }
 
 fn bundle_two(dir: &Path, ty: &str) -> Vec<u8> {
@@ -39,13 +24,7 @@ fn bundle_two(dir: &Path, ty: &str) -> Vec<u8> {
     fs::write(dir.join("d"), b"device\n").unwrap();
     let o = run(
         dir,
-        &[
-            &format!("-type={ty}"),
-            &format!("-targets={HOST},{GFX906}"),
-            "-input=h",
-            "-input=d",
-            "-output=b",
-        ],
+        &format!("-type={ty} -targets={HOST},{GFX906} -input=h -input=d -output=b"),
     );
     assert!(o.status.success());
     fs::read(dir.join("b")).unwrap()
@@ -57,28 +36,16 @@ fn zero_alignment_is_an_error_not_sigfpe() {
     bundle_two(d.path(), "bc");
     let o = run(
         d.path(),
-        &[
-            "-type=bc",
-            &format!("-targets={HOST},{GFX906}"),
-            "-input=h",
-            "-input=d",
-            "-output=zero",
-            "-bundle-align=0",
-        ],
+        &format!(
+            "-type=bc -targets={HOST},{GFX906} -input=h -input=d -output=zero -bundle-align=0"
+        ),
     );
     assert_error(&o, "bundle alignment must be at least 1");
     assert!(!d.path().join("zero").exists());
     // Text bundles do not use the alignment: fine as in LLVM.
     let o = run(
         d.path(),
-        &[
-            "-type=ll",
-            &format!("-targets={HOST},{GFX906}"),
-            "-input=h",
-            "-input=d",
-            "-output=t",
-            "-bundle-align=0",
-        ],
+        &format!("-type=ll -targets={HOST},{GFX906} -input=h -input=d -output=t -bundle-align=0"),
     );
     assert!(o.status.success());
 }
@@ -90,17 +57,11 @@ fn bad_entry_after_a_good_one_is_an_error_not_a_crash() {
     // Claim a third entry that is not there.
     b[24..32].copy_from_slice(&3u64.to_le_bytes());
     fs::write(d.path().join("bad"), &b).unwrap();
-    let o = run(d.path(), &["-type=bc", "-list", "-input=bad"]);
+    let o = run(d.path(), "-type=bc -list -input=bad");
     assert_error(&o, "'bad': truncated offload bundle header: entry 3 of 3");
     let o = run(
         d.path(),
-        &[
-            "-type=bc",
-            "-unbundle",
-            &format!("-targets={GFX906}"),
-            "-input=bad",
-            "-output=out",
-        ],
+        &format!("-type=bc -unbundle -targets={GFX906} -input=bad -output=out"),
     );
     assert_error(&o, "'bad': truncated offload bundle header");
     assert!(!d.path().join("out").exists());
@@ -113,7 +74,7 @@ fn wrapping_header_sums_are_errors() {
     // First entry's size so large that offset + size wraps to a small value.
     b[40..48].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
     fs::write(d.path().join("bad"), &b).unwrap();
-    let o = run(d.path(), &["-type=bc", "-list", "-input=bad"]);
+    let o = run(d.path(), "-type=bc -list -input=bad");
     assert_error(&o, "beyond 64 bits");
 }
 
@@ -126,20 +87,10 @@ fn text_start_without_end() {
     );
     fs::write(d.path().join("bad.s"), &b).unwrap();
     // LLVM 22 loops forever listing this file.
-    let o = run(d.path(), &["-type=s", "-list", "-input=bad.s"]);
+    let o = run(d.path(), "-type=s -list -input=bad.s");
     assert_error(&o, "has no END marker");
     // Asking for that entry: LLVM reads past its buffer.
-    let o = run(
-        d.path(),
-        &[
-            "-type=s",
-            "-unbundle",
-            "-targets=openmp-nvptx64-nvidia-cuda--sm_70,host-x86_64-unknown-linux-gnu",
-            "-input=bad.s",
-            "-output=o1",
-            "-output=o2",
-        ],
-    );
+    let o = run(d.path(), "-type=s -unbundle -targets=openmp-nvptx64-nvidia-cuda--sm_70,host-x86_64-unknown-linux-gnu -input=bad.s -output=o1 -output=o2");
     assert_error(
         &o,
         "'bad.s': malformed text bundle: entry 'openmp-nvptx64-nvidia-cuda--sm_70'",
@@ -148,13 +99,7 @@ fn text_start_without_end() {
     // Entries before it are unaffected, as in LLVM.
     let o = run(
         d.path(),
-        &[
-            "-type=s",
-            "-unbundle",
-            &format!("-targets={GFX906}"),
-            "-input=bad.s",
-            "-output=o1",
-        ],
+        &format!("-type=s -unbundle -targets={GFX906} -input=bad.s -output=o1"),
     );
     assert!(o.status.success());
     assert_eq!(fs::read(d.path().join("o1")).unwrap(), b"device\n");
@@ -164,34 +109,14 @@ fn text_start_without_end() {
 fn targets_that_standardise_alike_are_rejected() {
     let d = tempfile::tempdir().unwrap();
     bundle_two(d.path(), "bc");
-    let o = run(
-        d.path(),
-        &[
-            "-type=bc",
-            "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-unknown-gfx906",
-            "-input=h",
-            "-input=d",
-            "-input=d",
-            "-output=dup",
-        ],
-    );
+    let o = run(d.path(), "-type=bc -targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-unknown-gfx906 -input=h -input=d -input=d -output=dup");
     assert_error(
         &o,
         "targets 'hip-amdgcn-amd-amdhsa--gfx906' and 'hip-amdgcn-amd-amdhsa-unknown-gfx906' would both be stored as 'hip-amdgcn-amd-amdhsa--gfx906'",
     );
     assert!(!d.path().join("dup").exists());
     // Unbundling: LLVM would silently not write one of the two outputs.
-    let o = run(
-        d.path(),
-        &[
-            "-type=bc",
-            "-unbundle",
-            "-targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-gnu-gfx906",
-            "-input=b",
-            "-output=o1",
-            "-output=o2",
-        ],
-    );
+    let o = run(d.path(), "-type=bc -unbundle -targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-gnu-gfx906 -input=b -output=o1 -output=o2");
     assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
 }
 
@@ -201,17 +126,7 @@ fn no_partial_outputs_after_an_error() {
     bundle_two(d.path(), "bc");
     fs::write(d.path().join("o1"), b"keep me").unwrap();
     // gfx906 is found (LLVM writes o1), gfx1030 is not.
-    let o = run(
-        d.path(),
-        &[
-            "-type=bc",
-            "-unbundle",
-            "-targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx1030",
-            "-input=b",
-            "-output=o1",
-            "-output=o2",
-        ],
-    );
+    let o = run(d.path(), "-type=bc -unbundle -targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx1030 -input=b -output=o1 -output=o2");
     assert_error(&o, "Can't find bundles for hip-amdgcn-amd-amdhsa--gfx1030");
     assert_eq!(fs::read(d.path().join("o1")).unwrap(), b"keep me");
     assert!(!d.path().join("o2").exists());
@@ -228,13 +143,7 @@ fn bundling_into_an_input_works() {
     let want = bundle_two(d.path(), "bc");
     let o = run(
         d.path(),
-        &[
-            "-type=bc",
-            &format!("-targets={HOST},{GFX906}"),
-            "-input=h",
-            "-input=d",
-            "-output=h",
-        ],
+        &format!("-type=bc -targets={HOST},{GFX906} -input=h -input=d -output=h"),
     );
     assert!(o.status.success());
     assert_eq!(fs::read(d.path().join("h")).unwrap(), want);

@@ -1,29 +1,25 @@
-//! Signals mid-write, concurrent writers and output errors (see the shared
-//! support module): bundling writes one output, unbundling several.
-
-#[path = "../../offload-cli/tests/support/output_safety.rs"]
-#[macro_use]
-mod support;
+//! Signals mid-write, concurrent writers and output errors (see
+//! `test_support::output_safety`): bundling writes one output, unbundling several.
 
 use std::path::Path;
-use support::{pattern, Tool};
+use test_support::output_safety::{pattern, Tool};
 
 const TARGETS: &str = "-targets=host-x86_64-unknown-linux-gnu,openmp-x86_64-unknown-linux-gnu";
 
 fn prepare(tool: &Tool, dir: &Path, variant: u8, size: usize) {
     std::fs::write(dir.join("host.bc"), pattern(variant, size / 2)).unwrap();
     std::fs::write(dir.join("dev.bc"), pattern(variant ^ 0x80, size / 2)).unwrap();
-    let ok = std::process::Command::new(tool.exe)
-        .current_dir(dir)
-        .args(["-type=bc", TARGETS, "-input=host.bc", "-input=dev.bc"])
-        .arg("-output=bundle.bc")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
+    let args = [
+        "-type=bc",
+        TARGETS,
+        "-input=host.bc",
+        "-input=dev.bc",
+        "-output=bundle.bc",
+    ];
+    tool.make_input(dir, &args.map(String::from));
 }
 
-fn args(outs: &[&str], _variant: u8) -> Vec<String> {
+fn args(_: &Tool, outs: &[&str], _variant: u8) -> Vec<String> {
     let mut v = vec!["-type=bc".to_string(), TARGETS.to_string()];
     if let [out] = outs {
         v.extend(["-input=host.bc".into(), "-input=dev.bc".into()]);
@@ -36,13 +32,11 @@ fn args(outs: &[&str], _variant: u8) -> Vec<String> {
     v
 }
 
-const TOOL: Tool = Tool {
-    exe: env!("CARGO_BIN_EXE_clang-offload-bundler"),
-    llvm: "clang-offload-bundler-22",
+const TOOL: Tool = Tool::two_outputs(
+    env!("CARGO_BIN_EXE_clang-offload-bundler"),
+    "clang-offload-bundler-22",
     prepare,
     args,
-    outputs: 2,
-    dash_is_stdout: true,
-};
+);
 
-output_safety_tests!(TOOL);
+test_support::output_safety_tests!(TOOL);

@@ -4,16 +4,12 @@
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    test_support::tool(env!("CARGO_BIN_EXE_llvm-offload-binary"), dir)
-        .arg0("llvm-offload-binary")
-        .args(args)
-        .output()
-        .unwrap()
+    let exe = env!("CARGO_BIN_EXE_llvm-offload-binary");
+    test_support::run_as(exe, "llvm-offload-binary", dir, args)
 }
 
 #[test]

@@ -4,19 +4,16 @@
 //! which we reject with a clear error, exit 1, and no output.
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
 
 use offload_format::offload_binary::write::{write_multi, Compression};
 use offload_format::offload_binary::{ImageEntry, ImageKind, OffloadKind};
+use test_support::file_names as names;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    test_support::tool(env!("CARGO_BIN_EXE_llvm-offload-binary"), dir)
-        .arg0("llvm-offload-binary")
-        .args(args)
-        .output()
-        .unwrap()
+    let exe = env!("CARGO_BIN_EXE_llvm-offload-binary");
+    test_support::run_as(exe, "llvm-offload-binary", dir, args)
 }
 
 fn entry<'a>(triple: &'a str, arch: &'a str, image: &'a [u8]) -> ImageEntry<'a> {
@@ -27,15 +24,6 @@ fn entry<'a>(triple: &'a str, arch: &'a str, image: &'a [u8]) -> ImageEntry<'a> 
         strings: vec![(b"triple", triple.as_bytes()), (b"arch", arch.as_bytes())],
         image,
     }
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -119,25 +107,24 @@ fn out_of_bounds_fields_are_errors() {
     }
 }
 
+/// An archive of one member `m.bin` holding `member`, whose header says
+/// `size` bytes.
+fn archive_of(member: &[u8], size: usize) -> Vec<u8> {
+    let mut ar = b"!<arch>\n".to_vec();
+    let header = format!(
+        "{:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n",
+        "m.bin/", 0, 0, 0, 644
+    );
+    ar.extend_from_slice(header.as_bytes());
+    ar.extend_from_slice(member);
+    ar
+}
+
 #[test]
 fn errors_inside_archive_members_name_the_member() {
     let d = tempfile::tempdir().unwrap();
     let bad = patched(64, 1 << 40);
-    let mut ar = b"!<arch>\n".to_vec();
-    ar.extend_from_slice(
-        format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            "m.bin/",
-            0,
-            0,
-            0,
-            644,
-            bad.len()
-        )
-        .as_bytes(),
-    );
-    ar.extend_from_slice(&bad);
-    fs::write(d.path().join("lib.a"), ar).unwrap();
+    fs::write(d.path().join("lib.a"), archive_of(&bad, bad.len())).unwrap();
     let out = run(d.path(), &["lib.a", "--image="]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -152,21 +139,7 @@ fn archive_member_past_the_end_is_reported_before_use() {
     // 22 hands out the member with bytes beyond the input, then complains.
     let d = tempfile::tempdir().unwrap();
     let good = entry("t", "a", b"image").to_v1();
-    let mut ar = b"!<arch>\n".to_vec();
-    ar.extend_from_slice(
-        format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            "m.bin/",
-            0,
-            0,
-            0,
-            644,
-            good.len() + 100
-        )
-        .as_bytes(),
-    );
-    ar.extend_from_slice(&good);
-    fs::write(d.path().join("lib.a"), ar).unwrap();
+    fs::write(d.path().join("lib.a"), archive_of(&good, good.len() + 100)).unwrap();
     let out = run(d.path(), &["lib.a", "--image="]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

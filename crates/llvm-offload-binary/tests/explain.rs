@@ -3,19 +3,13 @@
 //! exactly LLVM's text.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_llvm-offload-binary");
 
 fn run(dir: &Path, explain: bool, args: &[&str]) -> Output {
-    let mut cmd = Command::new(TOOL);
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("OFFLOAD_TOOLS_EXPLAIN");
-    if explain {
-        cmd.env("OFFLOAD_TOOLS_EXPLAIN", "1");
-    }
-    cmd.output().unwrap()
+    let cmd = &mut test_support::tool_explained(TOOL, dir, explain);
+    cmd.args(args).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {

@@ -9,30 +9,10 @@ use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use test_support::unescape;
 
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/packager/cases")
-}
-
-/// Reverses the `cmd` file's escaping (`\\` and `\xHH`).
-fn unescape(line: &str) -> Vec<u8> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
-            let hex = std::str::from_utf8(&b[i + 2..i + 4]).expect("hex digits");
-            out.push(u8::from_str_radix(hex, 16).expect("hex digits"));
-            i += 4;
-        } else if b[i] == b'\\' {
-            out.push(b[i + 1]);
-            i += 2;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -154,7 +154,7 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
 }
 
 /// A header entry whose data has not been read (see
-/// [`parse_header_prefix`]).
+/// `parse_header_prefix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntryRange<'a> {
     /// The entry ID exactly as stored.
@@ -178,7 +178,7 @@ impl EntryRange<'_> {
 /// `Ok(None)` means the prefix is too short to tell; with the whole bundle
 /// at hand the answer is always `Some`, and equal to [`parse_header`]'s.
 /// Entry ranges are checked against `file_size`.
-pub fn parse_header_prefix(
+pub(crate) fn parse_header_prefix(
     prefix: &[u8],
     file_size: u64,
 ) -> Result<Option<Vec<EntryRange<'_>>>, BundleError> {
@@ -272,7 +272,7 @@ pub fn parse(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
 }
 
 /// [`parse`] for a bundle known only by a prefix, as
-/// [`parse_header_prefix`] reads it.
+/// `parse_header_prefix` reads it.
 pub fn parse_prefix(
     prefix: &[u8],
     file_size: u64,

@@ -56,5 +56,7 @@ pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
 pub use libraries::{libraries, Libraries, Origin};
 pub use report::{format_compress_report, format_decompress_report, DecompressReport};
 pub use segments::{segments, Segment, Segments};
-pub use streaming::{decode_prefix, decompress_streaming, stream_len, PrefixEnd, Streamed};
+pub(crate) use streaming::decode_prefix;
+pub(crate) use streaming::stream_len;
+pub use streaming::{decompress_streaming, PrefixEnd, Streamed};
 pub use writer::{Writer, ZSTD_STREAM_MAX};

@@ -38,7 +38,7 @@ use crate::triple::{normalize, Arch, CanonicalForm, NormalizeError, Os, Triple};
 
 /// The offload kinds clang-offload-bundler 22 accepts in `-targets`
 /// (case-sensitive). Entries read from files may carry any kind.
-pub const VALID_KINDS: [&str; 4] = ["host", "openmp", "hip", "hipv4"];
+pub(crate) const VALID_KINDS: [&str; 4] = ["host", "openmp", "hip", "hipv4"];
 
 /// The message 22 gives when an entry read from a bundle does not have 5 or
 /// 6 pieces.
@@ -46,7 +46,7 @@ pub const INVALID_ID_IN_BUNDLE: &str = "invalid bundle id read from the bundle";
 
 /// The message 22 gives when an entry of an archive member does not have 5
 /// or 6 pieces.
-pub const INVALID_ID_IN_CODE_OBJECT: &str = "Invalid bundle id read from code object";
+pub(crate) const INVALID_ID_IN_CODE_OBJECT: &str = "Invalid bundle id read from code object";
 
 const TARGET_FORMAT_MESSAGE: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
 
@@ -148,11 +148,11 @@ impl EntryId {
     }
 
     /// The kind is `host`.
-    pub fn has_host_kind(&self) -> bool {
+    pub(crate) fn has_host_kind(&self) -> bool {
         self.kind == "host"
     }
 
-    /// The kind is one of [`VALID_KINDS`].
+    /// The kind is one of `VALID_KINDS`.
     pub fn is_kind_valid(&self) -> bool {
         VALID_KINDS.contains(&self.kind.as_str())
     }
@@ -325,7 +325,7 @@ pub fn kinds_compatible(code_object: &str, target: &str, hip_openmp_compatible: 
 
 /// Whether the bundler treats `text` as a well-formed entry ID (5 or 6
 /// pieces).
-pub fn has_valid_piece_count(text: &str) -> bool {
+pub(crate) fn has_valid_piece_count(text: &str) -> bool {
     EntryId::parse(text).is_ok()
 }
 
@@ -403,7 +403,7 @@ pub enum TargetsError {
     Invalid {
         /// The target.
         target: String,
-        /// The kind, when it is not one of [`VALID_KINDS`].
+        /// The kind, when it is not one of `VALID_KINDS`.
         bad_kind: Option<String>,
         /// The raw `arch-vendor-os-env` text, when the architecture is not
         /// known.

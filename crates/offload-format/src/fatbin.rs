@@ -45,10 +45,10 @@ use crate::bytes::{Bytes, Endian};
 pub const MAGIC: u32 = 0xBA55_ED50;
 
 /// Size of a container header.
-pub const HEADER_LEN: usize = 16;
+pub(crate) const HEADER_LEN: usize = 16;
 
 /// The smallest entry header.
-pub const ENTRY_HEADER_MIN: usize = 64;
+pub(crate) const ENTRY_HEADER_MIN: usize = 64;
 
 /// Entry flag: the payload is compressed.
 pub const FLAG_COMPRESSED: u64 = 0x2000;
@@ -128,7 +128,7 @@ pub struct Entry<'a> {
 
 impl Entry<'_> {
     /// Whether the payload is stored compressed.
-    pub fn is_compressed(&self) -> bool {
+    pub(crate) fn is_compressed(&self) -> bool {
         self.flags & (FLAG_COMPRESSED | FLAG_COMPRESSED_ZSTD) != 0
     }
 

@@ -23,7 +23,7 @@
 //! Sizes: an uncompressed bundle has no total size, so it is taken to end
 //! where its furthest entry ends (or its header, if later). A v2/v3 CCOB
 //! records its size. A v1 CCOB does not: its end is where the codec says
-//! its compressed stream ends ([`ccob::stream_len`]); should that fail, it
+//! its compressed stream ends (`ccob::stream_len`); should that fail, it
 //! runs to the next item start (known, or a CCOB magic) with trailing zero
 //! bytes removed. Either way the item says so ([`Item::size_inferred`]).
 
@@ -269,7 +269,7 @@ pub struct CcobBundle {
 pub const MAX_HEADER: usize = 1 << 20;
 
 /// Reads the entry table of the binary bundle inside the CCOB `ccob`,
-/// decompressing only until [`bundle::parse_header_prefix`] can decide.
+/// decompressing only until `bundle::parse_header_prefix` can decide.
 pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
     let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
     let total = header.uncompressed_size;
@@ -481,7 +481,7 @@ pub fn ccob_entry_heads(
 }
 
 /// The magic of a `__hip_fatbin_wrapper` record (`HIPF` read little-endian).
-pub const WRAPPER_MAGIC: u32 = 0x4849_5046;
+pub(crate) const WRAPPER_MAGIC: u32 = 0x4849_5046;
 
 /// One `__hip_fatbin_wrapper` record of a `.hipFatBinSegment` section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,7 +31,7 @@ pub fn decimal_u64(text: &[u8]) -> Option<u64> {
 
 /// [`decimal_u64`] narrowed to a `u32` (LLVM's `getAsInteger` into a
 /// 32-bit unsigned: a value that does not fit is an error).
-pub fn decimal_u32(text: &[u8]) -> Option<u32> {
+pub(crate) fn decimal_u32(text: &[u8]) -> Option<u32> {
     decimal_u64(text).and_then(|n| u32::try_from(n).ok())
 }
 

@@ -2,8 +2,8 @@
 //!
 //! [`classify`] looks at the first bytes (through the crate's sniffer and,
 //! for ELF files, its ELF header reader) and names the payload: an AMDGPU code object with the processor and `xnack`/`sramecc`
-//! settings from its `e_flags` ([`amdgpu_target`]), an NVIDIA cubin with its
-//! SM ([`cuda_sm`]), PTX text, SPIR-V, LLVM bitcode, a nested offload
+//! settings from its `e_flags` (`amdgpu_target`), an NVIDIA cubin with its
+//! SM (`cuda_sm`), PTX text, SPIR-V, LLVM bitcode, a nested offload
 //! container, a host object, or unknown bytes.
 //!
 //! The `EF_AMDGPU_MACH` table is LLVM 22's (checked value by value against
@@ -19,13 +19,13 @@ use crate::triple::Triple;
 /// `e_machine` of AMDGPU code objects.
 pub const EM_AMDGPU: u16 = 224;
 /// `e_machine` of NVIDIA device objects (cubins).
-pub const EM_CUDA: u16 = 190;
+pub(crate) const EM_CUDA: u16 = 190;
 /// `EI_OSABI` of AMD HSA code objects.
-pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+pub(crate) const ELFOSABI_AMDGPU_HSA: u8 = 64;
 
 /// The ELF header fields [`classify`] needs ([`elf_facts`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ElfFacts {
+pub(crate) struct ElfFacts {
     /// ELF64 (else ELF32).
     pub is_64: bool,
     /// `e_machine`.
@@ -44,7 +44,7 @@ pub struct ElfFacts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
     /// The processor does not support the feature (v4+), or the object
-    /// does not say (v3 with the bit clear means off; see [`amdgpu_target`]).
+    /// does not say (v3 with the bit clear means off; see `amdgpu_target`).
     Unsupported,
     /// Built to run either way (v4+).
     Any,
@@ -56,7 +56,7 @@ pub enum Feature {
 
 impl Feature {
     /// The target-ID suffix (`+`, `-`) or `None` for any/unsupported.
-    pub fn sign(self) -> Option<char> {
+    pub(crate) fn sign(self) -> Option<char> {
         match self {
             Feature::On => Some('+'),
             Feature::Off => Some('-'),
@@ -129,7 +129,7 @@ impl AmdgpuTarget {
 }
 
 /// LLVM 22's `EF_AMDGPU_MACH` values and processor names.
-pub const AMDGPU_MACH: &[(u32, &str)] = &[
+pub(crate) const AMDGPU_MACH: &[(u32, &str)] = &[
     (0x001, "r600"),
     (0x002, "r630"),
     (0x003, "rs880"),
@@ -205,7 +205,7 @@ pub const AMDGPU_MACH: &[(u32, &str)] = &[
 /// `EI_ABIVERSION` of an `ELFOSABI_AMDGPU_HSA` object (0 = v2, 1 = v3,
 /// 2 = v4, 3 = v5, 4 = v6), `None` for other OS ABIs, which are read with
 /// the v4+ encoding.
-pub fn amdgpu_target(flags: u32, hsa_abi_version: Option<u8>) -> AmdgpuTarget {
+pub(crate) fn amdgpu_target(flags: u32, hsa_abi_version: Option<u8>) -> AmdgpuTarget {
     let mach = flags & 0xff;
     let processor = AMDGPU_MACH
         .iter()
@@ -252,7 +252,7 @@ pub fn amdgpu_target(flags: u32, hsa_abi_version: Option<u8>) -> AmdgpuTarget {
 /// The SM number of an NVIDIA cubin: `e_flags & 0xff` for ABI versions
 /// before 8, bits 8 to 15 from ABI version 8 on (CUDA 12.8, `sm_100` and
 /// later); both observed on NVIDIA's own libraries.
-pub fn cuda_sm(flags: u32, abi_version: u8) -> u32 {
+pub(crate) fn cuda_sm(flags: u32, abi_version: u8) -> u32 {
     if abi_version >= 8 {
         (flags >> 8) & 0xff
     } else {
@@ -342,7 +342,7 @@ impl Payload {
 
 /// The ELF header fields of `data`, read with [`crate::objfile::elf`];
 /// `None` when `data` is not an ELF file or its header is cut short.
-pub fn elf_facts(data: &[u8]) -> Option<ElfFacts> {
+pub(crate) fn elf_facts(data: &[u8]) -> Option<ElfFacts> {
     if !matches!(identify(data), FileKind::Elf(_)) {
         return None;
     }
@@ -359,7 +359,7 @@ pub fn elf_facts(data: &[u8]) -> Option<ElfFacts> {
 }
 
 /// What an ELF file with these header fields is.
-pub fn classify_elf(e: ElfFacts) -> Payload {
+pub(crate) fn classify_elf(e: ElfFacts) -> Payload {
     match e.machine {
         EM_AMDGPU => Payload::AmdgpuCodeObject(amdgpu_target(
             e.flags,

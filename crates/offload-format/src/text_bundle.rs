@@ -178,7 +178,7 @@ impl<'a> Reader<'a> {
 }
 
 /// An entry of a text bundle: (ID, content).
-pub type TextEntry<'a> = (&'a [u8], &'a [u8]);
+pub(crate) type TextEntry<'a> = (&'a [u8], &'a [u8]);
 
 /// All entries of a text bundle in file order, as `-list` sees them: each
 /// entry's END line is skipped before looking for the next START marker.

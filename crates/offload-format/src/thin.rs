@@ -10,7 +10,7 @@
 //! * [`bundle`]: an uncompressed binary bundle is written again as the
 //!   bundler writes one ([`crate::bundle::write`]) for the kept entries, in
 //!   their order, with the alignment the original's layout shows
-//!   ([`bundle_alignment`]).
+//!   (`bundle_alignment`).
 //! * [`ccob`]: a compressed bundle is decompressed (hash checked), thinned
 //!   as above and compressed again as LLVM 22's bundler compresses it
 //!   ([`crate::ccob::compress`]), with the version and method found and
@@ -147,7 +147,7 @@ impl std::error::Error for ThinError {}
 /// power of two (up to 2^16) whose layout gives exactly their offsets, else
 /// the largest power of two (up to 4096) dividing every non-empty entry's
 /// offset.
-pub fn bundle_alignment(entries: &[bundle_fmt::Entry<'_>]) -> u32 {
+pub(crate) fn bundle_alignment(entries: &[bundle_fmt::Entry<'_>]) -> u32 {
     let sizes: Vec<(usize, u64)> = entries.iter().map(|e| (e.id.len(), e.size)).collect();
     for shift in 0..=16 {
         let align = 1u32 << shift;

@@ -479,13 +479,11 @@ fn hostile_archives_do_not_panic() {
         for end in 0..bytes.len().min(2048) {
             let _ = first_error(&bytes[..end]);
         }
-        let mut state = 0x2545F4914F6CDD1Du64;
+        let mut next = test_support::xorshift(0x2545F4914F6CDD1Du64);
         for _ in 0..2000 {
             let mut b = bytes.clone();
             for _ in 0..3 {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = next();
                 let pos = (state % b.len().min(1024) as u64) as usize;
                 b[pos] = b" /0123456789`\n#\x00\xff"[(state >> 32) as usize % 15];
             }

@@ -337,7 +337,7 @@ fn hostile_bitstreams_fail_cleanly() {
 /// results stay plausible.
 #[test]
 fn corrupted_fixtures_do_not_panic() {
-    let mut state = 0x9E3779B97F4A7C15u64;
+    let mut next = test_support::xorshift(0x9E3779B97F4A7C15u64);
     for name in bitcode_fixtures() {
         let data = read(&name);
         let step = if data.len() > 4000 { 7 } else { 1 };
@@ -349,9 +349,7 @@ fn corrupted_fixtures_do_not_panic() {
         for _ in 0..300 {
             let mut d = data.clone();
             for _ in 0..4 {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = next();
                 let bit = (state % (d.len() as u64 * 8)) as usize;
                 d[bit / 8] ^= 1 << (bit % 8);
             }
@@ -391,13 +389,7 @@ fn module_asm_is_detected() {
 /// 64-bit limit), at every bit offset, cut at random places.
 #[test]
 fn skipping_operands_matches_reading_them() {
-    let mut state = 0x2545F4914F6CDD1Du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = test_support::xorshift(0x2545F4914F6CDD1Du64);
     let (mut errors, mut long_values) = (0, 0);
     for case in 0..20_000u64 {
         let mut b = Bits::default();
@@ -473,7 +465,7 @@ fn symbols_and_module_asm_in_one_read_match_the_separate_reads() {
             Err(e) => assert_eq!(one.unwrap_err(), e, "{what}"),
         }
     };
-    let mut state = 0x9E3779B97F4A7C15u64;
+    let mut next = test_support::xorshift(0x9E3779B97F4A7C15u64);
     let mut with_asm = 0;
     for name in bitcode_fixtures() {
         let data = read(&name);
@@ -485,9 +477,7 @@ fn symbols_and_module_asm_in_one_read_match_the_separate_reads() {
         for i in 0..200 {
             let mut d = data.clone();
             for _ in 0..3 {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = next();
                 let bit = (state % (d.len() as u64 * 8)) as usize;
                 d[bit / 8] ^= 1 << (bit % 8);
             }

@@ -256,13 +256,7 @@ fn huge_claims_do_not_allocate_blindly() {
 fn random_garbage_after_magic() {
     // A small deterministic generator: arbitrary bytes after "CCOB" with
     // each known version and method in turn.
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = test_support::xorshift(0x2545_f491_4f6c_dd1du64);
     for i in 0..3000 {
         let len = (next() % 80) as usize;
         let mut f: Vec<u8> = (0..len).map(|_| next() as u8).collect();

@@ -39,13 +39,7 @@ fn differential_against_22() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = test_support::xorshift(0x9e37_79b9_7f4a_7c15u64);
     let mut cases = 0;
     for (i, size) in [0usize, 1, 333, 4096, 60_000, 250_000]
         .into_iter()

@@ -17,13 +17,7 @@ const BUNDLER: &str = "/usr/lib/llvm-22/bin/clang-offload-bundler";
 /// ones and ones further back than zstd's window).
 fn semi_compressible(len: usize) -> Vec<u8> {
     const PIECE: usize = 4096;
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = test_support::xorshift(0x2545_f491_4f6c_dd1du64);
     let text = b"s_load_dwordx4 s[0:3], s[4:5], 0x0\nv_mad_u32_u24 v1, s6, v0, v1\n";
     let mut out = Vec::with_capacity(len + PIECE);
     while out.len() < len {

@@ -10,12 +10,10 @@ use offload_format::ccob::{
 
 /// Repetitive bytes with some noise, like code objects.
 fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed | 1;
+    let mut next = test_support::xorshift(seed | 1);
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
+        let state = next();
         if state % 4 == 0 {
             out.extend_from_slice(&state.to_le_bytes());
         } else {

@@ -4,26 +4,7 @@
 
 use offload_format::hash::city::hash_value;
 use offload_format::hash::dense_map::StringDenseMap;
-
-fn unescape(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
-            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
-            out.push(u8::from_str_radix(hex, 16).unwrap());
-            i += 4;
-        } else if b[i] == b'\\' {
-            out.push(b[i + 1]);
-            i += 2;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
-}
+use test_support::unescape;
 
 #[test]
 fn hashes_and_orders_match_libllvm() {

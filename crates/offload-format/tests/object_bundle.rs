@@ -3,6 +3,7 @@
 //! at the end need the LLVM 22 tools and skip (with a message) without them.
 
 use offload_format::object_bundle::{self as ob, ElfError, Error, NotObject};
+use offload_format::objfile::Error as ObjError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -441,7 +442,10 @@ fn section_data_past_the_end_lists_but_does_not_extract() {
     // Rewriting needs every section's data.
     assert!(matches!(
         ob::strip_bundle_sections(&f.data),
-        Err(Error::Elf(ElfError::SectionPastEnd { index: 15, .. }))
+        Err(Error::Elf(ElfError::Read(ObjError::ElfSectionPastEnd {
+            index: 15,
+            ..
+        })))
     ));
     // An offset so large that offset + size wraps.
     let mut f = fat64();
@@ -455,43 +459,43 @@ fn section_data_past_the_end_lists_but_does_not_extract() {
 #[test]
 fn broken_section_tables_are_not_objects() {
     let len = fat64().data.len() as u64;
-    let mut cases: Vec<(Vec<u8>, NotObject)> = Vec::new();
+    let mut cases: Vec<(Vec<u8>, ObjError)> = Vec::new();
     let mut f = fat64();
     f.put(0x28, &(len + 8).to_le_bytes());
     cases.push((
         f.data.clone(),
-        NotObject::SectionTableStartPastEnd { shoff: len + 8 },
+        ObjError::ElfSectionTableStartPastEnd { shoff: len + 8 },
     ));
     let f = fat64();
     cases.push((
         f.data[..f.data.len() / 2].to_vec(),
-        NotObject::SectionTableStartPastEnd {
+        ObjError::ElfSectionTableStartPastEnd {
             shoff: f.shoff as u64,
         },
     ));
     let mut f = fat64();
     f.put(0x3a, &40u16.to_le_bytes());
-    cases.push((f.data.clone(), NotObject::BadShentsize(40)));
+    cases.push((f.data.clone(), ObjError::ElfBadShentsize(40)));
     let mut f = fat64();
     f.data[4] = 3;
-    cases.push((f.data.clone(), NotObject::InvalidClass));
+    cases.push((f.data.clone(), ObjError::ElfInvalidClass));
     let mut f = fat64();
     f.data[5] = 0;
-    cases.push((f.data.clone(), NotObject::InvalidData));
+    cases.push((f.data.clone(), ObjError::ElfInvalidData));
     let mut f = fat64();
     let s0 = f.sh(0);
     f.put(0x3c, &0u16.to_le_bytes())
         .put(s0 + 32, &0x1000_0000_0000_0000u64.to_le_bytes());
     cases.push((
         f.data.clone(),
-        NotObject::BadSectionCount(0x1000_0000_0000_0000),
+        ObjError::ElfBadSectionCount(0x1000_0000_0000_0000),
     ));
     let mut f = fat64();
     f.put(0x3c, &60u16.to_le_bytes());
-    cases.push((f.data.clone(), NotObject::SectionTablePastEnd));
+    cases.push((f.data.clone(), ObjError::ElfSectionTablePastEnd));
     cases.push((
         fat64().data[..40].to_vec(),
-        NotObject::TooSmall {
+        ObjError::ElfTooSmall {
             size: 40,
             header: 64,
         },
@@ -499,11 +503,11 @@ fn broken_section_tables_are_not_objects() {
     for (data, want) in cases {
         assert_eq!(
             ob::ObjectFile::parse(&data).unwrap_err(),
-            Error::NotAnObject(want.clone())
+            Error::NotAnObject(NotObject::Header(want.clone()))
         );
         assert_eq!(
             ob::add_bundle_sections(&data, &[("x-y-z-w-", &b"d"[..])]).unwrap_err(),
-            Error::NotAnObject(want)
+            Error::NotAnObject(NotObject::Header(want))
         );
     }
 }

@@ -1,16 +1,19 @@
 //! Helpers shared by the workspace's tests (not published): running a tool
 //! in a clean environment, sparse files, and the hostile-corpus runner
 //! ([`hostile`]) that every tool crate's `tests/hostile.rs` and `cargo
-//! xtask hostile` use. Standard library only.
+//! xtask hostile` use. Standard library and `tempfile` only.
 
 use std::fmt::Debug;
 use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub mod compatibility;
 pub mod hostile;
+pub mod output_safety;
 
 /// The environment variables that change the bundler's behaviour
 /// (LLVM 22 reads them): a test must not inherit them.
@@ -20,6 +23,7 @@ const BUNDLER_ENV: &[&str] = &[
     "OFFLOAD_BUNDLER_COMPRESSION_LEVEL",
     "COMPRESSED_BUNDLE_FORMAT_VERSION",
     "OFFLOAD_BUNDLER_IGNORE_ENV_VAR",
+    "OFFLOAD_TOOLS_EXPLAIN",
 ];
 
 /// A command for the tool at `exe` (a test's `env!("CARGO_BIN_EXE_…")`)
@@ -32,6 +36,74 @@ pub fn tool(exe: &str, dir: &Path) -> Command {
         c.env_remove(v);
     }
     c
+}
+
+/// [`tool`], with `OFFLOAD_TOOLS_EXPLAIN=1` when `explain` (the
+/// explanations after LLVM's error lines).
+pub fn tool_explained(exe: &str, dir: &Path, explain: bool) -> Command {
+    let mut c = tool(exe, dir);
+    if explain {
+        c.env("OFFLOAD_TOOLS_EXPLAIN", "1");
+    }
+    c
+}
+
+/// Runs the tool at `exe` in `dir` (as [`tool`]) under the name `arg0`, so
+/// that its diagnostics start with that name.
+pub fn run_as(exe: &str, arg0: &str, dir: &Path, args: &[&str]) -> Output {
+    tool(exe, dir).arg0(arg0).args(args).output().unwrap()
+}
+
+/// The names in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Exit 1, an `: error: ` line that contains `needle`, nothing on stdout.
+pub fn assert_error(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert!(o.stdout.is_empty(), "stdout: {:?}", o.stdout);
+    assert!(err.contains(": error: "), "stderr: {err}");
+    assert!(err.contains(needle), "want {needle:?} in: {err}");
+}
+
+/// Reverses the escaping of the fixtures' `cmd` files (`\\` and `\xHH`).
+pub fn unescape(line: &str) -> Vec<u8> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            let hex = std::str::from_utf8(&b[i + 2..i + 4]).expect("hex digits");
+            out.push(u8::from_str_radix(hex, 16).expect("hex digits"));
+            i += 4;
+        } else if b[i] == b'\\' {
+            out.push(b[i + 1]);
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A xorshift64 generator from `seed` (not zero): the tests' source of
+/// deterministic noise.
+pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
 }
 
 /// Runs `cmd` and asserts that it exits with status 0; the failure names

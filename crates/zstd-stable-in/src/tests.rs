@@ -5,13 +5,7 @@ use zstd::zstd_safe;
 /// reach across small windows and into released memory if the release were
 /// wrong), text-like runs and noise, changing character every few KiB.
 fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = test_support::xorshift(seed | 1);
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
         let r = next();

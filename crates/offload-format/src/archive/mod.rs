@@ -30,7 +30,8 @@ mod write;
 pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
 pub(crate) use read::load_thin_with;
 pub use read::{thin_member_path, Archive, ArchiveKind, LoadThin, Member, MemberContent, Members};
-pub use symbols::{member_symbols, member_symbols_and_module_asm, MemberSymbols};
+pub(crate) use symbols::member_symbols_and_module_asm;
+pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{
     write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, HeaderCursor, NewMember,
     WriteOptions, WriteReport, SYM64_THRESHOLD,
@@ -39,16 +40,10 @@ pub use write::{
 /// Magic of a regular archive.
 pub const MAGIC: &[u8; 8] = b"!<arch>\n";
 /// Magic of a thin archive.
-pub const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
+pub(crate) const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
 /// Magic of an AIX big archive (recognised, not supported).
-pub const BIG_MAGIC: &[u8; 8] = b"<bigaf>\n";
+pub(crate) const BIG_MAGIC: &[u8; 8] = b"<bigaf>\n";
 /// The bytes LLVM writes for an archive with no members.
 pub const EMPTY_ARCHIVE: &[u8] = MAGIC;
 /// Size of a member header.
 pub const HEADER_SIZE: usize = 60;
-
-/// Whether `data` starts with an archive magic (regular, thin or AIX big),
-/// the test LLVM's file-type sniffing applies.
-pub fn is_archive(data: &[u8]) -> bool {
-    data.starts_with(MAGIC) || data.starts_with(THIN_MAGIC) || data.starts_with(BIG_MAGIC)
-}

@@ -102,6 +102,18 @@ fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// The length in a BSD long name `#1/<len>` (`len` is what follows the
+/// `#1/`), for the member header at `offset`.
+fn bsd_name_len(len: &[u8], offset: usize) -> Result<u64, ArchiveError> {
+    let len = rtrim(len, b' ');
+    crate::llvm::decimal_u64(len).ok_or_else(|| {
+        malformed(format!(
+            "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
+            escape(len)
+        ))
+    })
+}
+
 fn rtrim(bytes: &[u8], c: u8) -> &[u8] {
     let end = bytes.iter().rposition(|&b| b != c).map_or(0, |p| p + 1);
     &bytes[..end]
@@ -331,14 +343,7 @@ impl<'a> Archive<'a> {
         child.thin = self.thin && raw_name != b"/" && raw_name != b"//" && raw_name != b"/SYM64/";
         child.raw_size = self.size_field(&child)?;
         if let Some(len) = raw_name.strip_prefix(b"#1/") {
-            let len = rtrim(len, b' ');
-            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
-                malformed(format!(
-                    "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
-                    escape(len)
-                ))
-            })?;
-            child.start_of_file += n;
+            child.start_of_file += bsd_name_len(len, offset)?;
         }
         Ok(child)
     }
@@ -455,13 +460,7 @@ impl<'a> Archive<'a> {
             return Ok(&rest[..end]);
         }
         if let Some(len) = name.strip_prefix(b"#1/") {
-            let len = rtrim(len, b' ');
-            let n = crate::llvm::decimal_u64(len).ok_or_else(|| {
-                malformed(format!(
-                    "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
-                    escape(len)
-                ))
-            })?;
+            let n = bsd_name_len(len, offset)?;
             let past = || {
                 malformed(format!(
                     "long name length: {n} extends past the end of the member or archive for archive member header at offset {offset}"

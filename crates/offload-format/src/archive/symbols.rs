@@ -56,7 +56,7 @@ pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
 /// inline assembly whose symbols could be read (on which LLVM 22's offload
 /// tools crash when they write the archive's symbol table; see
 /// [`bitcode::has_module_asm`]). A bitcode member is read once for both.
-pub fn member_symbols_and_module_asm(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
+pub(crate) fn member_symbols_and_module_asm(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
     if bitcode::is_bitcode(data) {
         return match bitcode::archive_symbols_and_module_asm(data) {
             Ok(facts) => (Ok(MemberSymbols::Symbols(facts.symbols)), facts.module_asm),

@@ -268,7 +268,7 @@ fn header_bytes(name: &[u8], table_offset: Option<usize>, size: u64) -> [u8; HEA
     h
 }
 
-/// Where [`ArchiveHead::next_member_header`] is in the long-name table.
+/// Where `ArchiveHead::next_member_header` is in the long-name table.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HeaderCursor {
     name_at: usize,
@@ -468,7 +468,7 @@ impl ArchiveHead {
     /// The bytes before the first member header, in order (magic and
     /// symbol table offsets, symbol names, long-name table header, long
     /// names); see [`ArchiveHead::write_head`].
-    pub fn head_parts(&self) -> [&[u8]; 4] {
+    pub(crate) fn head_parts(&self) -> [&[u8]; 4] {
         [
             &self.start,
             &self.symbol_names,
@@ -485,7 +485,7 @@ impl ArchiveHead {
     }
 
     /// The number of bytes before the first member header.
-    pub fn head_size(&self) -> u64 {
+    pub(crate) fn head_size(&self) -> u64 {
         self.head_size
     }
 
@@ -506,7 +506,7 @@ impl ArchiveHead {
     /// long name used for the first time is then the next one in the
     /// table, which saves looking it up. `None` if the member is not the
     /// next one added.
-    pub fn next_member_header(
+    pub(crate) fn next_member_header(
         &self,
         cursor: &mut HeaderCursor,
         name: &[u8],

@@ -45,7 +45,7 @@ pub struct Abbrev {
 }
 
 /// Abbreviations registered in `BLOCKINFO`, by block ID.
-pub type BlockInfo = HashMap<u64, Vec<Rc<Abbrev>>>;
+pub(crate) type BlockInfo = HashMap<u64, Vec<Rc<Abbrev>>>;
 
 /// What [`Cursor::advance`] found next inside the current block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +55,10 @@ pub enum Entry {
     /// caller to report).
     EndBlock,
     /// A sub-block starts; call [`Cursor::enter_block`] or
-    /// [`Cursor::skip_block`].
+    /// `Cursor::skip_block`.
     SubBlock(u64),
     /// A record with the given abbreviation ID; call
-    /// [`Cursor::read_record`] or [`Cursor::skip_record`].
+    /// `Cursor::read_record` or `Cursor::skip_record`.
     Record(u64),
     /// The end of the stream was reached at the outermost level.
     EndOfStream,
@@ -78,7 +78,6 @@ pub struct Record<'a> {
 struct Scope {
     abbrev_width: u32,
     abbrevs: Vec<Rc<Abbrev>>,
-    block_id: Option<u64>,
     /// Bit position where this block ends (from its length word).
     end_bit: u64,
 }
@@ -115,7 +114,6 @@ impl<'a> Cursor<'a> {
             scopes: vec![Scope {
                 abbrev_width: 2,
                 abbrevs: Vec::new(),
-                block_id: None,
                 end_bit: len_bits,
             }],
             blockinfo: HashMap::new(),
@@ -128,7 +126,7 @@ impl<'a> Cursor<'a> {
     /// abbreviations only apply to blocks entered afterwards, so a reader
     /// that looks at the records of a block it is already in (not at its
     /// sub-blocks) does not need them.
-    pub fn skip_blockinfo(&mut self, skip: bool) {
+    pub(crate) fn skip_blockinfo(&mut self, skip: bool) {
         self.skip_blockinfo = skip;
     }
 
@@ -144,7 +142,7 @@ impl<'a> Cursor<'a> {
 
     /// Whether the whole stream was consumed (allowing up to 31 bits of
     /// trailing zero padding, as writers pad to 32-bit words).
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.len_bits
     }
 
@@ -202,7 +200,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a VBR field with the given chunk width; the value must fit in
     /// 64 bits.
-    pub fn read_vbr(&mut self, width: u32) -> Result<u64, BitcodeError> {
+    pub(crate) fn read_vbr(&mut self, width: u32) -> Result<u64, BitcodeError> {
         if !(2..=32).contains(&width) {
             return Err(malformed("invalid VBR width"));
         }
@@ -326,14 +324,13 @@ impl<'a> Cursor<'a> {
         self.scopes.push(Scope {
             abbrev_width: width as u32,
             abbrevs,
-            block_id: Some(block_id),
             end_bit,
         });
         Ok(())
     }
 
     /// Skips a sub-block (after [`Entry::SubBlock`]) using its length word.
-    pub fn skip_block(&mut self) -> Result<(), BitcodeError> {
+    pub(crate) fn skip_block(&mut self) -> Result<(), BitcodeError> {
         let width = self.read_vbr(4)?;
         if width == 0 || width > 32 {
             return Err(malformed("invalid abbreviation width"));
@@ -350,11 +347,6 @@ impl<'a> Cursor<'a> {
         }
         self.pos = to;
         Ok(())
-    }
-
-    /// The block ID of the current block (`None` at the top level).
-    pub fn block_id(&self) -> Option<u64> {
-        self.scope().block_id
     }
 
     fn read_abbrev_def(&mut self) -> Result<Abbrev, BitcodeError> {
@@ -546,7 +538,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a whole record, keeping at most `max_ops` operands (more is an
     /// error, so hostile records cannot make us allocate without bound).
-    pub fn read_record_limited(
+    pub(crate) fn read_record_limited(
         &mut self,
         id: u64,
         max_ops: usize,
@@ -563,12 +555,12 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a whole record (operands limited by the input size).
-    pub fn read_record(&mut self, id: u64) -> Result<Record<'a>, BitcodeError> {
+    pub(crate) fn read_record(&mut self, id: u64) -> Result<Record<'a>, BitcodeError> {
         self.read_record_limited(id, usize::MAX)
     }
 
     /// Skips a record, returning its code.
-    pub fn skip_record(&mut self, id: u64) -> Result<u64, BitcodeError> {
+    pub(crate) fn skip_record(&mut self, id: u64) -> Result<u64, BitcodeError> {
         let (code, _) = self.read_record_with(id, &mut |_| Ok(()))?;
         Ok(code)
     }
@@ -657,7 +649,7 @@ impl<'a> Cursor<'a> {
     /// Takes the abbreviation width and list of the block most recently
     /// left through `END_BLOCK`, so records found in it can be re-read
     /// later with [`Cursor::reread_record`].
-    pub fn take_last_left(&mut self) -> Option<(u32, Vec<Rc<Abbrev>>)> {
+    pub(crate) fn take_last_left(&mut self) -> Option<(u32, Vec<Rc<Abbrev>>)> {
         self.last_left.take()
     }
 
@@ -665,7 +657,7 @@ impl<'a> Cursor<'a> {
     /// abbreviation state of its block as returned by
     /// [`Cursor::take_last_left`]. Abbreviations are only ever appended in
     /// a block, so the final list is valid for every record in it.
-    pub fn reread_record(
+    pub(crate) fn reread_record(
         &mut self,
         body_bit: u64,
         abbrev_id: u64,
@@ -677,7 +669,6 @@ impl<'a> Cursor<'a> {
         self.scopes.push(Scope {
             abbrev_width: block.0,
             abbrevs: block.1.clone(),
-            block_id: None,
             end_bit: len_bits,
         });
         let result = self.read_record_with(abbrev_id, sink);
@@ -716,7 +707,7 @@ fn validate_abbrev(ops: &[AbbrevOp]) -> Result<(), BitcodeError> {
 }
 
 /// Decodes a 6-bit character (`a`-`z`, `A`-`Z`, `0`-`9`, `.`, `_`).
-pub fn decode_char6(v: u8) -> u64 {
+pub(crate) fn decode_char6(v: u8) -> u64 {
     let c = match v {
         0..=25 => b'a' + v,
         26..=51 => b'A' + (v - 26),

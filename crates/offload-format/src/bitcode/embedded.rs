@@ -19,10 +19,6 @@ use std::rc::Rc;
 use super::bitstream::{Abbrev, Cursor, Entry};
 use super::{block_id, BitcodeError, BitcodeFile};
 
-/// The message LLVM 22's `llvm-offload-binary` prints for any bitcode input
-/// it cannot load.
-pub const EMBEDDED_OBJECTS_FAILURE: &str = "Failed to create module";
-
 const NAMED_METADATA: &[u8] = b"llvm.embedded.objects";
 const SECTION: &[u8] = b".llvm.offloading";
 
@@ -124,7 +120,7 @@ fn malformed(what: &str) -> BitcodeError {
 /// an empty list.
 ///
 /// Errors mean LLVM could not load the module; `llvm-offload-binary` then
-/// reports [`EMBEDDED_OBJECTS_FAILURE`]. A file with more than one module is
+/// reports "Failed to create module". A file with more than one module is
 /// such an error too (LLVM loads exactly one).
 pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     let file = BitcodeFile::parse(data)?;

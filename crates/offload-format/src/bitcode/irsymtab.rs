@@ -37,7 +37,7 @@ pub struct IrSymbol<'a> {
 
 impl IrSymbol<'_> {
     /// LLVM's archive-index rule: global, defined and not format-specific.
-    pub fn is_archive_symbol(&self) -> bool {
+    pub(crate) fn is_archive_symbol(&self) -> bool {
         self.flags & flag::FORMAT_SPECIFIC == 0
             && self.flags & flag::GLOBAL != 0
             && self.flags & flag::UNDEFINED == 0

@@ -21,35 +21,25 @@ mod module;
 
 use std::fmt;
 
-pub use embedded::{embedded_objects, EMBEDDED_OBJECTS_FAILURE};
+pub use embedded::embedded_objects;
 pub use irsymtab::IrSymbol;
 
 use bitstream::{Cursor, Entry};
 
 /// Block IDs used at the top level of a bitcode file.
-pub mod block_id {
+pub(crate) mod block_id {
     /// `MODULE_BLOCK`.
-    pub const MODULE: u64 = 8;
-    /// `PARAMATTR_BLOCK`.
-    pub const PARAMATTR: u64 = 9;
-    /// `PARAMATTR_GROUP_BLOCK`.
-    pub const PARAMATTR_GROUP: u64 = 10;
+    pub(crate) const MODULE: u64 = 8;
     /// `CONSTANTS_BLOCK`.
-    pub const CONSTANTS: u64 = 11;
-    /// `FUNCTION_BLOCK`.
-    pub const FUNCTION: u64 = 12;
-    /// `IDENTIFICATION_BLOCK`.
-    pub const IDENTIFICATION: u64 = 13;
-    /// `VALUE_SYMTAB_BLOCK`.
-    pub const VALUE_SYMTAB: u64 = 14;
+    pub(crate) const CONSTANTS: u64 = 11;
     /// `METADATA_BLOCK`.
-    pub const METADATA: u64 = 15;
+    pub(crate) const METADATA: u64 = 15;
     /// `TYPE_BLOCK_NEW`.
-    pub const TYPE: u64 = 17;
+    pub(crate) const TYPE: u64 = 17;
     /// `STRTAB_BLOCK`.
-    pub const STRTAB: u64 = 23;
+    pub(crate) const STRTAB: u64 = 23;
     /// `SYMTAB_BLOCK`.
-    pub const SYMTAB: u64 = 25;
+    pub(crate) const SYMTAB: u64 = 25;
 }
 
 /// Errors from reading bitcode.
@@ -100,9 +90,9 @@ impl fmt::Display for BitcodeError {
 impl std::error::Error for BitcodeError {}
 
 /// The raw bitcode magic `BC C0 DE`.
-pub const RAW_MAGIC: [u8; 4] = *b"BC\xC0\xDE";
+pub(crate) const RAW_MAGIC: [u8; 4] = *b"BC\xC0\xDE";
 /// The bitcode wrapper magic (0x0B17C0DE little-endian).
-pub const WRAPPER_MAGIC: [u8; 4] = [0xDE, 0xC0, 0x17, 0x0B];
+pub(crate) const WRAPPER_MAGIC: [u8; 4] = [0xDE, 0xC0, 0x17, 0x0B];
 
 /// Whether `data` starts like LLVM bitcode (raw or wrapped), the same test
 /// LLVM's file-type sniffing applies.

@@ -40,7 +40,7 @@ pub struct CompressOptions {
     /// Compression method; LLVM 22 as packaged always uses zstd.
     pub method: Method,
     /// Level as given by the user; `None` means the method's default
-    /// ([`Method::default_level`]). zstd clamps out-of-range levels itself
+    /// (`Method::default_level`). zstd clamps out-of-range levels itself
     /// (0 means its default, 3); zlib accepts -1..=9.
     pub level: Option<i32>,
     /// Header version to write: 2 or 3 (LLVM 22's default is 3).
@@ -380,13 +380,7 @@ pub fn decompress_unverified_with(
     fetch: Option<Fetch<'_>>,
 ) -> Result<Decompressed, CcobError> {
     let header = Header::parse(input)?;
-    let ccob_len = header.ccob_len(input.len())?;
-    let payload = input
-        .get(header.len()..ccob_len)
-        .ok_or(CcobError::TotalSizeTooSmall {
-            total: ccob_len as u64,
-            header_len: header.len(),
-        })?;
+    let payload = header.payload(input)?;
     let claimed = header.uncompressed_size;
     // The output buffer is the recorded size, but never more than the
     // payload could expand to, so a lying header cannot make us reserve more
@@ -441,7 +435,7 @@ pub fn decompress_unverified_with(
     Ok(Decompressed {
         header,
         data,
-        ccob_len,
+        ccob_len: header.len() + payload.len(),
         payload_len: payload.len(),
         computed_hash,
         codec_time,
@@ -463,17 +457,45 @@ pub(super) const DECODE_STEP: usize = 64 << 10;
 /// same whichever path found them.
 fn zstd_decompress_streamed<'f>(
     payload: &[u8],
-    mut fetch: Option<&mut FetchFn<'f>>,
+    fetch: Option<&mut FetchFn<'f>>,
     out: &mut Vec<u8>,
     sink: &mut dyn FnMut(&[u8]),
+) -> bool {
+    zstd_steps(payload, fetch, true, |dctx, input| {
+        let before = out.len();
+        let mut output = zstd_safe::OutBuffer::around_pos(&mut *out, before);
+        let hint = dctx.decompress_stream(&mut output, input).ok()?;
+        sink(&out[before..]);
+        if input.pos() == 0 && out.len() == before {
+            // No progress: the output is full.
+            return None;
+        }
+        Some(hint == 0)
+    })
+}
+
+/// Feeds `payload` to a zstd stream decoder in steps ([`payload_step`],
+/// through `fetch` when given): `decode` decodes one step's input with the
+/// decoder and says whether a frame ended with it, or `None` to give up.
+/// True if the last step ended a frame. The decoder accepts any window, as
+/// the one-shot and buffered decoders do (zstd sizes its window buffer by
+/// the frame's content size when that is smaller, and only what is decoded
+/// is ever touched); `stable_out` promises zstd that the output buffer
+/// stays in place between calls.
+pub(super) fn zstd_steps(
+    payload: &[u8],
+    mut fetch: Option<&mut FetchFn<'_>>,
+    stable_out: bool,
+    mut decode: impl FnMut(&mut zstd_safe::DCtx<'_>, &mut zstd_safe::InBuffer<'_>) -> Option<bool>,
 ) -> bool {
     let Some(mut dctx) = zstd_safe::DCtx::try_create() else {
         return false;
     };
-    // One-shot decoding accepts any window; so must this.
-    let setup = dctx
-        .set_parameter(zstd_safe::DParameter::StableOutBuffer(true))
-        .and_then(|_| dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(31)));
+    let stable = match stable_out {
+        true => dctx.set_parameter(zstd_safe::DParameter::StableOutBuffer(true)),
+        false => Ok(0),
+    };
+    let setup = stable.and_then(|_| dctx.set_parameter(zstd_safe::DParameter::WindowLogMax(31)));
     if setup.is_err() {
         return false;
     }
@@ -485,19 +507,11 @@ fn zstd_decompress_streamed<'f>(
             return false;
         };
         let mut input = zstd_safe::InBuffer::around(step);
-        let before = out.len();
-        let mut output = zstd_safe::OutBuffer::around_pos(&mut *out, before);
-        let Ok(hint) = dctx.decompress_stream(&mut output, &mut input) else {
+        let Some(done) = decode(&mut dctx, &mut input) else {
             return false;
         };
-        frame_done = hint == 0;
-        let consumed = input.pos();
-        sink(&out[before..]);
-        if consumed == 0 && out.len() == before {
-            // No progress: the output is full.
-            return false;
-        }
-        read += consumed;
+        frame_done = done;
+        read += input.pos();
     }
     frame_done
 }

@@ -69,7 +69,7 @@ impl Method {
     }
 
     /// The method for a stored number, if it is one we know.
-    pub fn from_code(code: u16) -> Option<Method> {
+    pub(crate) fn from_code(code: u16) -> Option<Method> {
         match code {
             0 => Some(Method::Zlib),
             1 => Some(Method::Zstd),
@@ -87,7 +87,7 @@ impl Method {
 
     /// The level LLVM 22's bundler uses when none is given: zstd 3 (with
     /// long-distance matching), zlib 6.
-    pub fn default_level(self) -> i32 {
+    pub(crate) fn default_level(self) -> i32 {
         match self {
             Method::Zlib => 6,
             Method::Zstd => 3,
@@ -246,6 +246,18 @@ impl Header {
                 available: input_len,
             }),
         }
+    }
+
+    /// The compressed payload of the CCOB this header starts in `input`:
+    /// the bytes after the header, up to [`Header::ccob_len`].
+    pub fn payload<'a>(&self, input: &'a [u8]) -> Result<&'a [u8], CcobError> {
+        let ccob_len = self.ccob_len(input.len())?;
+        input
+            .get(self.len()..ccob_len)
+            .ok_or(CcobError::TotalSizeTooSmall {
+                total: ccob_len as u64,
+                header_len: self.len(),
+            })
     }
 
     /// Serialize the header (little-endian, as every observed file is).

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
-use super::codec::{payload_step, FetchFn, ZSTD_MAX_RATIO};
+use super::codec::{zstd_steps, FetchFn, ZSTD_MAX_RATIO};
 use super::error::CcobError;
 use super::hasher::hash_alongside;
 use super::header::{Header, Method};
@@ -81,8 +81,7 @@ pub fn decompress_streaming(
     if header.method != Method::Zstd {
         return None;
     }
-    let ccob_len = header.ccob_len(input.len()).ok()?;
-    let payload = input.get(header.len()..ccob_len)?;
+    let payload = header.payload(input).ok()?;
     // The buffered decoder fails beyond either bound, so stop there too.
     let limit = header
         .uncompressed_size
@@ -109,14 +108,14 @@ pub fn decompress_streaming(
     }
     Some(Streamed {
         header,
-        ccob_len,
+        ccob_len: header.len() + payload.len(),
         payload_len: payload.len(),
         computed_hash,
         codec_time,
     })
 }
 
-/// How far [`decode_prefix`] got.
+/// How far `decode_prefix` got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PrefixEnd {
     /// The sink said it had seen enough.
@@ -138,18 +137,12 @@ pub enum PrefixEnd {
 /// without its payloads. Fails on a bad header or when the codec rejects
 /// the data before the sink stops; the error then says which method failed,
 /// not where.
-pub fn decode_prefix(
+pub(crate) fn decode_prefix(
     input: &[u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<PrefixEnd, CcobError> {
     let header = Header::parse(input)?;
-    let ccob_len = header.ccob_len(input.len())?;
-    let payload = input
-        .get(header.len()..ccob_len)
-        .ok_or(CcobError::TotalSizeTooSmall {
-            total: ccob_len as u64,
-            header_len: header.len(),
-        })?;
+    let payload = header.payload(input)?;
     let mut stopped = false;
     let mut produced = 0u64;
     let mut counting = |bytes: &[u8]| {
@@ -182,7 +175,7 @@ pub fn decode_prefix(
 /// layout, without decoding; zlib: by decoding to the stream's end). `None`
 /// when the stream is damaged or cut short. Versions 2 and 3 give their
 /// recorded total size.
-pub fn stream_len(input: &[u8]) -> Option<usize> {
+pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
     let header = Header::parse(input).ok()?;
     if header.total_size.is_some() {
         return header.ccob_len(input.len()).ok();
@@ -246,56 +239,30 @@ fn zlib_stream(payload: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
 /// was accepted.
 fn zstd_stream(
     payload: &[u8],
-    mut fetch: Option<&mut FetchFn<'_>>,
+    fetch: Option<&mut FetchFn<'_>>,
     sink: &mut dyn FnMut(&[u8]) -> bool,
 ) -> bool {
-    let Some(mut dctx) = zstd_safe::DCtx::try_create() else {
-        return false;
-    };
-    // The buffered decoder accepts any window; so must this. zstd sizes its
-    // window buffer by the frame's content size when that is smaller, and
-    // only what is decoded is ever touched.
-    if dctx
-        .set_parameter(zstd_safe::DParameter::WindowLogMax(31))
-        .is_err()
-    {
-        return false;
-    }
-    let mut fetched = Vec::new();
     let mut out: Vec<u8> = Vec::with_capacity(OUT_STEP);
-    let mut read = 0;
-    let mut frame_done = true;
-    while read < payload.len() {
-        let Some(step) = payload_step(payload, read, fetch.as_deref_mut(), &mut fetched) else {
-            return false;
-        };
-        let mut input = zstd_safe::InBuffer::around(step);
-        loop {
-            let before = input.pos();
-            out.clear();
-            let mut output = zstd_safe::OutBuffer::around(&mut out);
-            let Ok(hint) = dctx.decompress_stream(&mut output, &mut input) else {
-                return false;
-            };
-            frame_done = hint == 0;
-            // zstd has set `out`'s length to what it wrote.
-            let room_left = output.pos() < OUT_STEP;
-            if !out.is_empty() && !sink(&out) {
-                return false;
-            }
-            // With room left in the output, zstd has flushed all it can
-            // from the input it was given; with a hint of 0 the frame is
-            // complete and flushed (another call would start a new frame).
-            if input.pos() == step.len() && (room_left || frame_done) {
-                break;
-            }
-            if input.pos() == before && out.is_empty() {
-                return false;
-            }
+    zstd_steps(payload, fetch, false, |dctx, input| loop {
+        let before = input.pos();
+        out.clear();
+        let mut output = zstd_safe::OutBuffer::around(&mut out);
+        let frame_done = dctx.decompress_stream(&mut output, input).ok()? == 0;
+        // zstd has set `out`'s length to what it wrote.
+        let room_left = output.pos() < OUT_STEP;
+        if !out.is_empty() && !sink(&out) {
+            return None;
         }
-        read += step.len();
-    }
-    frame_done
+        // With room left in the output, zstd has flushed all it can from
+        // the input it was given; with a hint of 0 the frame is complete
+        // and flushed (another call would start a new frame).
+        if input.pos() == input.src.len() && (room_left || frame_done) {
+            return Some(frame_done);
+        }
+        if input.pos() == before && out.is_empty() {
+            return None;
+        }
+    })
 }
 
 #[cfg(test)]

@@ -365,13 +365,7 @@ mod tests {
     /// far repeats), as in real bundles; enough to make zstd 1.5.7's
     /// pre-splitter cut blocks.
     fn varied(len: usize) -> Vec<u8> {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = test_support::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut out = Vec::with_capacity(len);
         while out.len() < len {
             let r = next();

@@ -114,7 +114,7 @@ pub fn entries(data: &[u8], keep_empty_ids: bool) -> Vec<Result<Entry<'_>, Entri
 
 /// The entry IDs of a raw member as `-check-input-archive` collects them
 /// (no decompression, empty IDs included), or the first error.
-pub fn ids_for_check(data: &[u8]) -> Result<Vec<&[u8]>, EntriesError> {
+pub(crate) fn ids_for_check(data: &[u8]) -> Result<Vec<&[u8]>, EntriesError> {
     entries(data, true)
         .into_iter()
         .map(|e| e.map(|e| e.id))

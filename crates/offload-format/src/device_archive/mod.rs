@@ -70,7 +70,8 @@ use crate::ccob::{self, CcobError, Detection};
 use crate::entry_id::{self, EntryId, PieceCountError};
 use crate::object_bundle;
 
-pub use entries::{entries, ids_for_check, EntriesError, Entry, EntryData};
+pub(crate) use entries::ids_for_check;
+pub use entries::{entries, EntriesError, Entry, EntryData};
 use gather::Gather;
 pub use source::Input;
 use source::MemberBytes;

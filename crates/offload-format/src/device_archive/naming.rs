@@ -77,7 +77,7 @@ pub fn extension(path: &[u8]) -> &[u8] {
 
 /// The extension LLVM 22 gives a device code object: by the entry's kept
 /// target ID (`gfx…` → `.bc`, `sm_…` → `.cubin`), else the member's own.
-pub fn device_extension<'a>(target_id: &str, member_file: &'a [u8]) -> &'a [u8] {
+pub(crate) fn device_extension<'a>(target_id: &str, member_file: &'a [u8]) -> &'a [u8] {
     if target_id.contains("gfx") {
         b".bc"
     } else if target_id.contains("sm_") {
@@ -90,7 +90,8 @@ pub fn device_extension<'a>(target_id: &str, member_file: &'a [u8]) -> &'a [u8] 
 /// The output member name for entry `entry_id` (as stored) with kept
 /// target ID `target_id`, taken from the input member named `member_name`
 /// (the full stored name; only its last component is used).
-pub fn output_member_name(member_name: &[u8], entry_id: &[u8], target_id: &str) -> Vec<u8> {
+#[cfg(test)]
+fn output_member_name(member_name: &[u8], entry_id: &[u8], target_id: &str) -> Vec<u8> {
     let mut name = Vec::new();
     output_member_name_into(&mut name, member_name, entry_id, target_id);
     name
@@ -98,7 +99,7 @@ pub fn output_member_name(member_name: &[u8], entry_id: &[u8], target_id: &str) 
 
 /// [`output_member_name`] into `name` (cleared first), so that a caller
 /// naming many members reuses one buffer.
-pub fn output_member_name_into(
+pub(crate) fn output_member_name_into(
     name: &mut Vec<u8>,
     member_name: &[u8],
     entry_id: &[u8],

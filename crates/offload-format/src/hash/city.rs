@@ -7,7 +7,7 @@
 //! instead; their hash-ordered outputs are not reproducible and not modelled.
 
 /// The seed used by release builds.
-pub const SEED: u64 = 0xff51_afd7_ed55_8ccd;
+pub(crate) const SEED: u64 = 0xff51_afd7_ed55_8ccd;
 
 const K0: u64 = 0xc3a5_c85c_97cb_3127;
 const K1: u64 = 0xb492_b66f_be98_f273;

@@ -52,7 +52,8 @@ impl<K: AsRef<[u8]>, V> StringDenseMap<K, V> {
     }
 
     /// Number of buckets currently allocated.
-    pub fn bucket_count(&self) -> usize {
+    #[cfg(test)]
+    fn bucket_count(&self) -> usize {
         self.buckets.len()
     }
 
@@ -127,11 +128,6 @@ impl<K: AsRef<[u8]>, V> StringDenseMap<K, V> {
             let (k, _, v) = &self.entries[e];
             (k, v)
         })
-    }
-
-    /// Keys and values in insertion order.
-    pub fn iter_inserted(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
-        self.entries.iter().map(|(k, _, v)| (k, v))
     }
 }
 

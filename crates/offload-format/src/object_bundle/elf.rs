@@ -75,18 +75,14 @@ impl ElfExt for ElfFile<'_> {
 impl From<ObjError> for NotObject {
     fn from(e: ObjError) -> Self {
         match e {
-            ObjError::ElfInvalidClass => NotObject::InvalidClass,
-            ObjError::ElfInvalidData => NotObject::InvalidData,
-            ObjError::ElfTooSmall { size, header } => NotObject::TooSmall { size, header },
-            ObjError::ElfBadShentsize(n) => NotObject::BadShentsize(n),
-            ObjError::ElfSectionTableStartPastEnd { shoff } => {
-                NotObject::SectionTableStartPastEnd { shoff }
-            }
-            ObjError::ElfBadSectionCount(n) => NotObject::BadSectionCount(n),
-            ObjError::ElfSectionTableOverflow { shoff, count } => {
-                NotObject::SectionTableOverflow { shoff, count }
-            }
-            ObjError::ElfSectionTablePastEnd => NotObject::SectionTablePastEnd,
+            ObjError::ElfInvalidClass
+            | ObjError::ElfInvalidData
+            | ObjError::ElfTooSmall { .. }
+            | ObjError::ElfBadShentsize(_)
+            | ObjError::ElfSectionTableStartPastEnd { .. }
+            | ObjError::ElfBadSectionCount(_)
+            | ObjError::ElfSectionTableOverflow { .. }
+            | ObjError::ElfSectionTablePastEnd => NotObject::Header(e),
             _ => NotObject::NotElf,
         }
     }
@@ -94,77 +90,26 @@ impl From<ObjError> for NotObject {
 
 impl From<ObjError> for ElfError {
     fn from(e: ObjError) -> Self {
-        use ElfError as E;
         match e {
-            ObjError::ElfXindexWithoutSections => E::XindexWithoutSections,
-            ObjError::ElfShstrndxOutOfRange { index } => E::ShstrndxOutOfRange { index },
-            ObjError::ElfNotAStringTable { index, type_name } => {
-                E::NotAStringTable { index, type_name }
-            }
-            ObjError::ElfEmptyStringTable { index } => E::EmptyStringTable { index },
-            ObjError::ElfUnterminatedStringTable { index } => E::UnterminatedStringTable { index },
-            ObjError::ElfNameOutOfRange { index, offset } => E::NameOutOfRange { index, offset },
-            ObjError::ElfBadEntsize {
-                index,
-                expected,
-                got,
-            } => E::BadEntsize {
-                index,
-                expected,
-                got,
-            },
-            ObjError::ElfSizeNotMultiple {
-                index,
-                size,
-                entsize,
-            } => E::SizeNotMultiple {
-                index,
-                size,
-                entsize,
-            },
-            ObjError::ElfOffsetPlusSizeOverflows {
-                index,
-                offset,
-                size,
-            } => E::OffsetPlusSizeOverflows {
-                index,
-                offset,
-                size,
-            },
-            ObjError::ElfSectionPastEnd {
-                index,
-                offset,
-                size,
-                file_size,
-            } => E::SectionPastEnd {
-                index,
-                offset,
-                size,
-                file_size,
-            },
-            ObjError::InvalidSectionIndex { index } => E::InvalidSectionIndex {
+            ObjError::InvalidSectionIndex { index } => ElfError::InvalidSectionIndex {
                 index: index as u32,
             },
-            ObjError::ElfShndxLinkedToWrongType { type_name } => {
-                E::ShndxLinkedToWrongType { type_name }
-            }
-            ObjError::ElfShndxCountMismatch { entries, symbols } => {
-                E::ShndxCountMismatch { entries, symbols }
-            }
-            ObjError::ElfBadPhentsize { phentsize } => E::BadPhentsize { phentsize },
-            ObjError::ElfProgramHeadersPastEnd {
-                file_size,
-                phoff,
-                phnum,
-                phentsize,
-            } => E::ProgramHeadersPastEnd {
-                file_size,
-                phoff,
-                phnum,
-                phentsize,
-            },
-            ObjError::ElfSegmentPastEnd { offset, filesz } => E::SegmentPastEnd { offset, filesz },
-            _ => E::UnexpectedEof,
+            ObjError::ElfXindexWithoutSections
+            | ObjError::ElfShstrndxOutOfRange { .. }
+            | ObjError::ElfNotAStringTable { .. }
+            | ObjError::ElfEmptyStringTable { .. }
+            | ObjError::ElfUnterminatedStringTable { .. }
+            | ObjError::ElfNameOutOfRange { .. }
+            | ObjError::ElfBadEntsize { .. }
+            | ObjError::ElfSizeNotMultiple { .. }
+            | ObjError::ElfOffsetPlusSizeOverflows { .. }
+            | ObjError::ElfSectionPastEnd { .. }
+            | ObjError::ElfShndxLinkedToWrongType { .. }
+            | ObjError::ElfShndxCountMismatch { .. }
+            | ObjError::ElfBadPhentsize { .. }
+            | ObjError::ElfProgramHeadersPastEnd { .. }
+            | ObjError::ElfSegmentPastEnd { .. } => ElfError::Read(e),
+            _ => ElfError::UnexpectedEof,
         }
     }
 }

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::objfile::Error as ObjError;
+
 /// Why a buffer is not an object file in LLVM's eyes.
 ///
 /// The bundler treats such inputs as binary bundles (or plain data), so this
@@ -15,35 +17,9 @@ pub enum NotObject {
     /// No object-file magic LLVM recognises (or a kind of file LLVM opens
     /// but does not treat as an object, such as bitcode or an archive).
     NotElf,
-    /// `EI_CLASS` is neither 32- nor 64-bit.
-    InvalidClass,
-    /// `EI_DATA` is neither little- nor big-endian.
-    InvalidData,
-    /// The buffer is shorter than the ELF header of its class.
-    TooSmall {
-        /// Buffer size.
-        size: u64,
-        /// Header size for the class.
-        header: u64,
-    },
-    /// `e_shentsize` does not match the class.
-    BadShentsize(u16),
-    /// The first section header lies past the end of the file.
-    SectionTableStartPastEnd {
-        /// `e_shoff`.
-        shoff: u64,
-    },
-    /// The section count (from `sh_size` of entry 0) is absurd.
-    BadSectionCount(u64),
-    /// `e_shoff` plus the table size overflows.
-    SectionTableOverflow {
-        /// `e_shoff`.
-        shoff: u64,
-        /// Number of sections.
-        count: u64,
-    },
-    /// The section header table runs past the end of the file.
-    SectionTablePastEnd,
+    /// The shared reader ([`crate::objfile`]) refused the ELF header or the
+    /// section header table (LLVM's text).
+    Header(ObjError),
     /// A section LLVM validates while opening the file (an extended
     /// section index table) is malformed.
     Section(ElfError),
@@ -55,29 +31,7 @@ impl fmt::Display for NotObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NotObject::NotElf => f.write_str("The file was not recognized as a valid object file"),
-            NotObject::InvalidClass => f.write_str("Invalid ELF class"),
-            NotObject::InvalidData => f.write_str("Invalid ELF data"),
-            NotObject::TooSmall { size, header } => write!(
-                f,
-                "invalid buffer: the size ({size}) is smaller than an ELF header ({header})"
-            ),
-            NotObject::BadShentsize(n) => write!(f, "invalid e_shentsize in ELF header: {n}"),
-            NotObject::SectionTableStartPastEnd { shoff } => write!(
-                f,
-                "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
-            ),
-            NotObject::BadSectionCount(n) => write!(
-                f,
-                "invalid number of sections specified in the NULL section's sh_size field ({n})"
-            ),
-            NotObject::SectionTableOverflow { shoff, count } => write!(
-                f,
-                "invalid section header table offset (e_shoff = 0x{shoff:x}) or invalid number \
-                 of sections specified in the first section header's sh_size field (0x{count:x})"
-            ),
-            NotObject::SectionTablePastEnd => {
-                f.write_str("section table goes past the end of file")
-            }
+            NotObject::Header(e) => e.fmt(f),
             NotObject::Section(e) => e.fmt(f),
             NotObject::Coff(e) => e.fmt(f),
         }
@@ -93,116 +47,16 @@ fn lossy(b: &[u8]) -> String {
 /// llvm-objcopy) wording.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ElfError {
-    /// `e_shstrndx` is `SHN_XINDEX` but there is no section 0 to hold the index.
-    XindexWithoutSections,
-    /// `e_shstrndx` names a section that does not exist.
-    ShstrndxOutOfRange {
-        /// The index.
-        index: u32,
-    },
-    /// A string table is not of type `SHT_STRTAB`.
-    NotAStringTable {
-        /// Section index.
-        index: usize,
-        /// LLVM's name of the actual type.
-        type_name: &'static str,
-    },
-    /// A string table has no bytes.
-    EmptyStringTable {
-        /// Section index.
-        index: usize,
-    },
-    /// A string table does not end with NUL.
-    UnterminatedStringTable {
-        /// Section index.
-        index: usize,
-    },
-    /// A section name offset is past the end of the name table.
-    NameOutOfRange {
-        /// Section index.
-        index: usize,
-        /// `sh_name`.
-        offset: u32,
-    },
-    /// A table section has the wrong `sh_entsize`.
-    BadEntsize {
-        /// Section index.
-        index: usize,
-        /// Expected entry size.
-        expected: u64,
-        /// Found entry size.
-        got: u64,
-    },
-    /// A table section's size is not a multiple of its entry size.
-    SizeNotMultiple {
-        /// Section index.
-        index: usize,
-        /// `sh_size`.
-        size: u64,
-        /// `sh_entsize`.
-        entsize: u64,
-    },
-    /// `sh_offset + sh_size` does not fit the address type.
-    OffsetPlusSizeOverflows {
-        /// Section index.
-        index: usize,
-        /// `sh_offset`.
-        offset: u64,
-        /// `sh_size`.
-        size: u64,
-    },
-    /// A section's data runs past the end of the file.
-    SectionPastEnd {
-        /// Section index.
-        index: usize,
-        /// `sh_offset`.
-        offset: u64,
-        /// `sh_size`.
-        size: u64,
-        /// File size.
-        file_size: u64,
-    },
+    /// The shared reader ([`crate::objfile`]) refused the section table,
+    /// a string table, an extended index table or the program headers
+    /// (LLVM's text).
+    Read(ObjError),
     /// Section contents run past the end of the file (object-level read).
     UnexpectedEof,
     /// A section index in a link field does not exist.
     InvalidSectionIndex {
         /// The index.
         index: u32,
-    },
-    /// An extended section index table is linked to a non-symbol-table.
-    ShndxLinkedToWrongType {
-        /// LLVM's name of the linked section's type.
-        type_name: &'static str,
-    },
-    /// An extended section index table and its symbol table disagree in size.
-    ShndxCountMismatch {
-        /// Entries in the index table.
-        entries: u64,
-        /// Symbols in the symbol table.
-        symbols: u64,
-    },
-    /// `e_phentsize` does not match the class.
-    BadPhentsize {
-        /// `e_phentsize`.
-        phentsize: u16,
-    },
-    /// The program header table runs past the end of the file.
-    ProgramHeadersPastEnd {
-        /// File size.
-        file_size: u64,
-        /// `e_phoff`.
-        phoff: u64,
-        /// `e_phnum`.
-        phnum: u16,
-        /// `e_phentsize`.
-        phentsize: u16,
-    },
-    /// A segment's file image runs past the end of the file.
-    SegmentPastEnd {
-        /// `p_offset`.
-        offset: u64,
-        /// `p_filesz`.
-        filesz: u64,
     },
     /// More than one `SHT_SYMTAB` section.
     MultipleSymbolTables,
@@ -384,62 +238,9 @@ impl fmt::Display for ElfError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ElfError::*;
         match self {
-            XindexWithoutSections => {
-                f.write_str("e_shstrndx == SHN_XINDEX, but the section header table is empty")
-            }
-            ShstrndxOutOfRange { index } => {
-                write!(f, "section header string table index {index} does not exist")
-            }
-            NotAStringTable { index, type_name } => write!(
-                f,
-                "invalid sh_type for string table section [index {index}]: expected SHT_STRTAB, but got {type_name}"
-            ),
-            EmptyStringTable { index } => {
-                write!(f, "SHT_STRTAB string table section [index {index}] is empty")
-            }
-            UnterminatedStringTable { index } => write!(
-                f,
-                "SHT_STRTAB string table section [index {index}] is non-null terminated"
-            ),
-            NameOutOfRange { index, offset } => write!(
-                f,
-                "a section [index {index}] has an invalid sh_name (0x{offset:x}) offset which goes past the end of the section name string table"
-            ),
-            BadEntsize { index, expected, got } => write!(
-                f,
-                "section [index {index}] has invalid sh_entsize: expected {expected}, but got {got}"
-            ),
-            SizeNotMultiple { index, size, entsize } => write!(
-                f,
-                "section [index {index}] has an invalid sh_size ({size}) which is not a multiple of its sh_entsize ({entsize})"
-            ),
-            OffsetPlusSizeOverflows { index, offset, size } => write!(
-                f,
-                "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that cannot be represented"
-            ),
-            SectionPastEnd { index, offset, size, file_size } => write!(
-                f,
-                "section [index {index}] has a sh_offset (0x{offset:x}) + sh_size (0x{size:x}) that is greater than the file size (0x{file_size:x})"
-            ),
+            Read(e) => e.fmt(f),
             UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
             InvalidSectionIndex { index } => write!(f, "invalid section index: {index}"),
-            ShndxLinkedToWrongType { type_name } => write!(
-                f,
-                "SHT_SYMTAB_SHNDX section is linked with {type_name} section (expected SHT_SYMTAB/SHT_DYNSYM)"
-            ),
-            ShndxCountMismatch { entries, symbols } => write!(
-                f,
-                "SHT_SYMTAB_SHNDX has {entries} entries, but the symbol table associated has {symbols}"
-            ),
-            BadPhentsize { phentsize } => write!(f, "invalid e_phentsize: {phentsize}"),
-            ProgramHeadersPastEnd { file_size, phoff, phnum, phentsize } => write!(
-                f,
-                "program headers are longer than binary of size {file_size}: e_phoff = 0x{phoff:x}, e_phnum = {phnum}, e_phentsize = {phentsize}"
-            ),
-            SegmentPastEnd { offset, filesz } => write!(
-                f,
-                "program header with offset 0x{offset:x} and file size 0x{filesz:x} goes past the end of the file"
-            ),
             MultipleSymbolTables => f.write_str("found multiple SHT_SYMTAB sections"),
             ShstrndxInvalid { index } => {
                 write!(f, "e_shstrndx field value {index} in elf header  is invalid")

@@ -754,10 +754,10 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             let contents = match end {
                 Some(end) if end <= data.len() as u64 => &data[ph.offset as usize..end as usize],
                 _ => {
-                    return Err(ElfError::SegmentPastEnd {
+                    return Err(ElfError::Read(crate::objfile::Error::ElfSegmentPastEnd {
                         offset: ph.offset,
                         filesz: ph.filesz,
-                    }
+                    })
                     .into())
                 }
             };
@@ -951,12 +951,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                 target,
             } => {
                 if *symtab && symtab_gone {
-                    return Err(ElfError::SymbolTableInUse {
-                        symtab: self.original_symtab_name(),
-                        user: name.to_vec(),
-                        group: false,
-                    }
-                    .into());
+                    return Err(symtab_in_use(self.original_symtab_name(), name, false));
                 }
                 for r in relocs {
                     let Some(sym) = r.symbol else { continue };
@@ -978,12 +973,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             }
             Kind::DynReloc { dynsym, .. } => {
                 if let Some(d) = dynsym.filter(|&d| self.secs[d].removed) {
-                    return Err(ElfError::SymbolTableInUse {
-                        symtab: self.secs[d].name.to_vec(),
-                        user: name.to_vec(),
-                        group: false,
-                    }
-                    .into());
+                    return Err(symtab_in_use(self.secs[d].name.to_vec(), name, false));
                 }
             }
             Kind::Group {
@@ -993,12 +983,7 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                 ..
             } => {
                 if *symtab && symtab_gone {
-                    return Err(ElfError::SymbolTableInUse {
-                        symtab: self.original_symtab_name(),
-                        user: name.to_vec(),
-                        group: true,
-                    }
-                    .into());
+                    return Err(symtab_in_use(self.original_symtab_name(), name, true));
                 }
                 if let Some(sig) = *signature {
                     if removed(&self.secs, self.symbols[sig].defined_in) {
@@ -1805,4 +1790,15 @@ pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &Edit<'_, 'd>) -> Result<Pieces<
         return Err(Error::OutputTooLarge { size: total });
     }
     obj.write(total, obj.had_shdrs)
+}
+
+/// A symbol table that section `user` (a relocation section, or a group
+/// when `group`) still needs is being removed.
+fn symtab_in_use(symtab: Vec<u8>, user: &[u8], group: bool) -> Error {
+    ElfError::SymbolTableInUse {
+        symtab,
+        user: user.to_vec(),
+        group,
+    }
+    .into()
 }

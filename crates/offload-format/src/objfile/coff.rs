@@ -74,7 +74,7 @@ impl SectionHeader {
     }
 
     /// True when the relocation count overflowed into the first record.
-    pub fn has_extended_relocations(&self) -> bool {
+    pub(crate) fn has_extended_relocations(&self) -> bool {
         self.characteristics & IMAGE_SCN_LNK_NRELOC_OVFL != 0
             && self.number_of_relocations == 0xffff
     }
@@ -122,7 +122,7 @@ pub struct CoffFile<'a, R: ReadRef<'a> = &'a [u8]> {
     _data: PhantomData<&'a [u8]>,
 }
 
-/// How much of the symbol table [`CoffFile::parse_with`] requires.
+/// How much of the symbol table `CoffFile::parse_with` requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolTableCheck {
     /// The whole table inside the file, and a pointer whenever symbols are
@@ -147,7 +147,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     }
 
     /// [`CoffFile::parse`] with the given symbol table rules.
-    pub fn parse_with(data: R, check: SymbolTableCheck) -> Result<Self, Error> {
+    pub(crate) fn parse_with(data: R, check: SymbolTableCheck) -> Result<Self, Error> {
         Self::parse_at(data, 0, None, check)
     }
 
@@ -257,7 +257,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     }
 
     /// Size of a symbol record (18, or 20 in bigobj files).
-    pub fn symbol_size(&self) -> u64 {
+    pub(crate) fn symbol_size(&self) -> u64 {
         if self.bigobj {
             20
         } else {
@@ -338,18 +338,13 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
         self.header_offset
     }
 
-    /// Offset of the section table.
-    pub fn section_table_offset(&self) -> u64 {
-        self.section_table
-    }
-
     /// Declared number of symbol records (aux records included).
     pub fn symbol_count(&self) -> u32 {
         self.nsyms
     }
 
     /// Offset of the symbol table, when LLVM could set it up.
-    pub fn symbol_table_offset(&self) -> Option<u64> {
+    pub(crate) fn symbol_table_offset(&self) -> Option<u64> {
         self.symtab
     }
 
@@ -515,7 +510,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     }
 
     /// The file offset of relative virtual address `rva` in a PE image.
-    pub fn rva_to_offset(&self, rva: u32) -> Option<u64> {
+    pub(crate) fn rva_to_offset(&self, rva: u32) -> Option<u64> {
         (0..self.section_count()).find_map(|i| {
             let h = self.section_header(i).ok()?;
             let delta = rva.checked_sub(h.virtual_address)?;
@@ -526,7 +521,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
 }
 
 /// Decodes the base-64 offset of a `//XXXXXX` section name.
-pub fn decode_base64(s: &[u8]) -> Option<u32> {
+pub(crate) fn decode_base64(s: &[u8]) -> Option<u32> {
     if s.len() > 6 {
         return None;
     }
@@ -547,6 +542,6 @@ pub fn decode_base64(s: &[u8]) -> Option<u32> {
 
 /// LLVM's `StringRef::getAsInteger(10, u32)`: digits only, no sign, no
 /// overflow.
-pub fn decode_decimal(s: &[u8]) -> Option<u32> {
+pub(crate) fn decode_decimal(s: &[u8]) -> Option<u32> {
     crate::llvm::decimal_u32(s)
 }

@@ -112,7 +112,7 @@ impl Class {
         Endian::from_big(self.big_endian)
     }
     /// Size of the file header.
-    pub fn ehdr_size(self) -> usize {
+    pub(crate) fn ehdr_size(self) -> usize {
         if self.is64 {
             64
         } else {
@@ -120,7 +120,7 @@ impl Class {
         }
     }
     /// Size of a section header.
-    pub fn shdr_size(self) -> usize {
+    pub(crate) fn shdr_size(self) -> usize {
         if self.is64 {
             64
         } else {
@@ -128,7 +128,7 @@ impl Class {
         }
     }
     /// Size of a program header.
-    pub fn phdr_size(self) -> usize {
+    pub(crate) fn phdr_size(self) -> usize {
         if self.is64 {
             56
         } else {
@@ -136,7 +136,7 @@ impl Class {
         }
     }
     /// Size of a symbol.
-    pub fn sym_size(self) -> usize {
+    pub(crate) fn sym_size(self) -> usize {
         if self.is64 {
             24
         } else {
@@ -144,7 +144,7 @@ impl Class {
         }
     }
     /// Size of a relocation (`rela`: with addend).
-    pub fn rel_size(self, rela: bool) -> usize {
+    pub(crate) fn rel_size(self, rela: bool) -> usize {
         match (self.is64, rela) {
             (true, true) => 24,
             (true, false) => 16,
@@ -153,7 +153,7 @@ impl Class {
         }
     }
     /// Size of an address.
-    pub fn addr_size(self) -> u64 {
+    pub(crate) fn addr_size(self) -> u64 {
         if self.is64 {
             8
         } else {
@@ -161,7 +161,7 @@ impl Class {
         }
     }
     /// The largest value of the file's address type.
-    pub fn word_max(self) -> u64 {
+    pub(crate) fn word_max(self) -> u64 {
         if self.is64 {
             u64::MAX
         } else {
@@ -272,7 +272,7 @@ pub struct Symbol<'a> {
     /// `st_name`: the name's offset in the linked string table.
     pub st_name: u32,
     /// The name (from the linked string table; empty in
-    /// [`symbol_entry`]'s answers, which do not look names up).
+    /// `symbol_entry`'s answers, which do not look names up).
     pub name: &'a [u8],
     /// `st_value`.
     pub value: u64,
@@ -324,7 +324,7 @@ pub struct ElfFile<'a, R: ReadRef<'a> = &'a [u8]> {
 
 /// The class and byte order from the identification bytes, with LLVM's
 /// errors (data encoding is only blamed when the class is valid).
-pub fn ident_class(ident: &[u8]) -> Result<Class, Error> {
+pub(crate) fn ident_class(ident: &[u8]) -> Result<Class, Error> {
     match (ident.get(4), ident.get(5)) {
         (Some(&c @ (1 | 2)), Some(&d @ (1 | 2))) => Ok(Class {
             is64: c == 2,
@@ -335,7 +335,7 @@ pub fn ident_class(ident: &[u8]) -> Result<Class, Error> {
     }
 }
 
-/// Reads the file header of `data` (at least [`Class::ehdr_size`] bytes).
+/// Reads the file header of `data` (at least `Class::ehdr_size` bytes).
 pub fn parse_header(data: &[u8], class: Class) -> Option<Header> {
     let b = Bytes::new(data);
     let e = class.endian();
@@ -366,7 +366,7 @@ pub fn parse_header(data: &[u8], class: Class) -> Option<Header> {
 }
 
 /// Reads one section header from the start of `data`.
-pub fn parse_section_header(data: &[u8], class: Class) -> Option<SectionHeader> {
+pub(crate) fn parse_section_header(data: &[u8], class: Class) -> Option<SectionHeader> {
     let mut c = Bytes::new(data);
     let e = class.endian();
     let is64 = class.is64;
@@ -385,7 +385,7 @@ pub fn parse_section_header(data: &[u8], class: Class) -> Option<SectionHeader> 
 }
 
 /// Reads one program header from the start of `data`.
-pub fn parse_program_header(data: &[u8], class: Class) -> Option<ProgramHeader> {
+pub(crate) fn parse_program_header(data: &[u8], class: Class) -> Option<ProgramHeader> {
     let mut c = Bytes::new(data);
     let e = class.endian();
     if class.is64 {
@@ -513,7 +513,7 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
 
     /// The section name string table, as LLVM's `getSectionStringTable`
     /// finds it; `Ok(None)` when the file has none (`e_shstrndx` 0).
-    pub fn section_name_table(&self) -> Result<Option<&'a [u8]>, Error> {
+    pub(crate) fn section_name_table(&self) -> Result<Option<&'a [u8]>, Error> {
         let mut index = u32::from(self.header.shstrndx);
         if index == SHN_XINDEX {
             let first = self
@@ -584,7 +584,7 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
     /// LLVM's `getSectionContentsAsArray` for elements of `elem` bytes:
     /// entry size, size multiple, offset overflow and file bounds, in that
     /// order.
-    pub fn section_array(&self, index: usize, elem: u64) -> Result<&'a [u8], Error> {
+    pub(crate) fn section_array(&self, index: usize, elem: u64) -> Result<&'a [u8], Error> {
         let sec = *self.section_header(index)?;
         if elem != 1 && sec.entsize != elem {
             return Err(Error::ElfBadEntsize {
@@ -820,7 +820,7 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
 
 /// Symbol `i` of a symbol table's bytes, without its name (see
 /// [`symbol_name`]); `None` past the end of the table.
-pub fn symbol_entry(table: &[u8], class: Class, i: usize) -> Option<Symbol<'static>> {
+pub(crate) fn symbol_entry(table: &[u8], class: Class, i: usize) -> Option<Symbol<'static>> {
     let size = class.sym_size() as u64;
     let b = Bytes::new(Bytes::new(table).slice((i as u64).checked_mul(size)?, size)?);
     let e = class.endian();

@@ -390,7 +390,7 @@ impl<'a> MachOFile<'a> {
 
     /// The file offset of virtual address `vmaddr`, through the segment
     /// whose file image holds it.
-    pub fn vmaddr_to_offset(&self, vmaddr: u64) -> Option<u64> {
+    pub(crate) fn vmaddr_to_offset(&self, vmaddr: u64) -> Option<u64> {
         self.segments.iter().find_map(|s| {
             let delta = vmaddr.checked_sub(s.vmaddr)?;
             (delta < s.filesize).then(|| s.fileoff.checked_add(delta))?

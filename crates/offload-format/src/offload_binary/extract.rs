@@ -27,10 +27,7 @@ use crate::objfile::coff::{CoffFile, SymbolTableCheck};
 use crate::objfile::elf::{ElfFile, SHT_LLVM_OFFLOADING};
 
 /// Prefix of the COFF section names that hold offload binaries.
-pub const COFF_SECTION_PREFIX: &[u8] = b".llvm.offloading";
-
-/// LLVM's "unexpected end of file" text.
-pub const EOF_TEXT: &str = "The end of the file was unexpectedly encountered";
+pub(crate) const COFF_SECTION_PREFIX: &[u8] = b".llvm.offloading";
 
 /// An image found in an input, with the name of the blob it came from.
 #[derive(Debug, Clone)]
@@ -281,7 +278,7 @@ fn slice_cow<'a>(data: &Cow<'a, [u8]>, start: usize, end: usize) -> Cow<'a, [u8]
 /// The byte ranges of the `SHT_LLVM_OFFLOADING` sections of an ELF file
 /// (whatever their names), with LLVM's checks and messages for malformed
 /// headers.
-pub fn elf_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+pub(crate) fn elf_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
     let elf = ElfFile::parse(data).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for (i, sh) in elf.section_headers().iter().enumerate() {
@@ -297,7 +294,7 @@ pub fn elf_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Strin
 
 /// The byte ranges of the `.llvm.offloading*` sections of a COFF object,
 /// with LLVM's checks and messages for malformed headers.
-pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+pub(crate) fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, String> {
     let coff = CoffFile::parse_with(data, SymbolTableCheck::Start).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for i in 0..coff.section_count() {
@@ -320,6 +317,9 @@ pub fn coff_offloading_sections(data: &[u8]) -> Result<Vec<(usize, usize)>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// LLVM's "unexpected end of file" text.
+    const EOF_TEXT: &str = "The end of the file was unexpectedly encountered";
 
     #[test]
     fn magic_sniffing_follows_llvm() {

@@ -29,22 +29,22 @@ pub use write::ImageEntry;
 pub const MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];
 
 /// Alignment of binaries, images and sizes.
-pub const ALIGNMENT: u64 = 8;
+pub(crate) const ALIGNMENT: u64 = 8;
 
 /// Size of the version 1 and 2 header.
 pub const HEADER_SIZE: u64 = 32;
 
 /// Size of the version 3 header (adds the inflated size).
-pub const HEADER_SIZE_V3: u64 = 40;
+pub(crate) const HEADER_SIZE_V3: u64 = 40;
 
 /// Size of one image entry.
-pub const ENTRY_SIZE: u64 = 40;
+pub(crate) const ENTRY_SIZE: u64 = 40;
 
 /// Size of one version 1 string entry (key offset, value offset).
-pub const STRING_ENTRY_SIZE_V1: u64 = 16;
+pub(crate) const STRING_ENTRY_SIZE_V1: u64 = 16;
 
 /// Size of one version 2/3 string entry (key offset, value offset, value size).
-pub const STRING_ENTRY_SIZE_V2: u64 = 24;
+pub(crate) const STRING_ENTRY_SIZE_V2: u64 = 24;
 
 /// What an image holds. Any 16-bit value can occur in a file; the named
 /// constants are the ones LLVM defines.
@@ -69,7 +69,7 @@ impl ImageKind {
 
     /// The kind LLVM 22 gives a file extension (without the dot). Matching
     /// is case-sensitive; unknown extensions give [`ImageKind::NONE`].
-    pub fn from_extension(ext: &[u8]) -> ImageKind {
+    pub(crate) fn from_extension(ext: &[u8]) -> ImageKind {
         match ext {
             b"o" => ImageKind::OBJECT,
             b"bc" => ImageKind::BITCODE,

@@ -22,7 +22,7 @@ use super::{
 };
 
 /// A key and its value, borrowed from the blob or owned.
-pub type StringPair<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
+pub(crate) type StringPair<'a> = (Cow<'a, [u8]>, Cow<'a, [u8]>);
 
 /// One image with its metadata, as found in a blob.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,7 +172,7 @@ pub enum EofReason {
 impl ReadErrorKind {
     /// True for the two error classes LLVM reports itself, whose text is
     /// LLVM's; false for the problems only this reader detects.
-    pub fn is_llvm_error(&self) -> bool {
+    pub(crate) fn is_llvm_error(&self) -> bool {
         matches!(
             self,
             ReadErrorKind::InvalidData(_) | ReadErrorKind::UnexpectedEof(_)

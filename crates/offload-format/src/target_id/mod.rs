@@ -33,7 +33,7 @@ mod processors;
 
 pub use processors::{
     amdgcn_processor, is_offload_arch, r600_processor, AmdgpuProcessor, AMDGCN_PROCESSORS,
-    OFFLOAD_ARCHS, R600_PROCESSORS,
+    OFFLOAD_ARCHS,
 };
 
 use crate::triple::Triple;

@@ -16,7 +16,7 @@ pub struct AmdgpuProcessor {
 
 impl AmdgpuProcessor {
     /// The target-ID features this processor accepts, in byte order.
-    pub fn target_id_features(&self) -> impl Iterator<Item = &'static str> {
+    pub(crate) fn target_id_features(&self) -> impl Iterator<Item = &'static str> {
         [("sramecc", self.sramecc), ("xnack", self.xnack)]
             .into_iter()
             .filter(|&(_, on)| on)
@@ -24,7 +24,7 @@ impl AmdgpuProcessor {
     }
 
     /// Whether `name` is this processor's canonical or alternative name.
-    pub fn is_named(&self, name: &str) -> bool {
+    pub(crate) fn is_named(&self, name: &str) -> bool {
         self.name == name || self.alt_names.contains(&name)
     }
 }
@@ -107,7 +107,7 @@ pub static AMDGCN_PROCESSORS: &[AmdgpuProcessor] = &[
 /// feature. (No R600 name is an offload architecture, so the bundler never
 /// keeps a target ID that would resolve here; the table exists for
 /// completeness of [`super::TargetId::parse`].)
-pub static R600_PROCESSORS: &[AmdgpuProcessor] = &[
+pub(crate) static R600_PROCESSORS: &[AmdgpuProcessor] = &[
     gcn("r600", &["rv630", "rv635"], false, false),
     gcn("r630", &[], false, false),
     gcn("rs880", &["rs780", "rv610", "rv620"], false, false),

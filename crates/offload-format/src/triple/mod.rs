@@ -28,10 +28,15 @@ mod arm;
 mod names;
 mod normalize;
 
-pub use names::{
-    default_object_format, is_darwin, parse_arch, parse_environment, parse_object_format, parse_os,
-    parse_sub_arch, parse_vendor, Arch, Environment, ObjectFormat, Os, SubArch, Vendor,
-};
+pub(crate) use names::default_object_format;
+pub(crate) use names::is_darwin;
+pub(crate) use names::parse_arch;
+pub(crate) use names::parse_environment;
+pub(crate) use names::parse_object_format;
+pub(crate) use names::parse_os;
+pub(crate) use names::parse_sub_arch;
+pub(crate) use names::parse_vendor;
+pub use names::{Arch, Environment, ObjectFormat, Os, SubArch, Vendor};
 pub use normalize::{normalize, CanonicalForm, NormalizeError};
 
 /// A target triple: the text it was built from plus the components LLVM
@@ -258,7 +263,7 @@ impl Triple {
     }
 
     /// Windows with the GNU environment (MinGW).
-    pub fn is_windows_gnu_environment(&self) -> bool {
+    pub(crate) fn is_windows_gnu_environment(&self) -> bool {
         self.os == Os::Win32 && self.environment == Environment::Gnu
     }
 
@@ -268,7 +273,7 @@ impl Triple {
     }
 
     /// The architecture is `amdgcn` or `r600`.
-    pub fn is_amdgpu(&self) -> bool {
+    pub(crate) fn is_amdgpu(&self) -> bool {
         matches!(self.arch, Arch::Amdgcn | Arch::R600)
     }
 

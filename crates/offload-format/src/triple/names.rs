@@ -462,7 +462,7 @@ const ARCH_ALIASES: &[(&str, Arch)] = &[
 ];
 
 /// Parses an architecture component (LLVM's `parseArch`).
-pub fn parse_arch(name: &str) -> Arch {
+pub(crate) fn parse_arch(name: &str) -> Arch {
     if let Some(&(_, arch)) = ARCH_ALIASES.iter().find(|(n, _)| *n == name) {
         return arch;
     }
@@ -493,7 +493,7 @@ fn parse_bpf_arch(name: &str) -> Arch {
 /// `parseSubArch`). It looks at the text only, so a component that is not a
 /// known architecture can still carry a sub-architecture (`ve` reads as ARM
 /// v7ve, for instance), exactly as in LLVM.
-pub fn parse_sub_arch(name: &str) -> SubArch {
+pub(crate) fn parse_sub_arch(name: &str) -> SubArch {
     if name.starts_with("mips") && (name.ends_with("r6el") || name.ends_with("r6")) {
         return SubArch::MipsR6;
     }
@@ -551,7 +551,7 @@ fn suffix_lookup(name: &str, table: &[(&str, SubArch)]) -> SubArch {
 }
 
 /// Parses a vendor component (exact match).
-pub fn parse_vendor(name: &str) -> Vendor {
+pub(crate) fn parse_vendor(name: &str) -> Vendor {
     if name == "sie" {
         return Vendor::Scei;
     }
@@ -572,14 +572,14 @@ const OS_ALIASES: &[(&str, Os)] = &[
 /// Parses an OS component: the longest known name the component starts
 /// with wins (`linux-gnu` pieces like `linux5` read as Linux, `wasip1` as
 /// WASI preview 1 rather than WASI).
-pub fn parse_os(name: &str) -> Os {
+pub(crate) fn parse_os(name: &str) -> Os {
     let canonical = Os::ALL[1..].iter().map(|&o| (o.name(), o));
     longest_prefix(name, canonical.chain(OS_ALIASES.iter().copied())).unwrap_or(Os::Unknown)
 }
 
 /// Parses an environment component by longest known prefix
 /// (`gnueabihf` beats `gnueabi` beats `gnu`; `androideabi` is Android).
-pub fn parse_environment(name: &str) -> Environment {
+pub(crate) fn parse_environment(name: &str) -> Environment {
     let canonical = Environment::ALL[1..].iter().map(|&e| (e.name(), e));
     longest_prefix(name, canonical).unwrap_or(Environment::Unknown)
 }
@@ -600,7 +600,7 @@ fn longest_prefix<T>(name: &str, table: impl Iterator<Item = (&'static str, T)>)
 
 /// Parses the object format named at the end of an environment component
 /// (`gnu-elf`, `msvc-coff`, `xcoff`).
-pub fn parse_object_format(name: &str) -> ObjectFormat {
+pub(crate) fn parse_object_format(name: &str) -> ObjectFormat {
     // `xcoff` is tested before `coff` because both are suffixes of it.
     const SUFFIXES: &[(&str, ObjectFormat)] = &[
         ("xcoff", ObjectFormat::Xcoff),
@@ -618,7 +618,7 @@ pub fn parse_object_format(name: &str) -> ObjectFormat {
 }
 
 /// The object format LLVM assumes when the environment names none.
-pub fn default_object_format(arch: Arch, os: Os) -> ObjectFormat {
+pub(crate) fn default_object_format(arch: Arch, os: Os) -> ObjectFormat {
     let darwin = is_darwin(os);
     match arch {
         Arch::Unknown
@@ -644,7 +644,7 @@ pub fn default_object_format(arch: Arch, os: Os) -> ObjectFormat {
 }
 
 /// Apple's operating systems (`Triple::isOSDarwin`).
-pub fn is_darwin(os: Os) -> bool {
+pub(crate) fn is_darwin(os: Os) -> bool {
     matches!(
         os,
         Os::Darwin

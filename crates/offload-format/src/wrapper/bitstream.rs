@@ -46,7 +46,7 @@ struct Scope {
 
 /// Errors the bitstream writer can report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamError {
+pub(crate) enum StreamError {
     /// A block grew past the 2^32-word limit of its length field.
     BlockTooLarge,
 }

@@ -122,7 +122,7 @@ pub enum Const<'a> {
 
 impl Const<'_> {
     /// The constant's type.
-    pub fn ty(&self) -> TypeId {
+    pub(crate) fn ty(&self) -> TypeId {
         match self {
             Const::Int { ty, .. }
             | Const::Null(ty)
@@ -142,8 +142,6 @@ pub enum Linkage {
     Internal,
     /// `appending`
     Appending,
-    /// `weak`
-    Weak,
     /// `weak_odr`
     WeakOdr,
 }
@@ -202,7 +200,7 @@ impl Function {
     }
 
     /// Instructions in layout order, with the block each belongs to.
-    pub fn instructions(&self) -> impl Iterator<Item = (BlockId, &Inst)> {
+    pub(crate) fn instructions(&self) -> impl Iterator<Item = (BlockId, &Inst)> {
         self.blocks
             .iter()
             .enumerate()
@@ -402,7 +400,7 @@ impl<'a> Module<'a> {
     }
 
     /// True for typed-pointer (LLVM 14) modules.
-    pub fn typed_pointers(&self) -> bool {
+    pub(crate) fn typed_pointers(&self) -> bool {
         self.flavour == Flavour::Llvm14
     }
 
@@ -429,7 +427,7 @@ impl<'a> Module<'a> {
 
     /// A pointer to `pointee`: `ptr` in opaque modules, `pointee*` in typed
     /// ones.
-    pub fn ptr_to(&mut self, pointee: TypeId) -> TypeId {
+    pub(crate) fn ptr_to(&mut self, pointee: TypeId) -> TypeId {
         if self.typed_pointers() {
             self.ty(Type::Ptr(pointee))
         } else {
@@ -438,7 +436,7 @@ impl<'a> Module<'a> {
     }
 
     /// `i8*` / `ptr`: the generic byte pointer.
-    pub fn byte_ptr(&mut self) -> TypeId {
+    pub(crate) fn byte_ptr(&mut self) -> TypeId {
         let i8t = self.int(8);
         self.ptr_to(i8t)
     }
@@ -449,7 +447,7 @@ impl<'a> Module<'a> {
     }
 
     /// An identified struct `%name`.
-    pub fn named_struct(&mut self, name: &str, fields: Vec<TypeId>) -> TypeId {
+    pub(crate) fn named_struct(&mut self, name: &str, fields: Vec<TypeId>) -> TypeId {
         self.ty(Type::Struct {
             name: Some(name.to_string()),
             fields,
@@ -457,12 +455,12 @@ impl<'a> Module<'a> {
     }
 
     /// A literal struct `{ ... }`.
-    pub fn literal_struct(&mut self, fields: Vec<TypeId>) -> TypeId {
+    pub(crate) fn literal_struct(&mut self, fields: Vec<TypeId>) -> TypeId {
         self.ty(Type::Struct { name: None, fields })
     }
 
     /// A function type.
-    pub fn func_type(&mut self, ret: TypeId, params: Vec<TypeId>) -> TypeId {
+    pub(crate) fn func_type(&mut self, ret: TypeId, params: Vec<TypeId>) -> TypeId {
         self.ty(Type::Function { ret, params })
     }
 
@@ -473,7 +471,7 @@ impl<'a> Module<'a> {
     }
 
     /// An integer constant (interned).
-    pub fn const_int(&mut self, ty: TypeId, value: i64) -> ConstId {
+    pub(crate) fn const_int(&mut self, ty: TypeId, value: i64) -> ConstId {
         if let Some(&id) = self.scalar_index.get(&(ty, Some(value))) {
             return id;
         }
@@ -483,7 +481,7 @@ impl<'a> Module<'a> {
     }
 
     /// The zero value of `ty` (interned).
-    pub fn const_null(&mut self, ty: TypeId) -> ConstId {
+    pub(crate) fn const_null(&mut self, ty: TypeId) -> ConstId {
         if let Some(&id) = self.scalar_index.get(&(ty, None)) {
             return id;
         }
@@ -494,7 +492,7 @@ impl<'a> Module<'a> {
 
     /// A `[N x i8]` constant holding `data`: `zeroinitializer` when it is
     /// empty or all zero (LLVM represents those as aggregate zeros).
-    pub fn const_bytes(&mut self, data: impl Into<Cow<'a, [u8]>>) -> ConstId {
+    pub(crate) fn const_bytes(&mut self, data: impl Into<Cow<'a, [u8]>>) -> ConstId {
         let data = data.into();
         let i8t = self.int(8);
         let ty = self.array(data.len() as u64, i8t);
@@ -506,12 +504,12 @@ impl<'a> Module<'a> {
     }
 
     /// A struct or array constant.
-    pub fn const_aggregate(&mut self, ty: TypeId, elems: Vec<Value>) -> ConstId {
+    pub(crate) fn const_aggregate(&mut self, ty: TypeId, elems: Vec<Value>) -> ConstId {
         self.push_const(Const::Aggregate { ty, elems })
     }
 
     /// A constant `getelementptr`.
-    pub fn const_gep(
+    pub(crate) fn const_gep(
         &mut self,
         ty: TypeId,
         inbounds: bool,
@@ -529,7 +527,7 @@ impl<'a> Module<'a> {
     }
 
     /// Appends a global variable.
-    pub fn add_global(&mut self, g: Global) -> GlobalId {
+    pub(crate) fn add_global(&mut self, g: Global) -> GlobalId {
         // Operands that take the global's address need its pointer type.
         self.ptr_to(g.value_type);
         self.globals.push(g);
@@ -538,7 +536,7 @@ impl<'a> Module<'a> {
 
     /// Appends a function declaration (a body can be added later with
     /// [`Module::body`]).
-    pub fn add_function(
+    pub(crate) fn add_function(
         &mut self,
         name: &str,
         ty: TypeId,
@@ -573,7 +571,7 @@ impl<'a> Module<'a> {
     }
 
     /// The function type of a function type id.
-    pub fn func_sig(&self, fty: TypeId) -> (TypeId, &[TypeId]) {
+    pub(crate) fn func_sig(&self, fty: TypeId) -> (TypeId, &[TypeId]) {
         match &self.types[fty.0 as usize] {
             Type::Function { ret, params } => (*ret, params),
             other => panic!("not a function type: {other:?}"),
@@ -604,7 +602,7 @@ impl<'a> Module<'a> {
 
     /// The pointer type that addresses a value of `pointee` (must already
     /// exist in the type table).
-    pub fn pointer_type_of(&self, pointee: TypeId) -> TypeId {
+    pub(crate) fn pointer_type_of(&self, pointee: TypeId) -> TypeId {
         let key = if self.typed_pointers() {
             Type::Ptr(pointee)
         } else {
@@ -653,7 +651,7 @@ impl BodyBuilder {
 
     /// Sets the incoming values of a phi created earlier (its operands may
     /// be defined after it).
-    pub fn set_phi(&mut self, phi: Value, incoming: Vec<(Value, BlockId)>) {
+    pub(crate) fn set_phi(&mut self, phi: Value, incoming: Vec<(Value, BlockId)>) {
         let Value::Inst(n) = phi else {
             panic!("not an instruction")
         };

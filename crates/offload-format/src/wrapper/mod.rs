@@ -15,16 +15,16 @@
 //!   the AMD extension that records one target ID per image. See
 //!   [`wrap_clang14`].
 //!
-//! The module is modelled in [`ir`], serialised by [`writer`] and can be
-//! printed as `.ll` text by [`printer`] (for debugging and golden tests).
+//! The module is modelled in `ir`, serialised by `writer` and can be
+//! printed as `.ll` text by `printer` (for debugging and golden tests).
 //! Device images are borrowed, never copied, from parsing to the output.
 
 mod bitstream;
-pub mod ir;
-pub mod printer;
-pub mod shapes;
+pub(crate) mod ir;
+pub(crate) mod printer;
+pub(crate) mod shapes;
 pub mod triple;
-pub mod writer;
+pub(crate) mod writer;
 
 pub use ir::{Flavour, Module};
 pub use shapes::Image;
@@ -127,7 +127,7 @@ fn read_u64(data: &[u8], at: usize) -> Option<u64> {
 /// bytes 24..32 and 32..40 give the image offset and size. Other inputs are
 /// raw device code. Unlike LLVM 22, every offset is checked against the
 /// file. (Errors name input 0; [`wrap_llvm22`] gives the real position.)
-pub fn openmp_image(data: &[u8]) -> Result<Image<'_>, WrapError> {
+pub(crate) fn openmp_image(data: &[u8]) -> Result<Image<'_>, WrapError> {
     if data.len() < 4 || data[..4] != OFFLOAD_BINARY_MAGIC {
         return Ok(Image::raw(data));
     }

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// Prints `m`; the first line names `module_id` as llvm-dis names the file.
-pub fn print(m: &Module<'_>, module_id: &str) -> String {
+pub(crate) fn print(m: &Module<'_>, module_id: &str) -> String {
     let mut p = Printer {
         m,
         out: String::new(),
@@ -552,7 +552,6 @@ fn linkage(l: Linkage) -> &'static str {
         Linkage::External => "",
         Linkage::Internal => "internal ",
         Linkage::Appending => "appending ",
-        Linkage::Weak => "weak ",
         Linkage::WeakOdr => "weak_odr ",
     }
 }

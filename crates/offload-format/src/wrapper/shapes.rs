@@ -148,7 +148,11 @@ fn entry_array_22(m: &mut Module<'_>, section: &str) -> (GlobalId, GlobalId) {
 ///
 /// For OpenMP every image becomes one device image of the descriptor; CUDA
 /// and HIP embed exactly one fat binary (the caller checks the count).
-pub fn llvm22_module<'a>(kind: OffloadKind, triple: &str, images: &[Image<'a>]) -> Module<'a> {
+pub(crate) fn llvm22_module<'a>(
+    kind: OffloadKind,
+    triple: &str,
+    images: &[Image<'a>],
+) -> Module<'a> {
     let mut m = Module::new(Flavour::Llvm22, "offload.wrapper.module", triple);
     match kind {
         OffloadKind::OpenMp => openmp_22(&mut m, images),
@@ -680,7 +684,7 @@ fn fatbin_22<'a>(m: &mut Module<'a>, hip: bool, image: &'a [u8]) {
 /// pointers. With `archs` non-empty it adds the AMD extension: one
 /// `__tgt_image_info` record per architecture string, registered through
 /// `__tgt_register_image_info` before the descriptor.
-pub fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&str]) -> Module<'a> {
+pub(crate) fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&str]) -> Module<'a> {
     let mut m = Module::new(Flavour::Llvm14, "offload.wrapper.object", triple);
     let (i8t, i32t, i64t) = (m.int(8), m.int(32), m.int(64));
     let i8p = m.ptr_to(i8t);

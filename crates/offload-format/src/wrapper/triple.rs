@@ -51,14 +51,14 @@ pub fn is_nvptx(triple: &str) -> bool {
 
 /// True for macOS proper (`darwin*` or `macos*`), where CUDA uses Mach-O
 /// section names.
-pub fn is_macos(triple: &str) -> bool {
+pub(crate) fn is_macos(triple: &str) -> bool {
     matches!(Triple::new(triple).os(), Os::Darwin | Os::MacOsx)
 }
 
 /// The CPU type LLVM stores in the Darwin bitcode wrapper header for this
 /// triple, when LLVM wraps the bitcode at all (a Darwin OS or a Mach-O
 /// object format).
-pub fn darwin_wrapper_cpu(triple: &str, flavour: Flavour) -> Option<u32> {
+pub(crate) fn darwin_wrapper_cpu(triple: &str, flavour: Flavour) -> Option<u32> {
     let (arch, os, format) = view(triple, flavour);
     if !(is_darwin(os) || format == ObjectFormat::MachO) {
         return None;

@@ -150,12 +150,12 @@ impl Bitcode<'_> {
 }
 
 /// CPU type stored in the Darwin wrapper header, or `None` for "no wrapper".
-pub type DarwinCpu = Option<u32>;
+pub(crate) type DarwinCpu = Option<u32>;
 
 /// Serialises `m`. With `darwin_cpu` set, the bitcode is preceded by the
 /// 20-byte wrapper header LLVM writes for Darwin targets and padded to a
 /// multiple of 16 bytes.
-pub fn write<'a>(m: &Module<'a>, darwin_cpu: DarwinCpu) -> Result<Bitcode<'a>, WriteError> {
+pub(crate) fn write<'a>(m: &Module<'a>, darwin_cpu: DarwinCpu) -> Result<Bitcode<'a>, WriteError> {
     let mut w = BitWriter::new();
     w.raw_bytes(b"BC\xC0\xDE");
     write_identification(&mut w, m.flavour);
@@ -208,7 +208,6 @@ fn linkage_code(l: Linkage) -> u64 {
         Linkage::External => 0,
         Linkage::Appending => 2,
         Linkage::Internal => 3,
-        Linkage::Weak => 16,
         Linkage::WeakOdr => 17,
     }
 }

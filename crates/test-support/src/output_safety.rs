@@ -1,7 +1,7 @@
 //! What every tool must do with its outputs, whatever happens to the
-//! process or the file system: shared by each tool crate's
-//! `tests/output_safety.rs` (included with `#[path]`), which describes its
-//! tool with a [`Tool`].
+//! process or the file system: each tool crate's `tests/output_safety.rs`
+//! describes its tool with a [`Tool`] and runs the three tests of
+//! [`output_safety_tests!`](crate::output_safety_tests).
 //!
 //! - Signals mid-write (SIGINT, SIGTERM, SIGHUP, SIGKILL), with unnamed
 //!   staging files and with named ones (`OFFLOAD_TOOLS_NAMED_STAGING`):
@@ -13,8 +13,6 @@
 //!   system, a full one, `/dev/full`, stdout on `/dev/full`, a failing
 //!   second output): LLVM's message where LLVM's tool exits cleanly,
 //!   exit 1, nothing left, old files untouched.
-
-#![allow(dead_code)]
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -35,12 +33,72 @@ pub struct Tool {
     pub prepare: fn(tool: &Tool, dir: &Path, variant: u8, size: usize),
     /// The command line writing `outs` (one output, or as many as
     /// `outputs`).
-    pub args: fn(outs: &[&str], variant: u8) -> Vec<String>,
+    pub args: fn(tool: &Tool, outs: &[&str], variant: u8) -> Vec<String>,
+    /// The options of a tool that writes one image: [`image_args`] puts
+    /// them before the input.
+    pub flags: &'static [&'static str],
     /// How many outputs one command line can write (1, or 2 for a test of
     /// several outputs).
     pub outputs: usize,
     /// Whether `-` is stdout.
     pub dash_is_stdout: bool,
+}
+
+impl Tool {
+    /// A tool that makes one output from one input file `img`
+    /// ([`image_file`], [`image_args`]) with `flags` before it; `-` is a
+    /// file name.
+    pub const fn one_image(exe: &'static str, llvm: &'static str) -> Tool {
+        Tool {
+            exe,
+            llvm,
+            prepare: image_file,
+            args: image_args,
+            flags: &[],
+            outputs: 1,
+            dash_is_stdout: false,
+        }
+    }
+
+    /// A tool whose `args` can write two outputs and for which `-` is
+    /// stdout.
+    pub const fn two_outputs(
+        exe: &'static str,
+        llvm: &'static str,
+        prepare: fn(&Tool, &Path, u8, usize),
+        args: fn(&Tool, &[&str], u8) -> Vec<String>,
+    ) -> Tool {
+        Tool {
+            prepare,
+            args,
+            outputs: 2,
+            dash_is_stdout: true,
+            ..Tool::one_image(exe, llvm)
+        }
+    }
+
+    /// Runs the tool in `dir` to make an input of the test (a bundle to
+    /// unbundle, a binary to extract); it must succeed.
+    pub fn make_input(&self, dir: &Path, args: &[String]) {
+        let o = self.run(dir, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// Writes the input `img` of [`Tool::one_image`].
+pub fn image_file(_: &Tool, dir: &Path, variant: u8, size: usize) {
+    fs::write(dir.join("img"), pattern(variant, size)).unwrap();
+}
+
+/// `FLAGS img -o OUT`, the command line of [`Tool::one_image`].
+pub fn image_args(tool: &Tool, outs: &[&str], _variant: u8) -> Vec<String> {
+    let mut v: Vec<String> = tool.flags.iter().map(|f| f.to_string()).collect();
+    v.extend(["img".to_string(), "-o".to_string(), outs[0].to_string()]);
+    v
 }
 
 /// Bytes of `size` that depend on `variant`, never all zero (zeros may be
@@ -73,15 +131,6 @@ impl Tool {
         self.command(dir, args, false).output().unwrap()
     }
 
-    /// LLVM's tool on the same command line, if installed.
-    fn llvm_run(&self, dir: &Path, args: &[String]) -> Option<Output> {
-        Command::new(self.llvm)
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .ok()
-    }
-
     /// Our stderr with our program name replaced by LLVM's, and without
     /// the deprecation note that our `clang-offload-packager` prints
     /// under that name only.
@@ -99,10 +148,6 @@ fn listing(dir: &Path) -> BTreeSet<String> {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect()
-}
-
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
 }
 
 /// A staging file of `pid` in `dir`, seen through its descriptors: an
@@ -175,7 +220,7 @@ pub fn signals_leave_nothing(tool: &Tool) {
     (tool.prepare)(tool, &dir, 0, size);
     fs::write(dir.join("out"), b"old").unwrap();
     let before = listing(&dir);
-    let args = (tool.args)(&["out"], 0);
+    let args = (tool.args)(tool, &["out"], 0);
     for named in [false, true] {
         for (name, number) in SIGNALS {
             let mut tries = 0;
@@ -237,7 +282,7 @@ pub fn concurrent_writers_leave_one_output(tool: &Tool) {
         let sub = dir.join(format!("v{v}"));
         fs::create_dir(&sub).unwrap();
         (tool.prepare)(tool, &sub, v, 2 << 20);
-        let o = tool.run(&sub, &(tool.args)(&["../alone"], v));
+        let o = tool.run(&sub, &(tool.args)(tool, &["../alone"], v));
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         expected.push(fs::read(dir.join("alone")).unwrap());
     }
@@ -252,7 +297,7 @@ pub fn concurrent_writers_leave_one_output(tool: &Tool) {
                 .map(|v| {
                     tool.command(
                         &dir.join(format!("v{v}")),
-                        &(tool.args)(&["../out"], v),
+                        &(tool.args)(tool, &["../out"], v),
                         named,
                     )
                     .stderr(Stdio::piped())
@@ -359,7 +404,7 @@ pub fn output_errors(tool: &Tool) {
     (tool.prepare)(tool, dir, 0, 1 << 20);
     fs::create_dir(dir.join("adir")).unwrap();
     fs::write(dir.join("old"), b"old").unwrap();
-    let args = |outs: &[&str]| (tool.args)(outs, 0);
+    let args = |outs: &[&str]| (tool.args)(tool, outs, 0);
 
     check_failure(
         tool,
@@ -470,26 +515,26 @@ pub fn output_errors(tool: &Tool) {
             "read-only directory: skipped (cannot mount here, and as root permissions do not stop writes)"
         ),
     }
-    let _ = strs;
 }
 
 /// The three tests each tool crate runs, for the [`Tool`] that describes
-/// its tool (the including file declares this module with `#[macro_use]`).
+/// its tool.
+#[macro_export]
 macro_rules! output_safety_tests {
     ($tool:expr) => {
         #[test]
         fn signals_leave_nothing() {
-            $crate::support::signals_leave_nothing(&$tool);
+            $crate::output_safety::signals_leave_nothing(&$tool);
         }
 
         #[test]
         fn concurrent_writers_leave_one_output() {
-            $crate::support::concurrent_writers_leave_one_output(&$tool);
+            $crate::output_safety::concurrent_writers_leave_one_output(&$tool);
         }
 
         #[test]
         fn output_errors() {
-            $crate::support::output_errors(&$tool);
+            $crate::output_safety::output_errors(&$tool);
         }
     };
 }
