@@ -707,15 +707,6 @@ fn hip_fatbin_object_with(
     entries_dir: Option<&str>,
 ) -> Result<(), String> {
     const BUNDLES: u64 = 100;
-    const DEVICES: &[&str] = &[
-        "gfx803",
-        "gfx900",
-        "gfx906",
-        "gfx908",
-        "gfx90a:xnack-",
-        "gfx90a:xnack+",
-        "gfx1030",
-    ];
     let entry = (size / (BUNDLES * DEVICES.len() as u64)).max(64) as usize;
     // Each device entry starts as a code object for its target does (the
     // ELF header, processor and features in e_flags), so that listing
@@ -791,6 +782,17 @@ fn hip_fatbin_object_with(
     }
     Ok(())
 }
+
+/// The device targets of each bundle of [`hip_fatbin_object`].
+const DEVICES: &[&str] = &[
+    "gfx803",
+    "gfx900",
+    "gfx906",
+    "gfx908",
+    "gfx90a:xnack-",
+    "gfx90a:xnack+",
+    "gfx1030",
+];
 
 /// The 64-byte ELF header of an AMDGPU code object (v4, HSA) for
 /// `target` (`gfx90a:xnack+`): processor and features in e_flags, as
@@ -2018,15 +2020,7 @@ mod tests {
     #[test]
     fn code_object_headers_name_their_targets() {
         use offload_format::payload::{classify, Payload};
-        for target in [
-            "gfx803",
-            "gfx900",
-            "gfx906",
-            "gfx908",
-            "gfx90a:xnack-",
-            "gfx90a:xnack+",
-            "gfx1030",
-        ] {
+        for &target in DEVICES {
             match classify(&amdgpu_elf_header(target)) {
                 Payload::AmdgpuCodeObject(t) => {
                     assert!(t.matches_target_id(target), "{target}: {}", t.target_id());
