@@ -4,15 +4,9 @@
 
 #![allow(dead_code)]
 
-#[derive(Debug, Clone)]
-pub enum Op {
-    Literal(u64),
-    Fixed(u32),
-    Vbr(u32),
-    Array,
-    Char6,
-    Blob,
-}
+// The operand kinds are the library's (a plain list of LLVM's encodings);
+// everything that reads them is this file's own.
+use offload_format::bitcode::bitstream::AbbrevOp as Op;
 
 #[derive(Debug, Clone, Default)]
 pub struct Record {
