@@ -177,7 +177,7 @@ fn block(r: &mut Reader<'_>) -> Block {
                 while i < ops.len() {
                     match &ops[i] {
                         Op::Array => {
-                            let elt = ops[i + 1].clone();
+                            let elt = ops[i + 1];
                             let n = r.vbr(6);
                             for _ in 0..n {
                                 values.push(r.scalar(&elt));
