@@ -97,6 +97,39 @@ impl Rng {
     }
 }
 
+/// Builds the tools (`cargo build --bins`, release or debug) and returns
+/// the directory that holds them.
+pub fn build_tools(release: bool) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let profile: &[&str] = if release { &["--release"] } else { &[] };
+    let status = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet"])
+        .args(profile)
+        .args(["--bins", "--workspace", "--exclude", "xtask"])
+        .status()
+        .map_err(|e| format!("running cargo build: {e}"))?;
+    if !status.success() {
+        return Err("cargo build of the tools failed".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    Ok(target.join(if release { "release" } else { "debug" }))
+}
+
+/// clang's options for compiling a small HIP kernel for gfx906 with no GPU
+/// headers or libraries (no ROCm needed) and a fixed compilation unit ID,
+/// so that the output is the same on every run.
+pub const HIP_GFX906_ARGS: &[&str] = &[
+    "-x",
+    "hip",
+    "--offload-arch=gfx906",
+    "-nogpuinc",
+    "-nogpulib",
+    "-cuid=k",
+];
+
 /// The workspace root (parent of `xtask/`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,32 +141,9 @@ pub fn workspace_root() -> PathBuf {
 /// Builds our tool binaries once and returns the directory that holds them.
 pub fn our_bin_dir() -> Result<PathBuf, String> {
     static DIR: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(workspace_root())
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--bins",
-                "--workspace",
-                "--exclude",
-                "xtask",
-                // The tools' default features link the system zstd and
-                // zlib, as LLVM does, so compressed output is byte-identical.
-            ])
-            .status()
-            .map_err(|e| format!("running cargo build: {e}"))?;
-        if !status.success() {
-            return Err("cargo build of the tools failed".into());
-        }
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| workspace_root().join("target"));
-        Ok(target.join("release"))
-    })
-    .clone()
+    // The tools' default features link the system zstd and zlib, as LLVM
+    // does, so compressed output is byte-identical.
+    DIR.get_or_init(|| build_tools(true)).clone()
 }
 
 /// Where LLVM's version of `tool` lives, if installed.

@@ -6,8 +6,7 @@
 //! The same corpus runs in `cargo test` through each CLI crate's
 //! `tests/hostile.rs`; this task adds the LLVM column and a summary.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use crate::harness::{reference_tool, workspace_root};
 
@@ -143,24 +142,5 @@ fn llvm_program(tool: &str) -> Option<PathBuf> {
 
 /// Debug builds of the tools (overflow checks on).
 fn build() -> Result<PathBuf, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(workspace_root())
-        .args([
-            "build",
-            "--quiet",
-            "--bins",
-            "--workspace",
-            "--exclude",
-            "xtask",
-        ])
-        .status()
-        .map_err(|e| format!("running cargo build: {e}"))?;
-    if !status.success() {
-        return Err("cargo build of the tools failed".into());
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"));
-    Ok(Path::new(&target).join("debug"))
+    crate::harness::build_tools(false)
 }

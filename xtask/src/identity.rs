@@ -151,14 +151,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 cmd.arg("-B").arg(b);
             }
             let st = cmd
-                .args([
-                    "-x",
-                    "hip",
-                    "--offload-arch=gfx906",
-                    "-nogpuinc",
-                    "-nogpulib",
-                    "-cuid=k",
-                ])
+                .args(crate::harness::HIP_GFX906_ARGS)
                 .args(extra)
                 .arg("-c")
                 .arg(&source)

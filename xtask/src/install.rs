@@ -329,21 +329,14 @@ fn check(prefix: &Path, installed: &[PathBuf], vendored: bool) -> Result<(), Str
         if let Some(b) = b {
             cmd.arg("-B").arg(b);
         }
-        cmd.args([
-            "-x",
-            "hip",
-            "--offload-arch=gfx906",
-            "-nogpuinc",
-            "-nogpulib",
-            "-cuid=k",
-        ])
-        .args(["--offload-compress", "-c"])
-        .args(extra)
-        .arg(&source)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .map_err(|e| format!("clang-22: {e}"))
+        cmd.args(crate::harness::HIP_GFX906_ARGS)
+            .args(["--offload-compress", "-c"])
+            .args(extra)
+            .arg(&source)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .map_err(|e| format!("clang-22: {e}"))
     };
     let plan = hip(Some(&bin_dir), &["-###"], &tmp.path().join("x.o"))?;
     let plan = String::from_utf8_lossy(&plan.stderr);

@@ -101,15 +101,9 @@ fn check_22(tmp: &Tmp, label: &str, kind: OffloadKind, triple: &str, inputs: &[V
         .arg(format!("--triple={triple}"))
         .arg("-o")
         .arg(tmp.path("ref.bc"));
-    for (i, d) in inputs.iter().enumerate() {
-        cmd.arg(tmp.write(&format!("in{i}"), d));
-    }
-    let (rc, _, err) = run(&mut cmd);
-    assert_eq!(rc, 0, "{label}: {}", String::from_utf8_lossy(&err));
-    let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
-    let m = wrapper::wrap_llvm22(kind, triple, &refs).unwrap();
-    let ours = m.to_bitcode().unwrap().to_vec();
-    let ours_path = tmp.write("ours.bc", &ours);
+    let (m, ours, ours_path) = reference_and_ours(tmp, label, &mut cmd, inputs, |refs| {
+        wrapper::wrap_llvm22(kind, triple, refs).unwrap()
+    });
     let want = dis(22, &tmp.path("ref.bc"));
     assert_eq!(dis(22, &ours_path), want, "{label}: llvm-dis differs");
     if !triple.starts_with("amdgcn") {
@@ -175,21 +169,37 @@ fn llvm_offload_wrapper_22_equivalence() {
     }
 }
 
+/// Runs the reference wrapper `cmd` (which writes `ref.bc`) on `inputs`,
+/// and builds our module of the same inputs with `wrap`: the module, its
+/// bitcode, and where that bitcode was written.
+fn reference_and_ours<'a>(
+    tmp: &Tmp,
+    label: &str,
+    cmd: &mut Command,
+    inputs: &'a [Vec<u8>],
+    wrap: impl FnOnce(&[&'a [u8]]) -> wrapper::Module<'a>,
+) -> (wrapper::Module<'a>, Vec<u8>, PathBuf) {
+    for (i, d) in inputs.iter().enumerate() {
+        cmd.arg(tmp.write(&format!("in{i}"), d));
+    }
+    let (rc, _, err) = run(cmd);
+    assert_eq!(rc, 0, "{label}: {}", String::from_utf8_lossy(&err));
+    let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
+    let m = wrap(&refs);
+    let ours = m.to_bitcode().unwrap().to_vec();
+    let ours_path = tmp.write("ours.bc", &ours);
+    (m, ours, ours_path)
+}
+
 fn check_14(tmp: &Tmp, label: &str, triple: &str, inputs: &[Vec<u8>]) {
     let tool = llvm(14, "clang-offload-wrapper").unwrap();
     let mut cmd = Command::new(tool);
     cmd.arg(format!("--target={triple}"))
         .arg("-o")
         .arg(tmp.path("ref.bc"));
-    for (i, d) in inputs.iter().enumerate() {
-        cmd.arg(tmp.write(&format!("in{i}"), d));
-    }
-    let (rc, _, err) = run(&mut cmd);
-    assert_eq!(rc, 0, "{label}: {}", String::from_utf8_lossy(&err));
-    let refs: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
-    let m = wrapper::wrap_clang14(triple, &refs, &[]).unwrap();
-    let ours = m.to_bitcode().unwrap().to_vec();
-    let ours_path = tmp.write("ours.bc", &ours);
+    let (m, _, ours_path) = reference_and_ours(tmp, label, &mut cmd, inputs, |refs| {
+        wrapper::wrap_clang14(triple, refs, &[]).unwrap()
+    });
     let want = dis(14, &tmp.path("ref.bc"));
     assert_eq!(dis(14, &ours_path), want, "{label}: llvm-dis-14 differs");
     assert_eq!(

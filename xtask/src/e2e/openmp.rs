@@ -281,25 +281,21 @@ pub fn openmp() -> Result<(), String> {
         // (HIP and CUDA hash the command line into a symbol name); only the
         // tool behind the shim changes.
         write_shim(&shim, &log, &ours)?;
-        run(Command::new(&clang)
-            .args(*flags)
-            .arg(&b)
-            .arg("-c")
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .current_dir(t))?;
+        let compile = || {
+            run(Command::new(&clang)
+                .args(*flags)
+                .arg(&b)
+                .arg("-c")
+                .arg(&src)
+                .arg("-o")
+                .arg(&obj)
+                .current_dir(t))
+        };
+        compile()?;
         fs::rename(&obj, &with_ours).map_err(|e| e.to_string())?;
         let calls = calls(&log)?;
         write_shim(&shim, &t.join("llvm-log"), &llvm)?;
-        run(Command::new(&clang)
-            .args(*flags)
-            .arg(&b)
-            .arg("-c")
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .current_dir(t))?;
+        compile()?;
         fs::rename(&obj, &with_llvm).map_err(|e| e.to_string())?;
         write_shim(&shim, &log, &ours)?;
         if calls.len() != 1 {

@@ -84,15 +84,16 @@ impl Triple {
             }
             None => (Environment::Unknown, ObjectFormat::Unknown),
         };
-        Triple::assemble(
-            text.to_owned(),
+        Triple {
+            data: text.to_owned(),
             arch,
             sub_arch,
             vendor,
             os,
             environment,
-            format,
-        )
+            object_format: format,
+        }
+        .with_default_object_format()
     }
 
     /// Builds a triple from its four components, each parsed at its own
@@ -103,40 +104,25 @@ impl Triple {
     /// into a triple.
     pub fn from_parts(arch: &str, vendor: &str, os: &str, environment: &str) -> Triple {
         let data = format!("{arch}-{vendor}-{os}-{environment}");
-        Triple::assemble(
+        Triple {
+            arch: parse_arch(arch),
+            sub_arch: parse_sub_arch(arch),
+            vendor: parse_vendor(vendor),
+            os: parse_os(os),
+            environment: parse_environment(environment),
+            object_format: parse_object_format(environment),
             data,
-            parse_arch(arch),
-            parse_sub_arch(arch),
-            parse_vendor(vendor),
-            parse_os(os),
-            parse_environment(environment),
-            parse_object_format(environment),
-        )
+        }
+        .with_default_object_format()
     }
 
-    fn assemble(
-        data: String,
-        arch: Arch,
-        sub_arch: SubArch,
-        vendor: Vendor,
-        os: Os,
-        environment: Environment,
-        format: ObjectFormat,
-    ) -> Triple {
-        let object_format = if format == ObjectFormat::Unknown {
-            default_object_format(arch, os)
-        } else {
-            format
-        };
-        Triple {
-            data,
-            arch,
-            sub_arch,
-            vendor,
-            os,
-            environment,
-            object_format,
+    /// An unknown object format becomes the default for the architecture
+    /// and OS, as LLVM's constructors do.
+    fn with_default_object_format(mut self) -> Triple {
+        if self.object_format == ObjectFormat::Unknown {
+            self.object_format = default_object_format(self.arch, self.os);
         }
+        self
     }
 
     /// The text the triple was built from.

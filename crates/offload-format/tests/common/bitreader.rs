@@ -4,15 +4,9 @@
 
 #![allow(dead_code)]
 
-#[derive(Debug, Clone)]
-pub enum Op {
-    Literal(u64),
-    Fixed(u32),
-    Vbr(u32),
-    Array,
-    Char6,
-    Blob,
-}
+// The operand kinds are the library's (a plain list of LLVM's encodings);
+// everything that reads them is this file's own.
+use offload_format::bitcode::bitstream::AbbrevOp as Op;
 
 #[derive(Debug, Clone, Default)]
 pub struct Record {
@@ -183,7 +177,7 @@ fn block(r: &mut Reader<'_>) -> Block {
                 while i < ops.len() {
                     match &ops[i] {
                         Op::Array => {
-                            let elt = ops[i + 1].clone();
+                            let elt = ops[i + 1];
                             let n = r.vbr(6);
                             for _ in 0..n {
                                 values.push(r.scalar(&elt));
