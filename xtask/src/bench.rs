@@ -707,23 +707,24 @@ fn hip_fatbin_object_with(
     entries_dir: Option<&str>,
 ) -> Result<(), String> {
     const BUNDLES: u64 = 100;
-    const DEVICES: &[&str] = &[
-        "gfx803",
-        "gfx900",
-        "gfx906",
-        "gfx908",
-        "gfx90a:xnack-",
-        "gfx90a:xnack+",
-        "gfx1030",
-    ];
     let entry = (size / (BUNDLES * DEVICES.len() as u64)).max(64) as usize;
-    let data: Vec<u8> = (0..entry).map(|i| (i % 251) as u8).collect();
+    // Each device entry starts as a code object for its target does (the
+    // ELF header, processor and features in e_flags), so that listing
+    // names and checks real-looking payloads.
+    let data: Vec<Vec<u8>> = DEVICES
+        .iter()
+        .map(|target| {
+            let mut v: Vec<u8> = (0..entry).map(|i| (i % 251) as u8).collect();
+            v[..64].copy_from_slice(&amdgpu_elf_header(target));
+            v
+        })
+        .collect();
     let ids: Vec<String> = DEVICES
         .iter()
         .map(|p| format!("hipv4-amdgcn-amd-amdhsa--{p}"))
         .collect();
     let mut entries: Vec<(&[u8], &[u8])> = vec![(b"host-x86_64-unknown-linux-gnu-", b"")];
-    entries.extend(ids.iter().map(|id| (id.as_bytes(), &data[..])));
+    entries.extend(ids.iter().zip(&data).map(|(id, d)| (id.as_bytes(), &d[..])));
     let region = d.join("region.bin");
     let mut out = std::io::BufWriter::new(fs::File::create(&region).map_err(|e| e.to_string())?);
     let mut written = 0u64;
@@ -749,15 +750,26 @@ fn hip_fatbin_object_with(
     }
     fs::write(d.join("host.c"), "int host(void) { return 0; }\n").map_err(|e| e.to_string())?;
     t.llvm_run(d, "clang", &["-c", "host.c", "-o", "host.o"])?;
+    // Two steps: given with --add-section, the alignment is not applied
+    // (the section would start at an odd offset, which no linked library
+    // has; every entry would then sit off a page boundary).
     t.llvm_run(
         d,
         "llvm-objcopy",
         &[
             "--add-section",
             ".hip_fatbin=region.bin",
+            "host.o",
+            "added.o",
+        ],
+    )?;
+    t.llvm_run(
+        d,
+        "llvm-objcopy",
+        &[
             "--set-section-alignment",
             ".hip_fatbin=4096",
-            "host.o",
+            "added.o",
             "objcopy.o",
         ],
     )?;
@@ -765,10 +777,60 @@ fn hip_fatbin_object_with(
     // mapping, which leaves large folios in the page cache, and a later
     // mapping of such a file is charged a whole folio per page touched.
     fs::copy(d.join("objcopy.o"), d.join("lib.o")).map_err(|e| e.to_string())?;
-    for f in ["region.bin", "host.c", "host.o", "objcopy.o"] {
+    for f in ["region.bin", "host.c", "host.o", "added.o", "objcopy.o"] {
         fs::remove_file(d.join(f)).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The device targets of each bundle of [`hip_fatbin_object`].
+const DEVICES: &[&str] = &[
+    "gfx803",
+    "gfx900",
+    "gfx906",
+    "gfx908",
+    "gfx90a:xnack-",
+    "gfx90a:xnack+",
+    "gfx1030",
+];
+
+/// The 64-byte ELF header of an AMDGPU code object (v4, HSA) for
+/// `target` (`gfx90a:xnack+`): processor and features in e_flags, as
+/// clang writes them.
+fn amdgpu_elf_header(target: &str) -> [u8; 64] {
+    let (processor, features) = target.split_once(':').unwrap_or((target, ""));
+    // EF_AMDGPU_MACH of the bench's processors (the test below checks
+    // them against the format library's table, through `classify`).
+    let mach: u32 = match processor {
+        "gfx803" => 0x2a,
+        "gfx900" => 0x2c,
+        "gfx906" => 0x2f,
+        "gfx908" => 0x30,
+        "gfx90a" => 0x3f,
+        "gfx1030" => 0x36,
+        _ => 0,
+    };
+    // xnack and sramecc: 1 any, 2 off, 3 on (code object v4).
+    let setting = |name: &str| {
+        if features.contains(&format!("{name}+")) {
+            3
+        } else if features.contains(&format!("{name}-")) {
+            2
+        } else {
+            1
+        }
+    };
+    let flags = mach | setting("xnack") << 8 | setting("sramecc") << 10;
+    let mut h = [0u8; 64];
+    h[..9].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 64, 2]);
+    h[16..18].copy_from_slice(&3u16.to_le_bytes()); // ET_DYN
+    h[18..20].copy_from_slice(&224u16.to_le_bytes()); // EM_AMDGPU
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[48..52].copy_from_slice(&flags.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[54..56].copy_from_slice(&56u16.to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h
 }
 
 /// The wrapper's image size (the 1 GiB).
@@ -1952,6 +2014,25 @@ mod tests {
         assert_eq!(t, ["0.001", "0.002", "0.005", "0.01", "0.02", "0.05"]);
         let t: Vec<String> = log_ticks(0.0, 4.0).into_iter().map(|t| t.1).collect();
         assert_eq!(t, ["1", "10", "100", "1000", "10000"]);
+    }
+
+    /// The bench's code object headers name the targets of their entries.
+    #[test]
+    fn code_object_headers_name_their_targets() {
+        use offload_format::payload::{classify, Payload};
+        for &target in DEVICES {
+            match classify(&amdgpu_elf_header(target)) {
+                Payload::AmdgpuCodeObject(t) => {
+                    assert!(t.matches_target_id(target), "{target}: {}", t.target_id());
+                    assert!(!t.matches_target_id("gfx1100"));
+                }
+                other => panic!("{target}: {other:?}"),
+            }
+        }
+        match classify(&amdgpu_elf_header("gfx90a:xnack+")) {
+            Payload::AmdgpuCodeObject(t) => assert!(!t.matches_target_id("gfx90a:xnack-")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! their first bytes (to name them), compressed bundles are decoded only as
 //! far as their entry table.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -22,9 +23,17 @@ use crate::objects;
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
 
+/// How many uncompressed bundles' pages are dropped together.
+const PENDING_BUNDLES: usize = 16;
+
 /// How many first bytes of a payload are read (or, inside a compressed
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
 const HEAD: usize = 4096;
+
+/// How many are read first: enough for every header and magic
+/// [`payload::classify`] and [`is_container`] look at (PTX text, which
+/// may need more, is looked at again with [`HEAD`] bytes).
+const FIRST: usize = 256;
 
 /// Where the bytes being looked at lie.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +68,9 @@ pub struct Walker {
     /// dropped once looked at (a listing of a large library then holds a
     /// few pages at a time, not every page it touched).
     current: Option<Rc<fsio::Input>>,
+    /// Uncompressed bundles of `current` done with but not yet dropped:
+    /// the span they cover and how many (see [`Walker::done_with_bundle`]).
+    pending: Option<(usize, usize, usize)>,
     /// Decompress every CCOB completely: check its hash and name the
     /// payloads inside (`ls --verify`).
     pub verify: bool,
@@ -87,8 +99,10 @@ impl Walker {
                 let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
+                self.flush_pending();
                 let outer = self.current.replace(input.clone());
                 self.inspect(&input, Place::At(0), &mut node, 0, true);
+                self.flush_pending();
                 self.current = outer;
             }
             Err(e) => node.damage.push(Damage {
@@ -101,11 +115,35 @@ impl Walker {
 
     /// Drops the pages of `len` bytes at `place` from this process's
     /// memory (they are read again if touched).
-    fn done_with(&self, place: Place, len: usize) {
+    fn done_with(&mut self, place: Place, len: usize) {
+        self.flush_pending();
         if let (Some(input), Place::At(at)) = (&self.current, place) {
             if let Ok(at) = usize::try_from(at) {
                 input.release(at..at.saturating_add(len));
             }
+        }
+    }
+
+    /// [`Walker::done_with`] for an uncompressed bundle, of which only the
+    /// header (and the zero bytes after it) went through the mapping: a
+    /// page or two. The pages of [`PENDING_BUNDLES`] such bundles are
+    /// dropped together, one call instead of one per bundle.
+    fn done_with_bundle(&mut self, place: Place, len: usize) {
+        let Some(at) = place.offset().and_then(|a| usize::try_from(a).ok()) else {
+            return;
+        };
+        let end = at.saturating_add(len);
+        let (start, stop, count) = self.pending.take().unwrap_or((at, end, 0));
+        self.pending = Some((start.min(at), stop.max(end), count + 1));
+        if count + 1 >= PENDING_BUNDLES {
+            self.flush_pending();
+        }
+    }
+
+    /// Drops what [`Walker::done_with_bundle`] has gathered.
+    fn flush_pending(&mut self) {
+        if let (Some((start, end, _)), Some(input)) = (self.pending.take(), &self.current) {
+            input.release(start..end);
         }
     }
 
@@ -241,8 +279,10 @@ impl Walker {
                             let input = Rc::new(input);
                             child.offset = Some(0);
                             child.size = Some(input.len() as u64);
+                            self.flush_pending();
                             let outer = self.current.replace(input.clone());
                             self.inspect(&input, Place::At(0), &mut child, depth + 1, true);
+                            self.flush_pending();
                             self.current = outer;
                         }
                         Err(e) => child.damage.push(Damage {
@@ -365,7 +405,7 @@ impl Walker {
                             for e in entries {
                                 let id = String::from_utf8_lossy(e.id).into_owned();
                                 let at = item_place.plus(e.offset as usize);
-                                let head = fsio::head(e.data, HEAD);
+                                let head = fsio::head(e.data, FIRST);
                                 let mut entry = bundle_entry_with_head(&id, e.data, &head, at);
                                 if depth < MAX_DEPTH && is_container(&head) {
                                     let mut inner = Node::new(
@@ -387,11 +427,15 @@ impl Walker {
                             message: e.to_string(),
                         }),
                     }
+                    // Only the header went through the mapping (the
+                    // entries' first bytes were read with pread), unless
+                    // a container inside was opened.
+                    if b.children.is_empty() {
+                        self.done_with_bundle(item_place, item.bytes.len());
+                    } else {
+                        self.done_with(item_place, item.bytes.len());
+                    }
                     node.children.push(b);
-                    // The header and each entry's first bytes were read:
-                    // a few pages, dropped together (one call per bundle,
-                    // not one per entry).
-                    self.done_with(item_place, item.bytes.len());
                 }
                 ItemKind::Ccob(header) => {
                     let mut c = Node::new(NodeKind::Ccob, "ccob", node.file.clone());
@@ -495,6 +539,7 @@ impl Walker {
                 }
             }
         }
+        self.flush_pending();
     }
 
     fn offload_binaries(&mut self, data: &[u8], place: Place, node: &mut Node, depth: usize) {
@@ -723,14 +768,18 @@ fn cpu_type_name(cputype: u32) -> String {
 /// Names a payload from its first bytes (read from the file, not through
 /// the mapping: see `fsio::head`).
 fn classify(data: &[u8]) -> Payload {
-    classify_with_head(data, &fsio::head(data, HEAD))
+    classify_with_head(data, &fsio::head(data, FIRST))
 }
 
-/// [`classify`] with the first bytes of `data` already read. A zstd frame
-/// is looked into, and its first block may be larger than the head: it is
-/// named from all of `data`.
+/// [`classify`] with the first [`FIRST`] bytes of `data` already read.
+/// Unnamed ASCII (PTX text, whose directives may come later) is looked at
+/// again with [`HEAD`] bytes; a zstd frame is looked into, and its first
+/// block may be larger than any head: it is named from all of `data`.
 fn classify_with_head(data: &[u8], head: &[u8]) -> Payload {
     match payload::classify(head) {
+        Payload::Unknown if data.len() > head.len() && head.is_ascii() => {
+            payload::classify(&fsio::head(data, HEAD))
+        }
         Payload::Zstd { .. } if data.len() > head.len() => payload::classify(data),
         p => p,
     }
@@ -759,12 +808,35 @@ fn join_notes(a: Option<String>, b: Option<String>) -> Option<String> {
 
 /// An entry of a bundle (binary, text or object sections).
 fn bundle_entry(id: &str, data: &[u8], place: Place) -> Entry {
-    bundle_entry_with_head(id, data, &fsio::head(data, HEAD), place)
+    bundle_entry_with_head(id, data, &fsio::head(data, FIRST), place)
+}
+
+/// [`entry_id::parse_lenient`], remembered: a library repeats the same
+/// few entry IDs in every bundle (888 entries, 8 IDs in
+/// `librocsparse.so.0.1`), and reading a triple is not free.
+fn lenient_id(id: &str) -> Rc<entry_id::LenientId> {
+    /// IDs remembered at most (a damaged or hostile file may hold many).
+    const KEEP: usize = 1024;
+    thread_local! {
+        static SEEN: std::cell::RefCell<HashMap<String, Rc<entry_id::LenientId>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(l) = seen.get(id) {
+            return Rc::clone(l);
+        }
+        let l = Rc::new(entry_id::parse_lenient(id));
+        if seen.len() < KEEP {
+            seen.insert(id.to_owned(), Rc::clone(&l));
+        }
+        l
+    })
 }
 
 /// [`bundle_entry`] with the first bytes of `data` already read.
 fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> Entry {
-    let lenient = entry_id::parse_lenient(id);
+    let lenient = lenient_id(id);
     let parsed = lenient.id.as_ref();
     let target_id = parsed
         .and_then(|p| p.raw_target_id())
@@ -780,6 +852,7 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
         .standardised
+        .clone()
         .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
     let mut entry = Entry {
         id: id.to_owned(),
