@@ -30,6 +30,12 @@ const PENDING_BUNDLES: usize = 16;
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
 const HEAD: usize = 4096;
 
+/// How far into a compressed bundle `ls` decodes to name the payloads
+/// (without `--verify`): the codec's window, and so the memory, grows
+/// with it (zstd keeps up to the frame's window of what it produced).
+/// Real bundles are well below it (13 MB the largest seen).
+const HEADS_DECODE_MAX: u64 = 32 << 20;
+
 /// How many are read first: enough for every header and magic
 /// [`payload::classify`] and [`is_container`] look at (PTX text, which
 /// may need more, is looked at again with [`HEAD`] bytes).
@@ -461,8 +467,23 @@ impl Walker {
                             // --verify, completely, with the hash checked).
                             let ranges: Vec<(u64, u64)> =
                                 inner.entries.iter().map(|e| (e.offset, e.size)).collect();
+                            let heads_end = ranges
+                                .iter()
+                                .map(|&(o, n)| o.saturating_add(n.min(HEAD as u64)))
+                                .max()
+                                .unwrap_or(0);
                             let prefixes = if self.verify {
                                 hip_fatbin::ccob_entry_prefixes(item.bytes, &ranges, HEAD)
+                            } else if heads_end > HEADS_DECODE_MAX {
+                                // The codec's window would grow with it.
+                                if let Some(d) = c.detail.as_mut() {
+                                    d.push_str(&format!(
+                                        "; payloads not named: the last starts {} MiB into \
+                                         the bundle (ls --verify names them)",
+                                        heads_end >> 20
+                                    ));
+                                }
+                                Ok(Vec::new())
                             } else {
                                 hip_fatbin::ccob_entry_heads(item.bytes, &ranges, HEAD)
                             };

@@ -280,6 +280,47 @@ fn containers_inside_compressed_bundles_are_opened() {
     assert_eq!(fs::read(tmp.path().join("k.co")).unwrap(), code);
 }
 
+/// A compressed bundle whose last entry starts far in is not decoded that
+/// far to name the payloads (memory would grow with it); `--verify` names
+/// them.
+#[test]
+fn payloads_deep_in_a_compressed_bundle_are_named_by_verify_only() {
+    use offload_format::{bundle, ccob};
+    let tmp = tempfile::tempdir().unwrap();
+    let big = vec![0u8; 33 << 20];
+    let mut b = Vec::new();
+    bundle::write(
+        &mut b,
+        &[
+            (b"host-x86_64-unknown-linux-gnu-", b""),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", &big),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx908", b"\x7fELF"),
+        ],
+        4096,
+    )
+    .unwrap();
+    let c = ccob::compress(&b, &ccob::CompressOptions::default()).unwrap();
+    fs::write(tmp.path().join("deep.ccob"), &c.bytes).unwrap();
+    let o = run_in(tmp.path(), &["ls", "--json", "deep.ccob"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("payloads not named: the last starts 33 MiB"),
+        "{out}"
+    );
+    let all = entries(&json::parse(&out));
+    assert_eq!(all.len(), 3);
+    assert!(all
+        .iter()
+        .all(|(_, e)| e.get("payload").get("type") == &json::V::Null));
+    let o = run_in(tmp.path(), &["ls", "--json", "--verify", "deep.ccob"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = entries(&json::parse(&stdout(&o)));
+    assert!(all
+        .iter()
+        .all(|(_, e)| e.get("payload").get("type").str().is_some()));
+}
+
 /// A `--target` naming a processor whose entries all set a feature selects
 /// nothing (the bundler's rule), and the message says what is there.
 #[test]
