@@ -36,7 +36,9 @@ fn unbundle(
     options: &Options,
 ) -> Result<Vec<Vec<u8>>, String> {
     let mut input = input?;
-    Unbundled::to_vecs(&mut input, targets, options, "lib.a", &mut |_| {})
+    Unbundled::read(&mut input, targets, options, "lib.a", &mut |_| {})
+        .and_then(|plan| plan.finish(&mut |_| {}))
+        .and_then(|plan| plan.to_vecs(&mut input))
         .map_err(|e| e.to_string())
 }
 

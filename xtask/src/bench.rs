@@ -799,17 +799,10 @@ const DEVICES: &[&str] = &[
 /// clang writes them.
 fn amdgpu_elf_header(target: &str) -> [u8; 64] {
     let (processor, features) = target.split_once(':').unwrap_or((target, ""));
-    // EF_AMDGPU_MACH of the bench's processors (the test below checks
-    // them against the format library's table, through `classify`).
-    let mach: u32 = match processor {
-        "gfx803" => 0x2a,
-        "gfx900" => 0x2c,
-        "gfx906" => 0x2f,
-        "gfx908" => 0x30,
-        "gfx90a" => 0x3f,
-        "gfx1030" => 0x36,
-        _ => 0,
-    };
+    let mach = offload_format::payload::AMDGPU_MACH
+        .iter()
+        .find(|&&(_, n)| n == processor)
+        .map_or(0, |&(m, _)| m);
     // xnack and sramecc: 1 any, 2 off, 3 on (code object v4).
     let setting = |name: &str| {
         if features.contains(&format!("{name}+")) {

@@ -298,8 +298,10 @@ fn large_archive_through_the_mapped_path() {
     };
     let targets_lib: Vec<Target> = standard.iter().map(|t| Target::new(t).unwrap()).collect();
     let mut input = Input::from_bytes(archive.clone(), Path::new("libbig.a")).unwrap();
-    let in_memory =
-        Unbundled::to_vecs(&mut input, &targets_lib, &options, "libbig.a", &mut |_| {}).unwrap();
+    let in_memory = Unbundled::read(&mut input, &targets_lib, &options, "libbig.a", &mut |_| {})
+        .and_then(|plan| plan.finish(&mut |_| {}))
+        .and_then(|plan| plan.to_vecs(&mut input))
+        .unwrap();
     assert!(
         ours.iter().all(|a| a.len() > 8),
         "every target gets members"

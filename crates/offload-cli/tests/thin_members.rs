@@ -51,13 +51,15 @@ fn device_archive_thin_member_that_is_a_device_is_refused() {
         .unwrap()
         .with_thin_members(read_member_file);
     let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx906").unwrap()];
-    let e = Unbundled::to_vecs(
+    let e = Unbundled::read(
         &mut input,
         &targets,
         &Options::default(),
         "x.a",
         &mut |_| {},
     )
+    .and_then(|plan| plan.finish(&mut |_| {}))
+    .and_then(|plan| plan.to_vecs(&mut input))
     .unwrap_err();
     assert_eq!(e.to_string(), "'/dev/zero': not a regular file");
 }

@@ -636,11 +636,7 @@ mod tests {
                 size: e.size,
             })
             .collect();
-        for (v, m) in [
-            (Version::V3, Method::Zstd),
-            (Version::V2, Method::Zlib),
-            (Version::V1, Method::Zstd),
-        ] {
+        for (v, m) in ENCODINGS {
             let c = ccob_of(&b, v, m);
             let got = ccob_bundle_header(&c).unwrap();
             assert_eq!(got.entries, want);
@@ -657,6 +653,13 @@ mod tests {
             assert_eq!(ccob_entry_heads(&c, &ranges, 64).unwrap(), prefixes);
         }
     }
+
+    /// Each CCOB version, and both codecs.
+    const ENCODINGS: [(Version, Method); 3] = [
+        (Version::V3, Method::Zstd),
+        (Version::V2, Method::Zlib),
+        (Version::V1, Method::Zstd),
+    ];
 
     /// Bytes no codec shrinks, so that each part of a compressed stream
     /// decodes to its own part of the data.
@@ -693,11 +696,7 @@ mod tests {
             .iter()
             .map(|&(o, n)| b[o as usize..(o + n.min(4096)) as usize].to_vec())
             .collect();
-        for (v, m) in [
-            (Version::V3, Method::Zstd),
-            (Version::V2, Method::Zlib),
-            (Version::V1, Method::Zstd),
-        ] {
+        for (v, m) in ENCODINGS {
             let c = ccob_of(&b, v, m);
             assert_eq!(ccob_entry_heads(&c, &ranges, 4096).unwrap(), want);
             let mut bad = c.clone();

@@ -129,7 +129,7 @@ impl AmdgpuTarget {
 }
 
 /// LLVM 22's `EF_AMDGPU_MACH` values and processor names.
-pub(crate) const AMDGPU_MACH: &[(u32, &str)] = &[
+pub const AMDGPU_MACH: &[(u32, &str)] = &[
     (0x001, "r600"),
     (0x002, "r630"),
     (0x003, "rs880"),

@@ -15,11 +15,12 @@
 //! command-line tool maps from the file), so that memory does not grow
 //! with the members' data:
 //!
-//! 1. [`Unbundled::plan`] walks the members, finds the compatible entries,
-//!    and builds for each output archive what precedes its members: the
-//!    symbol table and the long-name table ([`ArchiveLayout`]). It also
-//!    runs `-check-input-archive` and decides every error and warning
-//!    LLVM 22 would report, in LLVM 22's order, before anything is written.
+//! 1. [`Unbundled::read`] walks the members and finds the compatible
+//!    entries; with [`Unbundled::finish`] it builds for each output archive
+//!    what precedes its members: the symbol table and the long-name table
+//!    ([`ArchiveLayout`]). The two also run `-check-input-archive` and
+//!    decide every error and warning LLVM 22 would report, in LLVM 22's
+//!    order, before anything is written.
 //! 2. [`Unbundled::write`] walks the members again and streams the output
 //!    archives (GNU format with LLVM's symbol table, byte-identical to 22),
 //!    each code object as one slice of the input.
@@ -37,9 +38,9 @@
 //! let mut input = Input::from_bytes(bytes, "libdev.a".as_ref())?;
 //! let targets = [Target::new("hip-amdgcn-amd-amdhsa--gfx90a:xnack+")?];
 //! let options = Options { allow_missing_bundles: true, ..Options::default() };
-//! let plan = Unbundled::plan(&mut input, &targets, &options, "libdev.a", &mut |note| {
-//!     println!("{note:?}");
-//! })?;
+//! let mut notes = |note| println!("{note:?}");
+//! let plan = Unbundled::read(&mut input, &targets, &options, "libdev.a", &mut notes)?
+//!     .finish(&mut notes)?;
 //! let mut out = Vec::new();
 //! plan.write(&mut input, &mut [&mut out as &mut dyn std::io::Write])?;
 //! # Ok(()) }
@@ -574,7 +575,7 @@ impl Unbundled {
     /// through `notes` what it meets on the way (compression of each
     /// member, warnings, skipped host objects). Every target must then be finished
     /// ([`Unbundled::finish_target`]) before [`Unbundled::write`]; see
-    /// [`Unbundled::plan`] for both at once. Every error LLVM 22 would
+    /// [`Unbundled::finish`] for all of them at once. Every error LLVM 22 would
     /// report comes from these, so writing can only fail on I/O.
     ///
     /// `archive_name` is the input as given on the command line, for
@@ -682,18 +683,12 @@ impl Unbundled {
         Ok(plan)
     }
 
-    /// The first pass and every target's [`Unbundled::finish_target`]:
-    /// all of LLVM 22's checks, in its order, before anything is written.
-    pub fn plan(
-        input: &mut Input<'_>,
-        targets: &[Target],
-        options: &Options,
-        archive_name: &str,
-        notes: &mut dyn FnMut(Note),
-    ) -> Result<Unbundled, Error> {
-        let mut plan = Unbundled::read(input, targets, options, archive_name, notes)?;
-        while plan.finish_target(notes)? {}
-        Ok(plan)
+    /// Every target's [`Unbundled::finish_target`]: after
+    /// [`Unbundled::read`], all of LLVM 22's checks, in its order, before
+    /// anything is written.
+    pub fn finish(mut self, notes: &mut dyn FnMut(Note)) -> Result<Unbundled, Error> {
+        while self.finish_target(notes)? {}
+        Ok(self)
     }
 
     /// Lays out the next output archive, in target order, with the checks
@@ -922,22 +917,16 @@ impl Unbundled {
         Ok(())
     }
 
-    /// Both passes, with every output archive returned as bytes.
-    pub fn to_vecs(
-        input: &mut Input<'_>,
-        targets: &[Target],
-        options: &Options,
-        archive_name: &str,
-        notes: &mut dyn FnMut(Note),
-    ) -> Result<Vec<Vec<u8>>, Error> {
-        let plan = Unbundled::plan(input, targets, options, archive_name, notes)?;
-        let mut bufs: Vec<Vec<u8>> = (0..plan.len())
-            .map(|t| Vec::with_capacity(usize::try_from(plan.archive(t).total_size()).unwrap_or(0)))
+    /// The second pass ([`Unbundled::write`]), with every output archive
+    /// returned as bytes.
+    pub fn to_vecs(&self, input: &mut Input<'_>) -> Result<Vec<Vec<u8>>, Error> {
+        let mut bufs: Vec<Vec<u8>> = (0..self.len())
+            .map(|t| Vec::with_capacity(usize::try_from(self.archive(t).total_size()).unwrap_or(0)))
             .collect();
         {
             let mut outs: Vec<&mut dyn Write> =
                 bufs.iter_mut().map(|b| b as &mut dyn Write).collect();
-            plan.write(input, &mut outs)?;
+            self.write(input, &mut outs)?;
         }
         Ok(bufs)
     }

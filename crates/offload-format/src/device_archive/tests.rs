@@ -52,9 +52,10 @@ fn run(
 ) -> (Result<Vec<Vec<u8>>, Error>, Vec<Note>) {
     let mut notes = Vec::new();
     let mut input = Input::from_bytes(archive, Path::new("lib.a")).unwrap();
-    let r = Unbundled::to_vecs(&mut input, targets, options, "lib.a", &mut |n| {
-        notes.push(n)
-    });
+    let mut note = |n| notes.push(n);
+    let r = Unbundled::read(&mut input, targets, options, "lib.a", &mut note)
+        .and_then(|plan| plan.finish(&mut note))
+        .and_then(|plan| plan.to_vecs(&mut input));
     (r, notes)
 }
 
@@ -417,7 +418,9 @@ fn an_input_changed_between_the_passes_is_an_error() {
     ];
     for other in &changed {
         let mut input = Input::from_bytes(planned.as_slice(), Path::new("lib.a")).unwrap();
-        let plan = Unbundled::plan(&mut input, &t, &ALLOW, "lib.a", &mut |_| {}).unwrap();
+        let plan = Unbundled::read(&mut input, &t, &ALLOW, "lib.a", &mut |_| {})
+            .and_then(|plan| plan.finish(&mut |_| {}))
+            .unwrap();
         let mut out = Vec::new();
         let mut other = Input::from_bytes(other.as_slice(), Path::new("lib.a")).unwrap();
         let e = plan
