@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{our_bin_dir, reference_tool, run_with_timeout, workspace_root, Rng};
 
-const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR] [--replay FINDINGS-DIR]";
+const USAGE: &str = "cargo xtask mutate [--seed N] [--seconds S | --cases N] [--jobs 1|2] [--findings DIR] [--max-size BYTES] [--bin-dir DIR] [--replay FINDINGS-DIR] [--recheck RUN-FINDINGS-DIR --seed N]";
 
 /// Our tools run under this address-space limit.
 const MEMORY_LIMIT: u64 = 512 << 20;
@@ -464,14 +464,7 @@ fn run_one(exe: &Path, tool: &str, args: &[String], input: &[u8], dir: &Path, li
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name != "in" {
-                let mut bytes = fs::read(e.path()).unwrap_or_default();
-                if tool.ends_with("-wrapper") && bytes.starts_with(b"BC\xC0\xDE") {
-                    // The wrappers' bitcode is compared as LLVM reads it
-                    // (as the conformance suite does): the same module,
-                    // not the same bytes (docs/compat.md).
-                    bytes = disassembly(&e.path());
-                }
-                files.insert(name, bytes);
+                files.insert(name, fs::read(e.path()).unwrap_or_default());
             }
         }
     }
@@ -480,6 +473,23 @@ fn run_one(exe: &Path, tool: &str, args: &[String], input: &[u8], dir: &Path, li
         stdout,
         stderr,
         files,
+    }
+}
+
+/// The wrappers' bitcode is compared as LLVM reads it (as the conformance
+/// suite does): the same module, not the same bytes (docs/compat.md).
+/// Only outputs whose bytes differ are disassembled (`llvm-dis-22` is a
+/// process start per file); `dirs` are where each run left its files.
+fn compare_wrapper_modules(tool: &str, ours: &mut Run, llvm: &mut Run, dirs: [&Path; 2]) {
+    if !tool.ends_with("-wrapper") || ours.files == llvm.files {
+        return;
+    }
+    for (run, dir) in [ours, llvm].into_iter().zip(dirs) {
+        for (name, bytes) in run.files.iter_mut() {
+            if bytes.starts_with(b"BC\xC0\xDE") {
+                *bytes = disassembly(&dir.join(name));
+            }
+        }
     }
 }
 
@@ -508,19 +518,34 @@ fn llvm_clean(r: &Run) -> bool {
         && !text.contains("Stack dump")
         && !text.contains("PLEASE submit a bug report")
         && !text.contains("#0 0x")
+        // Writing from an address outside its buffer: LLVM read past it.
+        && !text.contains("IO failure on output stream: Bad address")
 }
 
 /// The documented policy a difference falls under, if any.
-fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&'static str> {
+fn policy(
+    seed_format: Format,
+    tool: &str,
+    args: &[String],
+    input: &[u8],
+    ours: &Run,
+    llvm: &Run,
+) -> Option<&'static str> {
     let ours_text = String::from_utf8_lossy(&ours.stderr);
     let llvm_text = first_line(&llvm.stderr);
+    if let Some(p) = unloaded_module_policy(tool, args, input, ours, llvm) {
+        return Some(p);
+    }
     if ours.status == llvm.status && ours.stderr == llvm.stderr && ours.stdout == llvm.stdout {
         // Only the files differ: LLVM left outputs behind an error.
         if llvm.status != 0 && ours.files.is_empty() {
             return Some("no partial outputs (compat policy 2)");
         }
     }
-    if ours_text.contains("hash") && seed_format == Format::Ccob {
+    if (ours_text.contains("hash") && seed_format == Format::Ccob)
+        || ours_text.contains("Compressed bundle hash mismatch")
+    {
+        // Also a compressed code object inside an archive member.
         return Some("CCOB hash verified (compat policy 5)");
     }
     if [
@@ -553,7 +578,9 @@ fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&
             "offload binary ranges checked where LLVM reads out of bounds (compat policy 1)",
         );
     }
-    if ours_text.contains("would both be stored as") {
+    if ours_text.contains("would both be stored as")
+        || ours_text.contains("both select the bundle entry")
+    {
         return Some("targets that standardise alike refused (compat policy 4)");
     }
     if seed_format == Format::Ccob
@@ -563,6 +590,17 @@ fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&
     {
         // The payload ends at the recorded total size, where LLVM 22
         // decodes to the end of the input: the codec fails differently.
+        return Some("CCOB ends at its recorded total size (compat policy 5)");
+    }
+    if seed_format == Format::Ccob
+        && ours.status == 1
+        && llvm.status == 1
+        && ours_text.contains("Could not decompress embedded file contents")
+        && !llvm_text.contains("decompress")
+    {
+        // A recorded total size below the payload's: we hand the codec
+        // the payload up to it, which it refuses; LLVM 22 decodes to the
+        // end of the input and fails later (a missing target, say).
         return Some("CCOB ends at its recorded total size (compat policy 5)");
     }
     if seed_format == Format::Ccob
@@ -630,6 +668,191 @@ fn policy(seed_format: Format, input: &[u8], ours: &Run, llvm: &Run) -> Option<&
     None
 }
 
+/// Our tool under the memory bound. A clean refusal to allocate more than
+/// the bound allows (a real decompression bomb, say, that LLVM expands
+/// without a limit) is run again without the bound, so that what is
+/// compared is what the tool does, not what the harness allows; such runs
+/// still go to HANG or CRASH if they misbehave.
+fn run_ours(exe: &Path, tool: &str, args: &[String], input: &[u8], dir: &Path) -> Run {
+    let bounded = run_one(exe, tool, args, input, dir, true);
+    if bounded.status == 1 && String::from_utf8_lossy(&bounded.stderr).contains("cannot allocate") {
+        return run_one(exe, tool, args, input, dir, false);
+    }
+    bounded
+}
+
+/// Texts of LLVM's bitstream layer (lib/Bitstream/Reader and the bitcode
+/// header checks): a module that fails with one of these fails while its
+/// blocks are being walked, which our reader does too, so a difference
+/// there is ours to fix, never the module-level policy.
+const BITSTREAM_TEXTS: &[&str] = &[
+    "can't skip to bit",
+    "can't enter sub-block",
+    "Invalid abbrev number",
+    "Fixed or VBR abbrev record with size > MaxChunkData",
+    "Abbrev record with no operands",
+    "Unterminated VBR",
+    "Unexpected end of file",
+    "Failed to read size",
+    "Size is not plausible",
+    "Array op not second to last",
+    "Array element type has to be an encoding of a type",
+    "Blob ends too soon",
+    "Invalid encoding",
+    "Malformed block",
+    "Invalid bitcode signature",
+    "Invalid bitcode wrapper header",
+    "file too small to contain bitcode header",
+    "Invalid BLOCKINFO",
+    "Unknown block",
+];
+
+/// True for a message of LLVM's bitcode reader that comes from reading a
+/// module's IR (attribute groups, types, the data layout, ...), above the
+/// bitstream layer.
+fn module_level_text(message: &str) -> bool {
+    !message.is_empty() && !BITSTREAM_TEXTS.iter().any(|t| message.contains(t))
+}
+
+/// The bitcode files in an input: the input itself, or an archive's
+/// bitcode members.
+fn bitcode_pieces(input: &[u8]) -> Vec<&[u8]> {
+    if offload_format::bitcode::is_bitcode(input) {
+        return vec![input];
+    }
+    let Ok(archive) = offload_format::archive::Archive::parse(input) else {
+        return Vec::new();
+    };
+    archive
+        .members()
+        .map_while(Result::ok)
+        .filter_map(|m| match m.content {
+            offload_format::archive::MemberContent::Inline(d)
+                if offload_format::bitcode::is_bitcode(d) =>
+            {
+                Some(d)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What `llvm-dis-22` says about a bitcode file: `None` if it loads it,
+/// else its error message (without the program name).
+fn llvm_load_error(bitcode: &[u8]) -> Option<String> {
+    let dis = crate::harness::llvm22("llvm-dis")?;
+    let dir = tempfile::tempdir().ok()?;
+    let path = dir.path().join("m.bc");
+    fs::write(&path, bitcode).ok()?;
+    let o = Command::new(dis)
+        .arg(&path)
+        .args(["-o", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if o.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&o.stderr);
+    let line = text.lines().find(|l| l.contains("error: "))?;
+    Some(
+        line.split_once("error: ")
+            .map_or(line, |(_, m)| m)
+            .to_string(),
+    )
+}
+
+/// Archives equal but for their symbol tables (members, names, order).
+fn same_but_symbol_index(a: &[u8], b: &[u8]) -> bool {
+    use offload_format::archive::Archive;
+    let members = |data| -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+        let archive = Archive::parse(data).ok()?;
+        archive
+            .members()
+            .map(|m| {
+                let m = m.ok()?;
+                match m.content {
+                    offload_format::archive::MemberContent::Inline(d) => {
+                        Some((m.name.to_vec(), d.to_vec()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    };
+    matches!((members(a), members(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// docs/compat.md, device archives ("module-level IR not validated"):
+/// LLVM 22 loads a bitcode module's IR (attribute groups, types, data
+/// layout, ...) where we read only the parts we need, so a module damaged
+/// there and only there is refused by LLVM and read by us. Counted only
+/// when LLVM's own reader names a module-level fault, never a
+/// bitstream-level one, and the outcomes differ in nothing else:
+/// - `llvm-offload-binary --archive` (and the packager): LLVM fails with
+///   "Failed to create module" where we go on; `llvm-dis-22` must refuse
+///   a bitcode piece of the input with a module-level text;
+/// - `clang-offload-bundler -type=a`, `llvm-offload-binary --archive`:
+///   LLVM warns `'<member>': <text>`
+///   with a module-level text and leaves the member's symbols out of the
+///   output archive's index; our stderr is LLVM's without those warnings
+///   and the archives hold the same members.
+fn unloaded_module_policy(
+    tool: &str,
+    args: &[String],
+    input: &[u8],
+    ours: &Run,
+    llvm: &Run,
+) -> Option<&'static str> {
+    const POLICY: &str = "bitcode module IR not validated (compat: device archives)";
+    let llvm_text = String::from_utf8_lossy(&llvm.stderr);
+    if matches!(tool, "llvm-offload-binary" | "clang-offload-packager")
+        && llvm.status == 1
+        && ours.status == 0
+        && llvm_text
+            .lines()
+            .any(|l| l.ends_with("error: Failed to create module"))
+    {
+        let errors: Vec<String> = bitcode_pieces(input)
+            .into_iter()
+            .filter_map(llvm_load_error)
+            .collect();
+        if !errors.is_empty() && errors.iter().all(|e| module_level_text(e)) {
+            return Some(POLICY);
+        }
+        return None;
+    }
+    let writes_archive = match tool {
+        "clang-offload-bundler" => args.iter().any(|a| a == "-type=a"),
+        _ => args.iter().any(|a| a == "--archive"),
+    };
+    if writes_archive && ours.status == llvm.status && ours.stdout == llvm.stdout {
+        let ours_text = String::from_utf8_lossy(&ours.stderr);
+        let mut extra = 0;
+        let rest: String = llvm_text
+            .split_inclusive('\n')
+            .filter(|l| {
+                let warned = l
+                    .strip_prefix("warning: '")
+                    .and_then(|r| r.split_once("': "))
+                    .is_some_and(|(_, m)| module_level_text(m.trim_end()));
+                extra += usize::from(warned);
+                !warned
+            })
+            .collect();
+        let files_match = ours.files.len() == llvm.files.len()
+            && ours
+                .files
+                .iter()
+                .zip(&llvm.files)
+                .all(|((n1, a), (n2, b))| n1 == n2 && (a == b || same_but_symbol_index(a, b)));
+        if extra > 0 && rest == ours_text && files_match {
+            return Some(POLICY);
+        }
+    }
+    None
+}
+
 #[derive(Default)]
 struct Tally {
     cases: usize,
@@ -648,6 +871,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut findings = workspace_root().join("target/mutate/findings");
     let mut bin_dir: Option<PathBuf> = None;
     let mut replay_dir: Option<PathBuf> = None;
+    let mut recheck_dir: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value ({USAGE})"));
@@ -685,6 +909,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--findings" => findings = PathBuf::from(value("--findings")?),
             "--bin-dir" => bin_dir = Some(PathBuf::from(value("--bin-dir")?)),
             "--replay" => replay_dir = Some(PathBuf::from(value("--replay")?)),
+            "--recheck" => recheck_dir = Some(PathBuf::from(value("--recheck")?)),
             other => return Err(format!("unknown argument '{other}' ({USAGE})")),
         }
     }
@@ -705,6 +930,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let seeds = collect_seeds(max_size)?;
     if seeds.is_empty() {
         return Err("no inputs found under tests/".into());
+    }
+    if let Some(dir) = recheck_dir {
+        return recheck(&dir, seed, &seeds, &bin_dir);
     }
     let mut per_format: BTreeMap<&str, usize> = BTreeMap::new();
     for s in &seeds {
@@ -791,7 +1019,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// The outcome class of one case (see the module comment).
-fn classify(format: Format, input: &[u8], ours: &Run, llvm: &Run) -> String {
+fn classify(
+    format: Format,
+    tool: &str,
+    args: &[String],
+    input: &[u8],
+    ours: &Run,
+    llvm: &Run,
+) -> String {
     let ours_text = String::from_utf8_lossy(&ours.stderr);
     if ours.status == -1 {
         "HANG (ours timed out)".into()
@@ -805,7 +1040,7 @@ fn classify(format: Format, input: &[u8], ours: &Run, llvm: &Run) -> String {
         "llvm not clean (crash/hang/stack dump)".into()
     } else if ours == llvm {
         format!("same (exit {})", llvm.status)
-    } else if let Some(p) = policy(format, input, ours, llvm) {
+    } else if let Some(p) = policy(format, tool, args, input, ours, llvm) {
         format!("policy: {p}")
     } else {
         let mut parts = Vec::new();
@@ -864,16 +1099,22 @@ fn replay(dir: &Path, bin_dir: &Path) -> Result<(), String> {
         else {
             continue;
         };
-        let ours = run_one(
+        let ours = run_ours(
             &bin_dir.join(tool),
             tool,
             &args,
             &input,
             &scratch.join("ours"),
-            true,
         );
-        let llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
-        let class = classify(format, &input, &ours, &llvm);
+        let mut ours = ours;
+        let mut llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
+        compare_wrapper_modules(
+            tool,
+            &mut ours,
+            &mut llvm,
+            [&scratch.join("ours"), &scratch.join("llvm")],
+        );
+        let class = classify(format, tool, &args, &input, &ours, &llvm);
         let before = case
             .parent()
             .and_then(Path::parent)
@@ -904,10 +1145,7 @@ fn one_case(
     tally: &Mutex<Tally>,
     findings: &Path,
 ) {
-    let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let s = rng.pick(seeds);
-    let (tool, args) = rng.pick(&s.commands).clone();
-    let (input, how) = mutate(&mut rng, s, seeds);
+    let (s, tool, args, input, how) = case_setup(seed, i, seeds);
     let ours_exe = bin_dir.join(tool);
     let Some(llvm_exe) = reference_tool(tool).or_else(|| {
         // clang-offload-packager lives beside llvm-offload-binary.
@@ -915,9 +1153,15 @@ fn one_case(
     }) else {
         return;
     };
-    let ours = run_one(&ours_exe, tool, &args, &input, &scratch.join("ours"), true);
-    let llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
-    let class = classify(s.format, &input, &ours, &llvm);
+    let mut ours = run_ours(&ours_exe, tool, &args, &input, &scratch.join("ours"));
+    let mut llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
+    compare_wrapper_modules(
+        tool,
+        &mut ours,
+        &mut llvm,
+        [&scratch.join("ours"), &scratch.join("llvm")],
+    );
+    let class = classify(s.format, tool, &args, &input, &ours, &llvm);
     let keep = {
         let mut t = tally.lock().unwrap();
         t.cases += 1;
@@ -975,6 +1219,100 @@ fn one_case(
         }
         let _ = fs::write(dir.join("case.txt"), text);
     }
+}
+
+/// Case `i` of a run with `seed`: the real input, the command and the
+/// mutated bytes (with how they were made), the same on every call.
+#[allow(clippy::type_complexity)]
+fn case_setup(
+    seed: u64,
+    i: usize,
+    seeds: &[Seed],
+) -> (&Seed, &'static str, Vec<String>, Vec<u8>, String) {
+    let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let s = rng.pick(seeds);
+    let (tool, args) = rng.pick(&s.commands).clone();
+    let (input, how) = mutate(&mut rng, s, seeds);
+    (s, tool, args, input, how)
+}
+
+/// Runs again, with the tools of `bin_dir` and the classification of this
+/// build, every case of an earlier run (its `cases.tsv` under `dir`, made
+/// with `seed`) that was a crash, a hang or a difference: each case is
+/// made again from its index, and checked to be the same input format and
+/// command line as logged. What the run found is then what the current
+/// tools do on all of those inputs, not only on the few kept as findings.
+fn recheck(dir: &Path, seed: u64, seeds: &[Seed], bin_dir: &Path) -> Result<(), String> {
+    let log = dir.join("cases.tsv");
+    let text = fs::read(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    let scratch = std::env::temp_dir().join(format!("mutate-recheck-{}", std::process::id()));
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut checked = 0usize;
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [index, format, tool, args, class, ..] = cols[..] else {
+            continue;
+        };
+        if !["CRASH", "HANG", "DIFF"]
+            .iter()
+            .any(|p| class.starts_with(p))
+        {
+            continue;
+        }
+        let i: usize = index.parse().map_err(|e| format!("{log:?}: {e}"))?;
+        let (s, tool_now, args_now, input, _) = case_setup(seed, i, seeds);
+        if s.format.name() != format || tool_now != tool || args_now.join(" ") != args {
+            return Err(format!(
+                "case {i} is not the one logged (other inputs under tests/ than in that run, or another seed)"
+            ));
+        }
+        let Some(llvm_exe) = reference_tool(tool_now)
+            .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool_now)))
+        else {
+            continue;
+        };
+        let mut ours = run_ours(
+            &bin_dir.join(tool_now),
+            tool_now,
+            &args_now,
+            &input,
+            &scratch.join("ours"),
+        );
+        let mut llvm = run_one(
+            &llvm_exe,
+            tool_now,
+            &args_now,
+            &input,
+            &scratch.join("llvm"),
+            false,
+        );
+        compare_wrapper_modules(
+            tool_now,
+            &mut ours,
+            &mut llvm,
+            [&scratch.join("ours"), &scratch.join("llvm")],
+        );
+        let now = classify(s.format, tool_now, &args_now, &input, &ours, &llvm);
+        println!(
+            "{i}\t{format}\t{tool}\t{args}\t{class}\t{now}\t{}\t{}",
+            first_line(&ours.stderr),
+            first_line(&llvm.stderr)
+        );
+        *counts
+            .entry(format!(
+                "{class} -> {}",
+                now.split(" (exit").next().unwrap_or("")
+            ))
+            .or_default() += 1;
+        checked += 1;
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    println!("rechecked {checked} cases:");
+    for (k, n) in counts {
+        println!("{n:6}  {k}");
+    }
+    Ok(())
 }
 
 /// The first line of a tool's stderr, for the case log.

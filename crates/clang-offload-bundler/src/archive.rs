@@ -63,7 +63,11 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
             &temp_name(),
         )),
     };
-    let fail = |e: offload_format::device_archive::Error| Fail::msg(e.to_string());
+    let fail = |e: offload_format::device_archive::Error| match e {
+        // Header bytes quoted as stored, as LLVM prints them.
+        offload_format::device_archive::Error::Archive(e) => Fail::bytes(e.to_bytes()),
+        e => Fail::msg(e.to_string()),
+    };
     let mut plan =
         Unbundled::read(&mut input, &targets, &options, &shown, &mut notes).map_err(fail)?;
 
@@ -89,6 +93,11 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
         if let Some(e) = late {
             return Err(Fail::msg(os_error_text(&e)));
         }
+    }
+    // Our own check (docs/compat.md): after everything LLVM 22 reports
+    // while reading, before anything is written.
+    if let Some(text) = &job.alike_targets {
+        return Err(Fail::msg(text.clone()));
     }
     {
         let mut writers: Vec<&mut dyn Write> = outs

@@ -52,7 +52,9 @@ pub fn is_object_file(data: &[u8]) -> bool {
 /// Walks a bundle's entries in the order LLVM visits them.
 pub enum Reader<'a> {
     Binary {
-        entries: Vec<bundle::Entry<'a>>,
+        /// In LLVM's order, as LLVM accepts them ([`bundle::parse_ranges`]).
+        entries: Vec<bundle::EntryRange<'a>>,
+        data: &'a [u8],
         next: usize,
     },
     Text(text_bundle::Reader<'a>),
@@ -77,8 +79,12 @@ impl<'a> Reader<'a> {
         match handler {
             Handler::Binary => {
                 let entries =
-                    bundle::parse(data).map_err(|e| Fail::msg(format!("'{name}': {e}")))?;
-                Ok(Reader::Binary { entries, next: 0 })
+                    bundle::parse_ranges(data).map_err(|e| Fail::msg(format!("'{name}': {e}")))?;
+                Ok(Reader::Binary {
+                    entries,
+                    data,
+                    next: 0,
+                })
             }
             Handler::Text(c) => Ok(Reader::Text(text_bundle::Reader::new(data, c))),
             Handler::Object => {
@@ -102,7 +108,7 @@ impl<'a> Reader<'a> {
     /// The next entry's ID.
     pub fn next_id(&mut self) -> Option<&'a [u8]> {
         match self {
-            Reader::Binary { entries, next } => {
+            Reader::Binary { entries, next, .. } => {
                 let e = entries.get(*next)?;
                 *next += 1;
                 Some(e.id)
@@ -145,11 +151,20 @@ impl<'a> Reader<'a> {
     /// (reading it moves past it).
     pub fn content(&mut self, name: &str) -> Result<Cow<'a, [u8]>, Fail> {
         match self {
-            Reader::Binary { entries, next } => Ok(Cow::Borrowed(
-                next.checked_sub(1)
-                    .and_then(|i| entries.get(i))
-                    .map_or(&[][..], |e| e.data),
-            )),
+            // An entry whose range wraps past 2^64 is listed and passed
+            // over as LLVM does; reading it is the error (LLVM reads out of
+            // bounds there).
+            Reader::Binary {
+                entries,
+                data,
+                next,
+            } => match next.checked_sub(1).and_then(|i| entries.get(i)) {
+                Some(e) => e
+                    .data_in(data)
+                    .map(Cow::Borrowed)
+                    .map_err(|err| Fail::msg(format!("'{name}': {err}"))),
+                None => Ok(Cow::Borrowed(&[][..])),
+            },
             Reader::Text(r) => r
                 .take()
                 .map(Cow::Borrowed)

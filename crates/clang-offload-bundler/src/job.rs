@@ -113,6 +113,10 @@ pub struct Job {
     pub host_index: Option<usize>,
     /// Every target is hip or hipv4 (bundling without a host is allowed).
     pub hip_only: bool,
+    /// `-type=a`: two targets that select one entry, reported once the
+    /// archive has been read (LLVM 22's reading errors come first there;
+    /// it then silently writes one of the two archives).
+    pub alike_targets: Option<String>,
 }
 
 /// Applies LLVM 22's checks in order; the first failure is returned.
@@ -163,6 +167,7 @@ pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
         format_version: env.format_version,
         host_index: None,
         hip_only: true,
+        alike_targets: None,
     };
     if a.list {
         if a.unbundle {
@@ -236,17 +241,24 @@ pub fn validate(a: &Args, env: &Env, diag: &Diag) -> Result<Job, Fail> {
     })?;
     // Our own check, after all of LLVM's: two targets that stand for the
     // same entry make LLVM write a corrupt bundle or drop an output.
-    targets.check_standardised_unique().map_err(|e| match e {
-        TargetsError::SameStandardisedId {
-            first,
-            second,
-            standardised,
-        } if a.unbundle => Fail::msg(format!(
-            "targets '{first}' and '{second}' both select the bundle entry \
-             '{standardised}': one entry cannot be unbundled into two outputs"
-        )),
-        e => Fail::msg(e.to_string()),
-    })?;
+    if let Err(e) = targets.check_standardised_unique() {
+        let text = match e {
+            TargetsError::SameStandardisedId {
+                first,
+                second,
+                standardised,
+            } if a.unbundle => format!(
+                "targets '{first}' and '{second}' both select the bundle entry \
+                 '{standardised}': one entry cannot be unbundled into two outputs"
+            ),
+            e => e.to_string(),
+        };
+        if a.unbundle && a.file_type == "a" {
+            job.alike_targets = Some(text);
+        } else {
+            return Err(Fail::msg(text));
+        }
+    }
     for (given, stored) in a.targets.iter().zip(&targets.standardised) {
         if let Some(w) = lost_gpu_name(given, stored) {
             diag.explain_warning(w);

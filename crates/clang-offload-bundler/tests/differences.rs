@@ -67,12 +67,44 @@ fn bad_entry_after_a_good_one_is_an_error_not_a_crash() {
     assert!(!d.path().join("out").exists());
 }
 
+/// An entry whose offset + size wraps past 2^64 passes LLVM 22's range
+/// check (its sum wraps too): LLVM lists it and unbundles the other
+/// entries, and reads out of bounds only for that entry, which is our
+/// error (each outcome checked against clang-offload-bundler-22; mutation
+/// findings). An ID length that wraps is an error at once (LLVM reads the
+/// ID out of bounds).
 #[test]
 fn wrapping_header_sums_are_errors() {
     let d = tempfile::tempdir().unwrap();
-    let mut b = bundle_two(d.path(), "bc");
+    let good = bundle_two(d.path(), "bc");
     // First entry's size so large that offset + size wraps to a small value.
+    let mut b = good.clone();
     b[40..48].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    fs::write(d.path().join("bad"), &b).unwrap();
+    let o = run(d.path(), "-type=bc -list -input=bad");
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("{GFX906}\n{HOST}-\n")
+    );
+    let o = run(
+        d.path(),
+        &format!("-type=bc -unbundle -targets={GFX906} -input=bad -output=o1"),
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(fs::read(d.path().join("o1")).unwrap(), b"device\n");
+    let o = run(
+        d.path(),
+        &format!("-type=bc -unbundle -targets={HOST} -input=bad -output=o2"),
+    );
+    assert_error(
+        &o,
+        "'bad': malformed offload bundle: entry 1 has a size or ID length beyond 64 bits",
+    );
+    assert!(!d.path().join("o2").exists());
+    // The first entry's ID length wraps.
+    let mut b = good;
+    b[48..56].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
     fs::write(d.path().join("bad"), &b).unwrap();
     let o = run(d.path(), "-type=bc -list -input=bad");
     assert_error(&o, "beyond 64 bits");
@@ -118,6 +150,32 @@ fn targets_that_standardise_alike_are_rejected() {
     // Unbundling: LLVM would silently not write one of the two outputs.
     let o = run(d.path(), "-type=bc -unbundle -targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-gnu-gfx906 -input=b -output=o1 -output=o2");
     assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
+}
+
+/// `-type=a`: LLVM 22 silently writes only one of two archives for
+/// targets that select the same entry, but what it reports while reading
+/// the input comes first (mutation finding: a damaged archive).
+#[test]
+fn archive_targets_that_select_one_entry_are_refused_after_the_input_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hda/inputs/libgnu.a"),
+    )
+    .unwrap();
+    fs::write(d.path().join("lib.a"), &lib).unwrap();
+    fs::write(d.path().join("small.a"), &lib[..6]).unwrap();
+    let line = |input: &str| {
+        format!(
+            "-type=a -unbundle -targets=hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa-unknown-gfx906 \
+             -input={input} -output=o1 -output=o2 -allow-missing-bundles"
+        )
+    };
+    let o = run(d.path(), &line("small.a"));
+    assert_error(&o, "error: file too small to be an archive");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("both select"));
+    let o = run(d.path(), &line("lib.a"));
+    assert_error(&o, "both select the bundle entry 'hip-amdgcn-amd-amdhsa--gfx906': one entry cannot be unbundled into two outputs");
+    assert_eq!(names(d.path()), ["lib.a", "small.a"]);
 }
 
 #[test]

@@ -157,6 +157,8 @@ pub fn parse_header(data: &[u8]) -> Result<Vec<Entry<'_>>, BundleError> {
 /// `parse_header_prefix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntryRange<'a> {
+    /// Zero-based position of the entry in the header.
+    pub index: u64,
     /// The entry ID exactly as stored.
     pub id: &'a [u8],
     /// Offset of the entry data from the start of the bundle.
@@ -166,10 +168,41 @@ pub struct EntryRange<'a> {
 }
 
 impl EntryRange<'_> {
-    /// Where the entry data ends (checked not to overflow when parsed).
+    /// Where the entry data ends (checked not to overflow when parsed,
+    /// except by [`parse_ranges`]).
     pub fn end(&self) -> u64 {
         self.offset.saturating_add(self.size)
     }
+
+    /// The entry's data in `bundle` (the data the header was read from).
+    /// An entry whose offset + size wraps past 2^64 (only [`parse_ranges`]
+    /// keeps one) has none: [`BundleError::Overflow`].
+    pub fn data_in<'d>(&self, bundle: &'d [u8]) -> Result<&'d [u8], BundleError> {
+        let overflow = BundleError::Overflow { index: self.index };
+        let end = self.offset.checked_add(self.size).ok_or(overflow.clone())?;
+        usize::try_from(self.offset)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(from, to)| bundle.get(from..to))
+            .ok_or(BundleError::BadEntryRange {
+                index: self.index,
+                offset: self.offset,
+                size: self.size,
+                file_size: bundle.len() as u64,
+            })
+    }
+}
+
+/// The header entries in LLVM 22's visiting order, exactly as LLVM 22
+/// accepts them, an entry whose offset + size wraps past 2^64 included:
+/// LLVM's unchecked sum wraps and passes its range check, so it lists such
+/// an entry and unbundles the others, and only reading that entry's data
+/// goes out of bounds. Reading it here is the error
+/// ([`EntryRange::data_in`]). An ID length that wraps is an error here
+/// too, as in [`parse`] (LLVM reads the ID out of bounds at once).
+pub fn parse_ranges(data: &[u8]) -> Result<Vec<EntryRange<'_>>, BundleError> {
+    let ranges = header_ranges(data, data.len() as u64, true)?.unwrap_or_default();
+    Ok(visit_order(ranges, |e| e.id))
 }
 
 /// [`parse_header`] for a bundle of `file_size` bytes of which only the
@@ -181,6 +214,17 @@ impl EntryRange<'_> {
 pub(crate) fn parse_header_prefix(
     prefix: &[u8],
     file_size: u64,
+) -> Result<Option<Vec<EntryRange<'_>>>, BundleError> {
+    header_ranges(prefix, file_size, false)
+}
+
+/// [`parse_header_prefix`]; `keep_wrapped` keeps an entry whose offset +
+/// size wraps past 2^64 where LLVM's wrapped sum passes its range check
+/// (see [`parse_ranges`]) instead of refusing it.
+fn header_ranges(
+    prefix: &[u8],
+    file_size: u64,
+    keep_wrapped: bool,
 ) -> Result<Option<Vec<EntryRange<'_>>>, BundleError> {
     let complete = prefix.len() as u64 >= file_size;
     // Only the first `file_size` bytes belong to the bundle.
@@ -243,9 +287,11 @@ pub(crate) fn parse_header_prefix(
             return ran_out(complete, bad(truncated));
         };
         pos = id_start + id.len();
-        let end = offset
-            .checked_add(size)
-            .ok_or(BundleError::Overflow { index })?;
+        let end = match offset.checked_add(size) {
+            Some(end) => end,
+            None if keep_wrapped => offset.wrapping_add(size),
+            None => return Err(BundleError::Overflow { index }),
+        };
         if offset == 0 || end > file_size {
             return bad(BundleError::BadEntryRange {
                 index,
@@ -255,7 +301,12 @@ pub(crate) fn parse_header_prefix(
             })
             .map(Some);
         }
-        entries.push(EntryRange { id, offset, size });
+        entries.push(EntryRange {
+            index,
+            id,
+            offset,
+            size,
+        });
         index += 1;
     }
     Ok(Some(entries))
@@ -509,6 +560,13 @@ mod tests {
         let mut b = good;
         b[32 + 8..32 + 16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
         assert_eq!(parse(&b), Err(BundleError::Overflow { index: 0 }));
+        // As LLVM reads it: the wrapped entry is kept, without data.
+        let ranges = parse_ranges(&b).unwrap();
+        assert_eq!(ranges.len(), 2);
+        let wrapped = ranges.iter().find(|r| r.index == 0).unwrap();
+        assert_eq!(wrapped.data_in(&b), Err(BundleError::Overflow { index: 0 }));
+        let other = ranges.iter().find(|r| r.index == 1).unwrap();
+        assert!(other.data_in(&b).is_ok());
     }
 
     /// Every prefix either cannot tell yet or gives exactly what the whole

@@ -470,6 +470,23 @@ fn malformed_archives_give_llvm_messages() {
     assert_eq!(members_of(&a), [(&b"name"[..], &b"ab"[..])]);
 }
 
+/// The length of a `#1/` name that is not decimal is quoted as stored
+/// (NUL, tab and non-UTF-8 bytes included), as LLVM 22 reports it when it
+/// steps to the member (checked against `llvm-offload-binary-22` and
+/// `clang-offload-bundler-22`; mutation finding).
+#[test]
+fn bsd_name_length_errors_quote_the_bytes_as_stored() {
+    let bytes = archive(&[&header(b"#1/1\0\xff\tz", b"2", b"`\n"), b"ab"]);
+    let e = match Archive::parse(&bytes) {
+        Err(e) => e,
+        Ok(a) => a.members().find_map(Result::err).expect("an error"),
+    };
+    assert_eq!(
+        e.to_bytes(),
+        b"truncated or malformed archive (long name length characters after the #1/ are not all decimal numbers: '1\0\xff\tz' for archive member header at offset 8)"
+    );
+}
+
 /// Every prefix of every fixture, and many corruptions, parse without
 /// panicking and never hand out bytes beyond the input.
 #[test]
@@ -498,6 +515,7 @@ fn hostile_archives_do_not_panic() {
                         }
                         Err(
                             ArchiveError::Malformed(_)
+                            | ArchiveError::MalformedBytes(_)
                             | ArchiveError::MalformedName(_)
                             | ArchiveError::ParseFailed,
                         ) => break,

@@ -256,7 +256,7 @@ fn hostile_bitstreams_fail_cleanly() {
     b.end(4, at);
     let data = b.finish();
     let e = embedded_objects(&data).unwrap_err();
-    assert_eq!(e.to_string(), "Malformed bitcode: invalid abbreviation ID");
+    assert_eq!(e.to_string(), "Invalid abbrev number");
     assert!(module_archive_symbols(&data).is_err());
 
     // Blocks nested far deeper than any module: a clean error, no stack
@@ -485,4 +485,96 @@ fn symbols_and_module_asm_in_one_read_match_the_separate_reads() {
         }
     }
     assert!(with_asm >= 4, "fixtures with module asm: {with_asm}");
+}
+
+/// What LLVM 22's reader says about `data` (`llvm-dis-22`'s error text),
+/// or `None` when it is not installed.
+fn llvm_reader_error(data: &[u8]) -> Option<String> {
+    let dis = Path::new("/usr/lib/llvm-22/bin/llvm-dis");
+    if !dis.exists() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.bc");
+    std::fs::write(&path, data).unwrap();
+    let o = std::process::Command::new(dis)
+        .arg(&path)
+        .args(["-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "llvm-dis-22 read {data:?}");
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.contains("error: "))
+        .unwrap()
+        .to_string();
+    Some(line.split_once("error: ").unwrap().1.to_string())
+}
+
+/// Faults of a module's bitstream are reported with LLVM 22's bitstream
+/// reader texts (each checked against `llvm-dis-22` on the same bytes when
+/// it is installed); a block that is entered is read to its END_BLOCK
+/// whatever its length word says, as LLVM does (mutation findings).
+#[test]
+fn bitstream_faults_use_llvm_texts() {
+    let module = |body: &dyn Fn(&mut Bits)| {
+        let mut b = Bits::magic();
+        let at = b.enter(2, 8, 4);
+        body(&mut b);
+        b.end(4, at);
+        b.finish()
+    };
+    let define_fixed = |b: &mut Bits, encoding: u64, width: u64| {
+        b.put(2, 4); // DEFINE_ABBREV
+        b.vbr(2, 5);
+        b.put(1, 1); // literal code
+        b.vbr(1, 8);
+        b.put(0, 1);
+        b.put(encoding, 3);
+        b.vbr(width, 5);
+    };
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (module(&|b| b.put(9, 4)), "Invalid abbrev number"),
+        (
+            module(&|b| define_fixed(b, 1, 65)),
+            "Fixed or VBR abbrev record with size > MaxChunkData",
+        ),
+        (
+            module(&|b| define_fixed(b, 2, 65)),
+            "Fixed or VBR abbrev record with size > MaxChunkData",
+        ),
+        (module(&|b| define_fixed(b, 6, 1)), "Invalid encoding"),
+        (
+            module(&|b| {
+                b.put(1, 4);
+                b.vbr(17, 8); // a type table with code width 0
+                b.vbr(0, 4);
+                b.align();
+                b.put(1, 32);
+            }),
+            "can't enter sub-block: current code size is 0",
+        ),
+    ];
+    for (data, want) in &cases {
+        let ours = embedded_objects(data).unwrap_err().to_string();
+        assert_eq!(&ours, want);
+        if let Some(llvm) = llvm_reader_error(data) {
+            assert_eq!(&llvm, want, "llvm-dis-22 on {data:?}");
+        }
+    }
+    // A type table whose length word is wrong but which ends properly is
+    // read (LLVM only uses the length word to skip a block).
+    let mut b = Bits::magic();
+    let m = b.enter(2, 8, 3);
+    b.put(3, 3); // VERSION 2
+    b.vbr(1, 6);
+    b.vbr(1, 6);
+    b.vbr(2, 6);
+    let t = b.enter(3, 17, 4);
+    b.end(4, t);
+    b.end(3, m);
+    let mut data = b.finish();
+    data[t..t + 4].copy_from_slice(&4000u32.to_le_bytes());
+    assert_eq!(embedded_objects(&data).unwrap(), Vec::<Vec<u8>>::new());
 }

@@ -13,6 +13,11 @@ pub enum ArchiveError {
     /// A structural problem; the text is what LLVM puts in parentheses
     /// after "truncated or malformed archive".
     Malformed(String),
+    /// The same, with a text that quotes header bytes as stored (LLVM does
+    /// not escape the length of a `#1/` name when it steps to a member):
+    /// `Display` shows bytes that are not UTF-8 as U+FFFD,
+    /// [`ArchiveError::to_bytes`] gives them as stored.
+    MalformedBytes(Vec<u8>),
     /// The same, met resolving a member's name (a GNU long-name offset
     /// outside the string table, or not decimal, or a name there without
     /// its terminator): LLVM finds these when a tool asks for the name,
@@ -42,6 +47,11 @@ impl fmt::Display for ArchiveError {
             ArchiveError::Malformed(what) | ArchiveError::MalformedName(what) => {
                 write!(f, "truncated or malformed archive ({what})")
             }
+            ArchiveError::MalformedBytes(what) => write!(
+                f,
+                "truncated or malformed archive ({})",
+                String::from_utf8_lossy(what)
+            ),
             ArchiveError::ParseFailed => {
                 f.write_str("Invalid data was encountered while parsing the file")
             }
@@ -59,8 +69,8 @@ impl fmt::Display for ArchiveError {
 
 impl ArchiveError {
     /// The message as bytes: [`Display`](fmt::Display)'s text, except that
-    /// a thin member's name is given as stored (LLVM prints names that are
-    /// not UTF-8 byte for byte).
+    /// a thin member's name and the bytes a malformed header is quoted with
+    /// are given as stored (LLVM prints them byte for byte).
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             ArchiveError::ThinMember { name, error } => {
@@ -68,6 +78,12 @@ impl ArchiveError {
                 m.extend_from_slice(name);
                 m.extend_from_slice(b"': ");
                 m.extend_from_slice(crate::llvm::os_error_text(error).as_bytes());
+                m
+            }
+            ArchiveError::MalformedBytes(what) => {
+                let mut m = b"truncated or malformed archive (".to_vec();
+                m.extend_from_slice(what);
+                m.push(b')');
                 m
             }
             other => other.to_string().into_bytes(),

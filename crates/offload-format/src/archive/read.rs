@@ -104,13 +104,29 @@ fn escape(bytes: &[u8]) -> String {
 
 /// The length in a BSD long name `#1/<len>` (`len` is what follows the
 /// `#1/`), for the member header at `offset`.
-fn bsd_name_len(len: &[u8], offset: usize) -> Result<u64, ArchiveError> {
+/// How a `#1/` name length that is not decimal is quoted: LLVM escapes it
+/// when it resolves a member's name, and gives it as stored when it steps
+/// to the member.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Escaped,
+    AsStored,
+}
+
+fn bsd_name_len(len: &[u8], offset: usize, quote: Quote) -> Result<u64, ArchiveError> {
     let len = rtrim(len, b' ');
     crate::llvm::decimal_u64(len).ok_or_else(|| {
-        malformed(format!(
-            "long name length characters after the #1/ are not all decimal numbers: '{}' for archive member header at offset {offset}",
-            escape(len)
-        ))
+        let what = "long name length characters after the #1/ are not all decimal numbers: '";
+        let tail = format!("' for archive member header at offset {offset}");
+        match quote {
+            Quote::Escaped => malformed(format!("{what}{}{tail}", escape(len))),
+            Quote::AsStored => {
+                let mut text = what.as_bytes().to_vec();
+                text.extend_from_slice(len);
+                text.extend_from_slice(tail.as_bytes());
+                ArchiveError::MalformedBytes(text)
+            }
+        }
     })
 }
 
@@ -343,7 +359,7 @@ impl<'a> Archive<'a> {
         child.thin = self.thin && raw_name != b"/" && raw_name != b"//" && raw_name != b"/SYM64/";
         child.raw_size = self.size_field(&child)?;
         if let Some(len) = raw_name.strip_prefix(b"#1/") {
-            child.start_of_file += bsd_name_len(len, offset)?;
+            child.start_of_file += bsd_name_len(len, offset, Quote::AsStored)?;
         }
         Ok(child)
     }
@@ -460,7 +476,7 @@ impl<'a> Archive<'a> {
             return Ok(&rest[..end]);
         }
         if let Some(len) = name.strip_prefix(b"#1/") {
-            let n = bsd_name_len(len, offset)?;
+            let n = bsd_name_len(len, offset, Quote::Escaped)?;
             let past = || {
                 malformed(format!(
                     "long name length: {n} extends past the end of the member or archive for archive member header at offset {offset}"

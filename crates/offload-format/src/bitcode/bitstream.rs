@@ -78,8 +78,6 @@ pub struct Record<'a> {
 struct Scope {
     abbrev_width: u32,
     abbrevs: Vec<Rc<Abbrev>>,
-    /// Bit position where this block ends (from its length word).
-    end_bit: u64,
 }
 
 /// A cursor over a bitstream with the block and abbreviation state.
@@ -114,7 +112,6 @@ impl<'a> Cursor<'a> {
             scopes: vec![Scope {
                 abbrev_width: 2,
                 abbrevs: Vec::new(),
-                end_bit: len_bits,
             }],
             blockinfo: HashMap::new(),
             last_left: None,
@@ -258,8 +255,6 @@ impl<'a> Cursor<'a> {
                     self.pos = self.len_bits;
                     return Ok(Entry::EndOfStream);
                 }
-            } else if self.pos >= scope.end_bit {
-                return Err(malformed("block ends without END_BLOCK"));
             }
             let id = self.read(width)?;
             match id {
@@ -270,9 +265,6 @@ impl<'a> Cursor<'a> {
                     }
                     self.align32()?;
                     let scope = self.scopes.pop().expect("inner scope");
-                    if self.pos > scope.end_bit {
-                        return Err(malformed("block overruns its length"));
-                    }
                     self.last_left = Some((scope.abbrev_width, scope.abbrevs));
                     return Ok(Entry::EndBlock);
                 }
@@ -309,32 +301,36 @@ impl<'a> Cursor<'a> {
         if self.scopes.len() > MAX_DEPTH {
             return Err(malformed("blocks nested too deeply"));
         }
+        // LLVM's checks, in its order. The length word is not checked: a
+        // block that is entered is read to its END_BLOCK, wherever that is.
         let width = self.read_vbr(4)?;
-        if width == 0 || width > 32 {
-            return Err(malformed("invalid abbreviation width"));
+        if width > 64 {
+            return Err(BitcodeError::CodeWidthTooLarge(width));
         }
         self.align32()?;
-        let words = self.read(32)?;
-        let end_bit = self
-            .pos
-            .checked_add(words.saturating_mul(32))
-            .filter(|&e| e <= self.len_bits)
-            .ok_or(BitcodeError::UnexpectedEnd)?;
+        self.read(32)?;
+        if width == 0 {
+            return Err(BitcodeError::Bitstream(
+                "can't enter sub-block: current code size is 0",
+            ));
+        }
+        if self.at_end() {
+            return Err(BitcodeError::Bitstream(
+                "can't enter sub block: already at end of stream",
+            ));
+        }
         let abbrevs = self.blockinfo.get(&block_id).cloned().unwrap_or_default();
         self.scopes.push(Scope {
             abbrev_width: width as u32,
             abbrevs,
-            end_bit,
         });
         Ok(())
     }
 
     /// Skips a sub-block (after [`Entry::SubBlock`]) using its length word.
     pub(crate) fn skip_block(&mut self) -> Result<(), BitcodeError> {
-        let width = self.read_vbr(4)?;
-        if width == 0 || width > 32 {
-            return Err(malformed("invalid abbreviation width"));
-        }
+        // The abbreviation width does not matter here (LLVM ignores it).
+        self.read_vbr(4)?;
         self.align32()?;
         let words = self.read(32)?;
         // LLVM's checks and messages, in its order.
@@ -367,10 +363,11 @@ impl<'a> Cursor<'a> {
                     if value == 0 {
                         // A zero-width field always reads as zero.
                         AbbrevOp::Literal(0)
+                    } else if value > 64 {
+                        return Err(BitcodeError::Bitstream(
+                            "Fixed or VBR abbrev record with size > MaxChunkData",
+                        ));
                     } else if encoding == 1 {
-                        if value > 64 {
-                            return Err(malformed("fixed abbreviation field wider than 64 bits"));
-                        }
                         AbbrevOp::Fixed(value as u32)
                     } else {
                         if !(2..=32).contains(&value) {
@@ -382,7 +379,7 @@ impl<'a> Cursor<'a> {
                 3 => AbbrevOp::Array,
                 4 => AbbrevOp::Char6,
                 5 => AbbrevOp::Blob,
-                _ => return Err(malformed("invalid abbreviation encoding")),
+                _ => return Err(BitcodeError::Bitstream("Invalid encoding")),
             };
             ops.push(op);
         }
@@ -395,17 +392,11 @@ impl<'a> Cursor<'a> {
         let mut current: Option<u64> = None;
         loop {
             let width = self.scope().abbrev_width;
-            if self.pos >= self.scope().end_bit {
-                return Err(malformed("block ends without END_BLOCK"));
-            }
             let id = self.read(width)?;
             match id {
                 0 => {
                     self.align32()?;
-                    let scope = self.scopes.pop().expect("blockinfo scope");
-                    if self.pos > scope.end_bit {
-                        return Err(malformed("block overruns its length"));
-                    }
+                    self.scopes.pop();
                     return Ok(());
                 }
                 1 => {
@@ -441,12 +432,12 @@ impl<'a> Cursor<'a> {
         let index = id
             .checked_sub(4)
             .and_then(|i| usize::try_from(i).ok())
-            .ok_or_else(|| malformed("invalid abbreviation ID"))?;
+            .ok_or(BitcodeError::Bitstream("Invalid abbrev number"))?;
         self.scope()
             .abbrevs
             .get(index)
             .cloned()
-            .ok_or_else(|| malformed("invalid abbreviation ID"))
+            .ok_or(BitcodeError::Bitstream("Invalid abbrev number"))
     }
 
     fn read_scalar(&mut self, op: AbbrevOp) -> Result<u64, BitcodeError> {
@@ -665,11 +656,9 @@ impl<'a> Cursor<'a> {
         sink: &mut dyn FnMut(u64) -> Result<(), BitcodeError>,
     ) -> Result<u64, BitcodeError> {
         self.seek(body_bit)?;
-        let len_bits = self.len_bits;
         self.scopes.push(Scope {
             abbrev_width: block.0,
             abbrevs: block.1.clone(),
-            end_bit: len_bits,
         });
         let result = self.read_record_with(abbrev_id, sink);
         self.scopes.pop();
@@ -679,7 +668,7 @@ impl<'a> Cursor<'a> {
 
 fn validate_abbrev(ops: &[AbbrevOp]) -> Result<(), BitcodeError> {
     match ops.first() {
-        None => return Err(malformed("abbreviation with no operands")),
+        None => return Err(BitcodeError::Bitstream("Abbrev record with no operands")),
         Some(AbbrevOp::Array | AbbrevOp::Blob) => {
             return Err(malformed("abbreviation starts with an array or a blob"))
         }

@@ -27,6 +27,7 @@ mod module_code {
     pub(super) const GLOBALVAR: u64 = 7;
     pub(super) const FUNCTION: u64 = 8;
     pub(super) const ALIAS_OLD: u64 = 9;
+    pub(super) const VSTOFFSET: u64 = 13;
     pub(super) const ALIAS: u64 = 14;
     pub(super) const IFUNC: u64 = 18;
 }
@@ -111,6 +112,48 @@ struct ModuleScan {
     embedded: Vec<u64>,
 }
 
+/// Whether a module load reads the module-level metadata or defers it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Metadata {
+    /// Read with the module (`llvm-offload-binary`'s load).
+    Read,
+    /// Skipped by its length word (the archive writer's load).
+    Deferred,
+}
+
+/// Walks one module's blocks as LLVM 22's lazy module load does (see
+/// `scan_module`), for the bitstream faults that make that load fail.
+pub(super) fn check_module_load(
+    stream: &[u8],
+    module: &super::ModuleRef<'_>,
+    metadata: Metadata,
+) -> Result<(), BitcodeError> {
+    let mut cursor = module_cursor(stream, module)?;
+    scan_module(&mut cursor, None, metadata)
+}
+
+/// A cursor inside `module`'s block, over the stream after its magic
+/// number: LLVM reads a module from there, so the bit positions its
+/// messages give ("can't skip to bit N from M") count from that point.
+fn module_cursor<'a>(
+    stream: &'a [u8],
+    module: &super::ModuleRef<'_>,
+) -> Result<Cursor<'a>, BitcodeError> {
+    let body = stream.get(4..).ok_or(BitcodeError::UnexpectedEnd)?;
+    let mut cursor = Cursor::new(body);
+    cursor.seek(
+        module
+            .bit
+            .checked_sub(32)
+            .ok_or(BitcodeError::UnexpectedEnd)?,
+    )?;
+    match cursor.advance()? {
+        Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
+        _ => return Err(malformed("module block expected")),
+    }
+    Ok(cursor)
+}
+
 fn malformed(what: &str) -> BitcodeError {
     BitcodeError::Malformed(what.to_string())
 }
@@ -127,16 +170,11 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     let [module] = file.modules.as_slice() else {
         return Err(malformed("expected exactly one module"));
     };
-    let mut cursor = Cursor::new(file.stream);
-    cursor.seek(module.bit)?;
     // Abbreviations from BLOCKINFO blocks are in the module's own stream
     // order, so walk from the start of the module block.
-    match cursor.advance()? {
-        Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
-        _ => return Err(malformed("module block expected")),
-    }
+    let mut cursor = module_cursor(file.stream, module)?;
     let mut scan = ModuleScan::default();
-    scan_module(&mut cursor, &mut scan)?;
+    scan_module(&mut cursor, Some(&mut scan), Metadata::Read)?;
     if scan.version > 2 {
         return Err(malformed("unsupported bitcode version"));
     }
@@ -176,23 +214,51 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     Ok(out)
 }
 
-fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
+/// Walks the module block as LLVM 22's lazy module load does (what
+/// `llvm-offload-binary` runs), so that a bitstream fault fails here
+/// exactly when it fails there: the blocks LLVM reads record by record
+/// are entered (their length words unchecked), the others skipped by their
+/// length words; and, in a module with a value symbol table offset, the
+/// walk ends after the first function block, where LLVM suspends reading.
+///
+/// Without `scan`, the blocks are only walked (what a load that fails
+/// nowhere else would meet); `metadata` says whether the load being
+/// mirrored reads the module's metadata or defers it (skipping the block
+/// by its length word, as the archive writer's lazy load does).
+fn scan_module(
+    cursor: &mut Cursor<'_>,
+    mut scan: Option<&mut ModuleScan>,
+    metadata: Metadata,
+) -> Result<(), BitcodeError> {
+    let mut vst_offset = false;
     loop {
         match cursor.advance()? {
             Entry::EndBlock => return Ok(()),
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
             Entry::SubBlock(id) => match id {
-                block_id::TYPE => {
+                block_id::PARAMATTR
+                | block_id::PARAMATTR_GROUP
+                | block_id::METADATA_KIND
+                | block_id::OPERAND_BUNDLE_TAGS
+                | block_id::SYNC_SCOPE_NAMES => {
                     cursor.enter_block(id)?;
-                    scan_types(cursor, scan)?;
+                    walk_records(cursor)?;
                 }
-                block_id::CONSTANTS => {
-                    cursor.enter_block(id)?;
-                    scan_constants(cursor, scan)?;
+                block_id::FUNCTION => {
+                    cursor.skip_block()?;
+                    if vst_offset {
+                        return Ok(());
+                    }
                 }
-                block_id::METADATA => {
+                block_id::METADATA if metadata == Metadata::Deferred => cursor.skip_block()?,
+                block_id::TYPE | block_id::CONSTANTS | block_id::METADATA => {
                     cursor.enter_block(id)?;
-                    scan_metadata(cursor, scan)?;
+                    match (id, scan.as_deref_mut()) {
+                        (block_id::TYPE, Some(scan)) => scan_types(cursor, scan)?,
+                        (block_id::CONSTANTS, Some(scan)) => scan_constants(cursor, scan)?,
+                        (_, Some(scan)) => scan_metadata(cursor, scan)?,
+                        (_, None) => walk_records(cursor)?,
+                    }
                 }
                 _ => cursor.skip_block()?,
             },
@@ -206,6 +272,12 @@ fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), Bit
                     n += 1;
                     Ok(())
                 })?;
+                if code == module_code::VSTOFFSET {
+                    vst_offset = n > 0 && first[0] > 1;
+                }
+                let Some(scan) = scan.as_deref_mut() else {
+                    continue;
+                };
                 match code {
                     module_code::VERSION => scan.version = first[0],
                     module_code::GLOBALVAR => {
@@ -226,6 +298,21 @@ fn scan_module(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), Bit
                     }
                     _ => {}
                 }
+            }
+        }
+    }
+}
+
+/// Reads every record of the current block up to its end, skipping
+/// sub-blocks, as LLVM does for blocks whose records it reads.
+fn walk_records(cursor: &mut Cursor<'_>) -> Result<(), BitcodeError> {
+    loop {
+        match cursor.advance()? {
+            Entry::EndBlock => return Ok(()),
+            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+            Entry::SubBlock(_) => cursor.skip_block()?,
+            Entry::Record(id) => {
+                cursor.skip_record(id)?;
             }
         }
     }

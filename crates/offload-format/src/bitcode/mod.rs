@@ -30,12 +30,24 @@ use bitstream::{Cursor, Entry};
 pub(crate) mod block_id {
     /// `MODULE_BLOCK`.
     pub(crate) const MODULE: u64 = 8;
+    /// `PARAMATTR_BLOCK`.
+    pub(crate) const PARAMATTR: u64 = 9;
+    /// `PARAMATTR_GROUP_BLOCK`.
+    pub(crate) const PARAMATTR_GROUP: u64 = 10;
     /// `CONSTANTS_BLOCK`.
     pub(crate) const CONSTANTS: u64 = 11;
+    /// `FUNCTION_BLOCK`.
+    pub(crate) const FUNCTION: u64 = 12;
     /// `METADATA_BLOCK`.
     pub(crate) const METADATA: u64 = 15;
     /// `TYPE_BLOCK_NEW`.
     pub(crate) const TYPE: u64 = 17;
+    /// `OPERAND_BUNDLE_TAGS_BLOCK`.
+    pub(crate) const OPERAND_BUNDLE_TAGS: u64 = 21;
+    /// `METADATA_KIND_BLOCK`.
+    pub(crate) const METADATA_KIND: u64 = 22;
+    /// `SYNC_SCOPE_NAMES_BLOCK`.
+    pub(crate) const SYNC_SCOPE_NAMES: u64 = 26;
     /// `STRTAB_BLOCK`.
     pub(crate) const STRTAB: u64 = 23;
     /// `SYMTAB_BLOCK`.
@@ -68,6 +80,12 @@ pub enum BitcodeError {
     },
     /// A block's length word is the last thing in the stream.
     SkipAtEnd,
+    /// A fault of the bitstream's structure that LLVM's bitstream reader
+    /// reports with this text (an abbreviation ID with no abbreviation, an
+    /// operand wider than 64 bits, an invalid operand encoding, ...).
+    Bitstream(&'static str),
+    /// A sub-block whose abbreviation ID width is above 64 bits.
+    CodeWidthTooLarge(u64),
 }
 
 impl fmt::Display for BitcodeError {
@@ -83,6 +101,13 @@ impl fmt::Display for BitcodeError {
                 write!(f, "can't skip to bit {to} from {from}")
             }
             BitcodeError::SkipAtEnd => f.write_str("can't skip block: already at end of stream"),
+            BitcodeError::Bitstream(text) => f.write_str(text),
+            BitcodeError::CodeWidthTooLarge(width) => {
+                write!(
+                    f,
+                    "can't read more than 64 at a time, trying to read {width}"
+                )
+            }
         }
     }
 }
@@ -259,6 +284,12 @@ pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
 fn archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
     if file.modules.is_empty() {
         return Ok(Vec::new());
+    }
+    // LLVM's archive writer loads each module (lazily, metadata deferred)
+    // to list its symbols: a bitstream fault met there is its warning
+    // text, whatever the stored symbol table says.
+    for module in &file.modules {
+        embedded::check_module_load(file.stream, module, embedded::Metadata::Deferred)?;
     }
     match stored_archive_symbols(file) {
         Some(symbols) => Ok(symbols),
