@@ -390,33 +390,7 @@ pub fn scan(data: &[u8]) -> Scan<'_> {
 mod tests {
     use super::*;
 
-    /// A container of (kind, arch, flags, payload, compressed size) entries.
-    fn container(entries: &[(u16, u32, u64, &[u8], u32)]) -> Vec<u8> {
-        let mut body = Vec::new();
-        for &(kind, arch, flags, payload, csize) in entries {
-            let stored = payload.len().div_ceil(8) * 8;
-            let mut h = vec![0u8; 64];
-            h[0..2].copy_from_slice(&kind.to_le_bytes());
-            h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
-            h[4..8].copy_from_slice(&64u32.to_le_bytes());
-            h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
-            h[16..20].copy_from_slice(&csize.to_le_bytes());
-            h[24..26].copy_from_slice(&7u16.to_le_bytes());
-            h[26..28].copy_from_slice(&1u16.to_le_bytes());
-            h[28..32].copy_from_slice(&arch.to_le_bytes());
-            h[40..48].copy_from_slice(&flags.to_le_bytes());
-            body.extend_from_slice(&h);
-            body.extend_from_slice(payload);
-            body.resize(body.len() + stored - payload.len(), 0);
-        }
-        let mut out = Vec::new();
-        out.extend_from_slice(&MAGIC.to_le_bytes());
-        out.extend_from_slice(&1u16.to_le_bytes());
-        out.extend_from_slice(&16u16.to_le_bytes());
-        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&body);
-        out
-    }
+    use test_support::fatbin as container;
 
     #[test]
     fn two_containers_with_padding() {

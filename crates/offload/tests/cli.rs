@@ -726,30 +726,8 @@ fn nvidia_fat_binaries() {
     cubin.resize(64, 0);
     cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
     cubin[48..52].copy_from_slice(&0x0050_0550u32.to_le_bytes());
-    let entry = |kind: u16, arch: u32, flags: u64, payload: &[u8], csize: u32| {
-        let stored = payload.len().div_ceil(8) * 8;
-        let mut h = vec![0u8; 64];
-        h[0..2].copy_from_slice(&kind.to_le_bytes());
-        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
-        h[4..8].copy_from_slice(&64u32.to_le_bytes());
-        h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
-        h[16..20].copy_from_slice(&csize.to_le_bytes());
-        h[28..32].copy_from_slice(&arch.to_le_bytes());
-        h[40..48].copy_from_slice(&flags.to_le_bytes());
-        h.extend_from_slice(payload);
-        h.resize(64 + stored, 0);
-        h
-    };
-    let container = |body: Vec<u8>| {
-        let mut c = 0xBA55_ED50u32.to_le_bytes().to_vec();
-        c.extend_from_slice(&1u16.to_le_bytes());
-        c.extend_from_slice(&16u16.to_le_bytes());
-        c.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        c.extend(body);
-        c
-    };
-    let mut data = container(entry(2, 80, 0x11, &cubin, 0));
-    data.extend(container(entry(1, 90, 0x2011, b"compressed!", 11)));
+    let mut data = test_support::fatbin(&[(2, 80, 0x11, &cubin, 0)]);
+    data.extend(test_support::fatbin(&[(1, 90, 0x2011, b"compressed!", 11)]));
     let tmp = tempfile::tempdir().unwrap();
     fs::write(tmp.path().join("k.fatbin"), &data).unwrap();
     let o = run_in(tmp.path(), &["ls", "--json", "k.fatbin"]);

@@ -137,3 +137,34 @@ pub fn sparse_file(path: &Path, len: u64, pieces: &[(u64, &[u8])]) -> bool {
     }
     true
 }
+
+/// An NVIDIA fat-binary container (magic 0xBA55ED50, version 1, a 16-byte
+/// header) holding `entries`, each (kind, arch, flags, payload, compressed
+/// size): a 64-byte entry header (version 7.1) and the payload padded to 8
+/// bytes. The tests' one builder of such containers.
+pub fn fatbin(entries: &[(u16, u32, u64, &[u8], u32)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for &(kind, arch, flags, payload, csize) in entries {
+        let stored = payload.len().div_ceil(8) * 8;
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
+        h[16..20].copy_from_slice(&csize.to_le_bytes());
+        h[24..26].copy_from_slice(&7u16.to_le_bytes());
+        h[26..28].copy_from_slice(&1u16.to_le_bytes());
+        h[28..32].copy_from_slice(&arch.to_le_bytes());
+        h[40..48].copy_from_slice(&flags.to_le_bytes());
+        body.extend_from_slice(&h);
+        body.extend_from_slice(payload);
+        body.resize(body.len() + stored - payload.len(), 0);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
