@@ -175,6 +175,23 @@ pub struct Outcome {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
+impl Outcome {
+    /// Both runs failed (status 1) with the same stdout and stderr, and
+    /// `self` left the working directory as it found it (`initial`): LLVM's
+    /// partial outputs after an error are the only difference.
+    pub fn same_error_without_outputs(
+        &self,
+        llvm: &Outcome,
+        initial: &[(String, Vec<u8>)],
+    ) -> bool {
+        llvm.status == 1
+            && self.status == 1
+            && llvm.stderr == self.stderr
+            && llvm.stdout == self.stdout
+            && self.files == initial
+    }
+}
+
 /// One differential case: the same command line run by both tools in
 /// identical fresh directories.
 #[derive(Clone, Default)]
@@ -192,6 +209,14 @@ pub struct Case {
 }
 
 impl Case {
+    /// The files the case starts with, sorted by path as
+    /// [`Outcome::files`] lists them.
+    pub fn sorted_files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut v = self.files.clone();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
     pub fn new(tool: &str) -> Case {
         Case {
             tool: tool.to_string(),

@@ -9,25 +9,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use test_support::mask_bundler_noise as normalise;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hda")
-}
-
-/// Masks what is random or machine-specific by design: the decompression
-/// speed, and the `-###` command's program path and temporary names.
-fn normalise(text: &[u8]) -> String {
-    let text = String::from_utf8_lossy(text);
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("Decompression speed: ") {
-            out.push_str("Decompression speed: <masked>\n");
-        } else if line.contains("\"--remove-section=__CLANG_OFFLOAD_BUNDLE__.*\"") {
-            out.push_str("<llvm-objcopy host extraction command>\n");
-        } else {
-            out.push_str(line);
-        }
-    }
-    out
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {

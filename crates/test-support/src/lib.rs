@@ -168,3 +168,21 @@ pub fn fatbin(entries: &[(u16, u32, u64, &[u8], u32)]) -> Vec<u8> {
     out.extend_from_slice(&body);
     out
 }
+
+/// The bundler's stderr with what is random or machine-specific by design
+/// masked, in LLVM 22's output and ours alike: the decompression speed, and
+/// the `-###` objcopy command (its program path and temporary file names).
+pub fn mask_bundler_noise(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("Decompression speed: ") {
+            out.push_str("Decompression speed: <masked>\n");
+        } else if line.contains("\"--remove-section=__CLANG_OFFLOAD_BUNDLE__.*\"") {
+            out.push_str("<llvm-objcopy host extraction command>\n");
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}

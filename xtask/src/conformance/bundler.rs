@@ -142,7 +142,7 @@ pub fn run(s: &mut Suite) {
 
 /// Our tool and LLVM's may differ only in the documented ways.
 fn accept(case: &Case, llvm: &Outcome, ours: &Outcome) -> Option<&'static str> {
-    let initial = initial_files(case);
+    let initial = case.sorted_files();
     let last_line = ours
         .stderr
         .strip_suffix(b"\n")
@@ -166,21 +166,10 @@ fn accept(case: &Case, llvm: &Outcome, ours: &Outcome) -> Option<&'static str> {
     {
         return Some("damaged header where LLVM 22 is undefined");
     }
-    if llvm.status == 1
-        && ours.status == 1
-        && llvm.stderr == ours.stderr
-        && llvm.stdout == ours.stdout
-        && ours.files == initial
-    {
+    if ours.same_error_without_outputs(llvm, &initial) {
         return Some("no partial outputs after an error");
     }
     None
-}
-
-fn initial_files(case: &Case) -> Vec<(String, Vec<u8>)> {
-    let mut v = case.files.clone();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
 }
 
 // ---------------------------------------------------------------- helpers
