@@ -691,22 +691,33 @@ fn random_entry(rng: &mut Rng) -> (Strings, ImageKind, OffloadKind, u32, Vec<u8>
     (strings, ik, ok, flags, image_bytes(rng))
 }
 
+/// The version-1 offload binary of one entry.
+fn entry_v1(
+    strings: &Strings,
+    ik: ImageKind,
+    ok: OffloadKind,
+    flags: u32,
+    image: &[u8],
+) -> Vec<u8> {
+    ImageEntry {
+        image_kind: ik,
+        offload_kind: ok,
+        flags,
+        strings: strings
+            .iter()
+            .map(|(k, v)| (k.as_slice(), v.as_slice()))
+            .collect(),
+        image,
+    }
+    .to_v1()
+}
+
 fn raw_blob(rng: &mut Rng, count: usize) -> (Vec<u8>, Vec<Strings>) {
     let mut blob = Vec::new();
     let mut all = Vec::new();
     for _ in 0..count {
         let (strings, ik, ok, flags, image) = random_entry(rng);
-        let e = ImageEntry {
-            image_kind: ik,
-            offload_kind: ok,
-            flags,
-            strings: strings
-                .iter()
-                .map(|(k, v)| (k.as_slice(), v.as_slice()))
-                .collect(),
-            image: &image,
-        };
-        blob.extend(e.to_v1());
+        blob.extend(entry_v1(&strings, ik, ok, flags, &image));
         all.push(strings);
     }
     (blob, all)
@@ -993,17 +1004,7 @@ fn archive_output_case(rng: &mut Rng, env: &mut Env) -> Result<Case, String> {
     let mut entries = Vec::new();
     for img in &images {
         let (strings, ik, ok, flags, _) = random_entry(rng);
-        let e = ImageEntry {
-            image_kind: ik,
-            offload_kind: ok,
-            flags,
-            strings: strings
-                .iter()
-                .map(|(k, v)| (k.as_slice(), v.as_slice()))
-                .collect(),
-            image: img,
-        };
-        blob.extend(e.to_v1());
+        blob.extend(entry_v1(&strings, ik, ok, flags, img));
         entries.push(strings);
     }
     let input = if rng.chance(1, 3) {
