@@ -464,3 +464,37 @@ fn coff_and_macho_archive_symbols() {
         .collect();
     assert!(names.contains(&&b"___hip_fatbin_wrapper"[..]));
 }
+
+/// The string table of an ELF member's symbol table is not SHT_STRTAB: the
+/// section type is named as LLVM's `getELFSectionTypeName` names it (what
+/// `llvm-ar-22 rcs` prints for these three members: `Unknown`,
+/// `SHT_SHLIB`, `SHT_LLVM_OFFLOADING`), never as a number.
+#[test]
+fn archive_symbols_name_a_wrong_string_table_type_as_llvm_does() {
+    use offload_format::archive::member_symbols;
+    let data = read("elf-x86_64-pc-linux-gnu.o");
+    let u16_at = |at: usize| u16::from_le_bytes([data[at], data[at + 1]]) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+    let shoff = u64::from_le_bytes(data[0x28..0x30].try_into().unwrap()) as usize;
+    let (entsize, count) = (u16_at(0x3a), u16_at(0x3c));
+    let link = (0..count)
+        .map(|i| shoff + i * entsize)
+        .find(|&h| u32_at(h + 4) == 2)
+        .map(|h| u32_at(h + 40) as usize)
+        .expect("a symbol table");
+    for (sh_type, name) in [
+        (0x12345u32, "Unknown"),
+        (10, "SHT_SHLIB"),
+        (0x6fff_4c0b, "SHT_LLVM_OFFLOADING"),
+    ] {
+        let mut bad = data.clone();
+        let at = shoff + link * entsize + 4;
+        bad[at..at + 4].copy_from_slice(&sh_type.to_le_bytes());
+        assert_eq!(
+            member_symbols(&bad).unwrap_err(),
+            format!(
+                "invalid sh_type for string table section [index {link}]: expected SHT_STRTAB, but got {name}"
+            )
+        );
+    }
+}

@@ -175,7 +175,7 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     if strsec.sh_type != elf::SHT_STRTAB {
         return Err(format!(
             "invalid sh_type for string table section [index {strtab_index}]: expected SHT_STRTAB, but got {}",
-            sh_type_name(strsec.sh_type)
+            elf::section_type_name(header.machine, strsec.sh_type)
         ));
     }
     let strings = Bytes::new(data)
@@ -219,21 +219,4 @@ fn is_mapping_symbol(machine: u16, name: &[u8]) -> bool {
         EM_RISCV => name == b".L0 " || name.starts_with(b"$d") || name.starts_with(b"$x"),
         _ => false,
     }
-}
-
-fn sh_type_name(t: u32) -> String {
-    let name = match t {
-        0 => "SHT_NULL",
-        1 => "SHT_PROGBITS",
-        2 => "SHT_SYMTAB",
-        4 => "SHT_RELA",
-        5 => "SHT_HASH",
-        6 => "SHT_DYNAMIC",
-        7 => "SHT_NOTE",
-        8 => "SHT_NOBITS",
-        9 => "SHT_REL",
-        11 => "SHT_DYNSYM",
-        _ => return format!("0x{t:x}"),
-    };
-    name.to_string()
 }
