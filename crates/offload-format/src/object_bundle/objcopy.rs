@@ -28,6 +28,7 @@
 use super::elf::*;
 use super::error::{ElfError, Error};
 use super::pieces::{Canvas, Data, Pieces};
+use crate::objfile::elf::SectionHeader;
 use crate::string_table::Builder as StrTabBuilder;
 
 /// How much larger than its inputs a rewritten object may become. Real
@@ -1539,24 +1540,31 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                     0
                 },
             );
-            self.put_shdr(&mut null, 0, 0, 0, 0, 0, size0, link0, 0, 0, 0);
+            self.put_shdr(
+                &mut null,
+                &SectionHeader {
+                    size: size0,
+                    link: link0,
+                    ..SectionHeader::default()
+                },
+            );
             out.owned(self.shoff, &null).ok_or_else(too_large)?;
             for (pos, id) in self.live().enumerate() {
                 let s = &self.secs[id];
                 let mut h = vec![0u8; sz];
-                self.put_shdr(
-                    &mut h,
-                    s.name_index,
-                    s.sh_type,
-                    s.flags,
-                    s.addr,
-                    s.offset,
-                    s.size,
-                    s.link,
-                    s.info,
-                    s.align,
-                    s.entsize,
-                );
+                let header = SectionHeader {
+                    name: s.name_index,
+                    sh_type: s.sh_type,
+                    flags: s.flags,
+                    addr: s.addr,
+                    offset: s.offset,
+                    size: s.size,
+                    link: s.link,
+                    info: s.info,
+                    addralign: s.align,
+                    entsize: s.entsize,
+                };
+                self.put_shdr(&mut h, &header);
                 let at = self.shoff + (pos as u64 + 1) * sz as u64;
                 out.owned(at, &h).ok_or_else(too_large)?;
             }
@@ -1564,42 +1572,30 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
         Ok(out.finish())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn put_shdr(
-        &self,
-        h: &mut [u8],
-        name: u32,
-        sh_type: u32,
-        flags: u64,
-        addr: u64,
-        offset: u64,
-        size: u64,
-        link: u32,
-        info: u32,
-        align: u64,
-        entsize: u64,
-    ) {
+    /// Writes `sh` into `h` in the output's class and byte order (32-bit
+    /// fields truncated, as llvm-objcopy writes them).
+    fn put_shdr(&self, h: &mut [u8], sh: &SectionHeader) {
         let c = self.class;
-        c.put_u32(h, 0, name);
-        c.put_u32(h, 4, sh_type);
+        c.put_u32(h, 0, sh.name);
+        c.put_u32(h, 4, sh.sh_type);
         if c.is64 {
-            c.put_u64(h, 8, flags);
-            c.put_u64(h, 16, addr);
-            c.put_u64(h, 24, offset);
-            c.put_u64(h, 32, size);
-            c.put_u32(h, 40, link);
-            c.put_u32(h, 44, info);
-            c.put_u64(h, 48, align);
-            c.put_u64(h, 56, entsize);
+            c.put_u64(h, 8, sh.flags);
+            c.put_u64(h, 16, sh.addr);
+            c.put_u64(h, 24, sh.offset);
+            c.put_u64(h, 32, sh.size);
+            c.put_u32(h, 40, sh.link);
+            c.put_u32(h, 44, sh.info);
+            c.put_u64(h, 48, sh.addralign);
+            c.put_u64(h, 56, sh.entsize);
         } else {
-            c.put_u32(h, 8, flags as u32);
-            c.put_u32(h, 12, addr as u32);
-            c.put_u32(h, 16, offset as u32);
-            c.put_u32(h, 20, size as u32);
-            c.put_u32(h, 24, link);
-            c.put_u32(h, 28, info);
-            c.put_u32(h, 32, align as u32);
-            c.put_u32(h, 36, entsize as u32);
+            c.put_u32(h, 8, sh.flags as u32);
+            c.put_u32(h, 12, sh.addr as u32);
+            c.put_u32(h, 16, sh.offset as u32);
+            c.put_u32(h, 20, sh.size as u32);
+            c.put_u32(h, 24, sh.link);
+            c.put_u32(h, 28, sh.info);
+            c.put_u32(h, 32, sh.addralign as u32);
+            c.put_u32(h, 36, sh.entsize as u32);
         }
     }
 
