@@ -23,13 +23,12 @@ const SHT_STRTAB: u32 = 3;
 fn main() {
     // 1. An offload binary: one image and its string metadata, as
     //    `llvm-offload-binary --image=file=k.o,triple=...,arch=gfx90a` makes it.
-    let entry = ImageEntry {
-        image_kind: ImageKind::OBJECT,
-        offload_kind: OffloadKind::HIP,
-        flags: 0,
-        strings: vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", b"gfx90a")],
-        image: b"device code for gfx90a",
-    };
+    let entry = ImageEntry::new(
+        ImageKind::OBJECT,
+        OffloadKind::HIP,
+        vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", b"gfx90a")],
+        b"device code for gfx90a",
+    );
     let binary = entry.to_v1();
 
     // 2. Read it back: every binary in a blob (a section may hold several,

@@ -484,12 +484,13 @@ mod tests {
         let bytes: Vec<u8> = (0..4096u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
-        let image = |arch: &'static [u8], len: usize| ImageEntry {
-            image_kind: ImageKind::OBJECT,
-            offload_kind: OffloadKind::HIP,
-            flags: 0,
-            strings: vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", arch)],
-            image: &bytes[..len],
+        let image = |arch: &'static [u8], len: usize| {
+            ImageEntry::new(
+                ImageKind::OBJECT,
+                OffloadKind::HIP,
+                vec![(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", arch)],
+                &bytes[..len],
+            )
         };
         let dropped = write_multi(&[image(b"gfx906", 64)], 2, None);
         // A compressed binary whose size is 7 past a multiple of 8.

@@ -731,11 +731,13 @@ mod tests {
     fn versions_2_and_3() {
         let a = entry(vec![(b"triple", b"t1"), (b"arch", b"a\0b")], b"first image");
         let b = ImageEntry {
-            image_kind: ImageKind::BITCODE,
-            offload_kind: OffloadKind::HIP,
             flags: 1,
-            strings: vec![(b"triple", b"t2")],
-            image: b"second",
+            ..ImageEntry::new(
+                ImageKind::BITCODE,
+                OffloadKind::HIP,
+                vec![(b"triple", b"t2")],
+                b"second",
+            )
         };
         for (version, compression) in [
             (2, None),

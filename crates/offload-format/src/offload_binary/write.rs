@@ -90,6 +90,23 @@ fn overflow() -> io::Error {
 }
 
 impl<'a> ImageEntry<'a> {
+    /// An image with its kinds and key/value strings, and flags 0 (what
+    /// LLVM 22 writes).
+    pub fn new(
+        image_kind: ImageKind,
+        offload_kind: OffloadKind,
+        strings: Vec<(&'a [u8], &'a [u8])>,
+        image: &'a [u8],
+    ) -> ImageEntry<'a> {
+        ImageEntry {
+            image_kind,
+            offload_kind,
+            flags: 0,
+            strings,
+            image,
+        }
+    }
+
     fn layout_with(&self, strings: usize, table: u64) -> Option<LayoutV1> {
         let n = strings as u64;
         let string_table = STRING_ENTRY_SIZE_V1
@@ -279,13 +296,12 @@ mod tests {
 
     #[test]
     fn spec_annotated_dump() {
-        let e = ImageEntry {
-            image_kind: ImageKind::OBJECT,
-            offload_kind: OffloadKind::OPENMP,
-            flags: 0,
-            strings: vec![(b"arch", b"generic"), (b"triple", b"x86_64-pc-linux-gnu")],
-            image: b"ABC",
-        };
+        let e = ImageEntry::new(
+            ImageKind::OBJECT,
+            OffloadKind::OPENMP,
+            vec![(b"arch", b"generic"), (b"triple", b"x86_64-pc-linux-gnu")],
+            b"ABC",
+        );
         let mut want = Vec::new();
         want.extend_from_slice(b"\x10\xff\x10\xad\x01\0\0\0");
         for v in [160u64, 32, 40] {
@@ -320,13 +336,7 @@ mod tests {
 
     #[test]
     fn empty_key_and_value_point_at_the_leading_nul() {
-        let e = ImageEntry {
-            image_kind: ImageKind::NONE,
-            offload_kind: OffloadKind::NONE,
-            flags: 0,
-            strings: vec![(b"", b"")],
-            image: b"x",
-        };
+        let e = ImageEntry::new(ImageKind::NONE, OffloadKind::NONE, vec![(b"", b"")], b"x");
         let b = e.to_v1();
         // Table at 72 + 16 = 88.
         assert_eq!(&b[72..80], &88u64.to_le_bytes());
