@@ -221,7 +221,7 @@ impl Walker {
         };
         for slice in slices {
             let name = cpu_type_name(slice.cputype);
-            let (Some(bytes), Ok(at)) = (slice.data(data), usize::try_from(slice.offset)) else {
+            let Some(bytes) = slice.data(data) else {
                 node.damage.push(Damage {
                     offset: place.offset(),
                     message: format!(
@@ -231,13 +231,29 @@ impl Walker {
                 });
                 continue;
             };
-            let mut child = Node::new(NodeKind::Slice, name, node.file.clone());
-            child.offset = place.plus(at).offset();
-            child.size = Some(slice.size);
-            self.inspect(bytes, place.plus(at), &mut child, depth + 1, true);
-            if child.is_interesting() {
-                node.children.push(child);
-            }
+            let at = place.plus(offset_in(data, bytes).unwrap_or(0));
+            self.nested_file(NodeKind::Slice, name, bytes, at, node, depth);
+        }
+    }
+
+    /// Reads `bytes`, a whole file found at `at` (an archive member, a
+    /// universal file's slice), as a child of `node`, kept if it holds
+    /// anything.
+    fn nested_file(
+        &mut self,
+        kind: NodeKind,
+        name: String,
+        bytes: &[u8],
+        at: Place,
+        node: &mut Node,
+        depth: usize,
+    ) {
+        let mut child = Node::new(kind, name, node.file.clone());
+        child.offset = at.offset();
+        child.size = Some(bytes.len() as u64);
+        self.inspect(bytes, at, &mut child, depth + 1, true);
+        if child.is_interesting() {
+            node.children.push(child);
         }
     }
 
@@ -267,14 +283,8 @@ impl Walker {
             let name = String::from_utf8_lossy(member.name).into_owned();
             match member.content {
                 MemberContent::Inline(bytes) => {
-                    let mut child = Node::new(NodeKind::Member, name, node.file.clone());
-                    let at = offset_in(data, bytes).unwrap_or(0);
-                    child.offset = place.plus(at).offset();
-                    child.size = Some(bytes.len() as u64);
-                    self.inspect(bytes, place.plus(at), &mut child, depth + 1, true);
-                    if child.is_interesting() {
-                        node.children.push(child);
-                    }
+                    let at = place.plus(offset_in(data, bytes).unwrap_or(0));
+                    self.nested_file(NodeKind::Member, name, bytes, at, node, depth);
                 }
                 MemberContent::Thin { .. } => {
                     let path = thin_member_path(&node.file, member.name);
