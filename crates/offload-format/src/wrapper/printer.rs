@@ -175,13 +175,50 @@ impl Printer<'_, '_> {
             return;
         }
         self.out.push_str("{ ");
-        for (i, &t) in fields.iter().enumerate() {
+        self.comma_separated(fields.iter().copied(), Self::ty);
+        self.out.push_str(" }");
+    }
+
+    /// Writes each of `items` with `write`, separated by `, `.
+    fn comma_separated<T>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        mut write: impl FnMut(&mut Self, T),
+    ) {
+        for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            self.ty(t);
+            write(self, item);
         }
-        self.out.push_str(" }");
+    }
+
+    /// `getelementptr [inbounds] <source>, <typed operands>` (the base and
+    /// the indices); a constant expression (`constant`) has its operands in
+    /// parentheses.
+    fn gep(
+        &mut self,
+        f: Option<FuncId>,
+        constant: bool,
+        inbounds: bool,
+        source: TypeId,
+        operands: impl IntoIterator<Item = Value>,
+    ) {
+        self.out.push_str("getelementptr ");
+        if inbounds {
+            self.out.push_str("inbounds ");
+        }
+        if constant {
+            self.out.push('(');
+        }
+        self.ty(source);
+        for v in operands {
+            self.out.push_str(", ");
+            self.typed(f, v);
+        }
+        if constant {
+            self.out.push(')');
+        }
     }
 
     fn ty(&mut self, t: TypeId) {
@@ -209,12 +246,7 @@ impl Printer<'_, '_> {
                 let (ret, params) = (*ret, params.clone());
                 self.ty(ret);
                 self.out.push_str(" (");
-                for (i, &p) in params.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.ty(p);
-                }
+                self.comma_separated(params, Self::ty);
                 self.out.push(')');
             }
         }
@@ -259,12 +291,7 @@ impl Printer<'_, '_> {
                     let is_struct = matches!(m.types[ty.0 as usize], Type::Struct { .. });
                     let (open, close) = if is_struct { ("{ ", " }") } else { ("[", "]") };
                     self.out.push_str(open);
-                    for (i, &e) in elems.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        self.typed(f, e);
-                    }
+                    self.comma_separated(elems.iter().copied(), |p, e| p.typed(f, e));
                     self.out.push_str(close);
                 }
                 Const::Gep {
@@ -274,19 +301,9 @@ impl Printer<'_, '_> {
                     indices,
                     ..
                 } => {
-                    self.out.push_str("getelementptr ");
-                    if *inbounds {
-                        self.out.push_str("inbounds ");
-                    }
-                    self.out.push('(');
-                    self.ty(*source);
-                    self.out.push_str(", ");
-                    self.typed(f, *base);
-                    for &i in indices {
-                        self.out.push_str(", ");
-                        self.typed(f, Value::Const(i));
-                    }
-                    self.out.push(')');
+                    let indices = indices.iter().map(|&i| Value::Const(i));
+                    let operands = std::iter::once(*base).chain(indices);
+                    self.gep(f, true, *inbounds, *source, operands);
                 }
             },
         }
@@ -343,15 +360,12 @@ impl Printer<'_, '_> {
         self.out.push(' ');
         name(&mut self.out, '@', &func.name);
         self.out.push('(');
-        for (i, &p) in params.iter().enumerate() {
-            if i > 0 {
-                self.out.push_str(", ");
-            }
-            self.ty(p);
+        self.comma_separated(params.iter().copied().enumerate(), |p, (i, t)| {
+            p.ty(t);
             if !func.is_declaration() {
-                let _ = write!(self.out, " %{i}");
+                let _ = write!(p.out, " %{i}");
             }
-        }
+        });
         self.out.push(')');
         if let Some(s) = &func.section {
             self.out.push_str(" section \"");
@@ -391,13 +405,9 @@ impl Printer<'_, '_> {
                     self.out.push_str(" No predecessors!");
                 } else {
                     self.out.push_str(" preds = ");
-                    for (i, from) in p.iter().rev().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        let pn = func.blocks[from.0 as usize].name.clone();
-                        name(&mut self.out, '%', &pn);
-                    }
+                    self.comma_separated(p.iter().rev(), |pr, from| {
+                        name(&mut pr.out, '%', &func.blocks[from.0 as usize].name);
+                    });
                 }
             }
             self.out.push('\n');
@@ -432,12 +442,7 @@ impl Printer<'_, '_> {
                 self.out.push(' ');
                 self.value(f, *callee);
                 self.out.push('(');
-                for (i, &a) in args.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.typed(f, a);
-                }
+                self.comma_separated(args.iter().copied(), |p, a| p.typed(f, a));
                 self.out.push(')');
             }
             InstKind::RetVoid => self.out.push_str("ret void"),
@@ -507,17 +512,8 @@ impl Printer<'_, '_> {
                 base,
                 indices,
             } => {
-                self.out.push_str("getelementptr ");
-                if *inbounds {
-                    self.out.push_str("inbounds ");
-                }
-                self.ty(*source);
-                self.out.push_str(", ");
-                self.typed(f, *base);
-                for &i in indices {
-                    self.out.push_str(", ");
-                    self.typed(f, i);
-                }
+                let operands = std::iter::once(*base).chain(indices.iter().copied());
+                self.gep(f, false, *inbounds, *source, operands);
             }
             InstKind::ICmp { pred, lhs, rhs } => {
                 self.out.push_str(match pred {

@@ -201,72 +201,95 @@ fn openmp_22<'a>(m: &mut Module<'a>, images: &[Image<'a>]) {
             vec![b, e, Value::Global(begin), Value::Global(end)],
         )));
     }
-    let images_ty = m.array(images.len() as u64, image_ty);
-    let images_init = aggregate_or_zero(m, images_ty, inits);
-    let images_g = m.add_global(Global {
-        init: Some(images_init),
-        unnamed_addr: true,
-        ..global(".omp_offloading.device_images", images_ty)
-    });
-    let count = m.const_int(i32t, images.len() as i64);
-    let desc_init = m.const_aggregate(
+    let images_g = device_images(m, image_ty, inits);
+    let desc = descriptor(
+        m,
         desc_ty,
-        vec![
-            Value::Const(count),
-            Value::Global(images_g),
-            Value::Global(begin),
-            Value::Global(end),
-        ],
+        images.len(),
+        Value::Global(images_g),
+        (begin, end),
     );
-    let desc = m.add_global(Global {
-        init: Some(desc_init),
-        ..global(".omp_offloading.descriptor", desc_ty)
-    });
 
     let void = m.void();
     let ctor_ty = m.func_type(void, vec![]);
     let lib_ty = m.func_type(void, vec![ptr]);
     let atexit_ty = m.func_type(i32t, vec![ptr]);
-    let reg = m.add_function(
-        ".omp_offloading.descriptor_reg",
-        ctor_ty,
-        Linkage::Internal,
-        Some(".text.startup"),
-    );
+    let reg = startup_function(m, ".omp_offloading.descriptor_reg", ctor_ty);
     let register_lib = m.add_function("__tgt_register_lib", lib_ty, Linkage::External, None);
     let atexit = m.add_function("atexit", atexit_ty, Linkage::External, None);
-    let unreg = m.add_function(
-        ".omp_offloading.descriptor_unreg",
-        ctor_ty,
-        Linkage::Internal,
-        Some(".text.startup"),
-    );
+    let unreg = startup_function(m, ".omp_offloading.descriptor_unreg", ctor_ty);
     let unregister_lib = m.add_function("__tgt_unregister_lib", lib_ty, Linkage::External, None);
 
-    let mut b = m.body(unreg, &["entry"]);
-    b.push(
-        void,
-        None,
-        call(lib_ty, unregister_lib, vec![Value::Global(desc)]),
+    let desc_arg = || vec![Value::Global(desc)];
+    calls_then_return(m, unreg, vec![call(lib_ty, unregister_lib, desc_arg())]);
+    calls_then_return(
+        m,
+        reg,
+        vec![
+            call(lib_ty, register_lib, desc_arg()),
+            call(atexit_ty, atexit, vec![Value::Function(unreg)]),
+        ],
     );
-    b.push(void, None, InstKind::RetVoid);
-    b.finish(m);
-
-    let mut b = m.body(reg, &["entry"]);
-    b.push(
-        void,
-        None,
-        call(lib_ty, register_lib, vec![Value::Global(desc)]),
-    );
-    b.push(
-        i32t,
-        None,
-        call(atexit_ty, atexit, vec![Value::Function(unreg)]),
-    );
-    b.push(void, None, InstKind::RetVoid);
-    b.finish(m);
-
     add_structor_list(m, "llvm.global_ctors", reg, 101);
+}
+
+/// The `.omp_offloading.device_images` array of the image records `inits`
+/// (zero-initialized when there are none).
+fn device_images(m: &mut Module<'_>, image_ty: TypeId, inits: Vec<Value>) -> GlobalId {
+    let images_ty = m.array(inits.len() as u64, image_ty);
+    let init = aggregate_or_zero(m, images_ty, inits);
+    m.add_global(Global {
+        init: Some(init),
+        unnamed_addr: true,
+        ..global(".omp_offloading.device_images", images_ty)
+    })
+}
+
+/// The `.omp_offloading.descriptor` the runtime registers: the number of
+/// images, a pointer to the first one and the bounds of the entry table.
+fn descriptor(
+    m: &mut Module<'_>,
+    desc_ty: TypeId,
+    count: usize,
+    first_image: Value,
+    (begin, end): (GlobalId, GlobalId),
+) -> GlobalId {
+    let i32t = m.int(32);
+    let count = m.const_int(i32t, count as i64);
+    let init = m.const_aggregate(
+        desc_ty,
+        vec![
+            Value::Const(count),
+            first_image,
+            Value::Global(begin),
+            Value::Global(end),
+        ],
+    );
+    m.add_global(Global {
+        init: Some(init),
+        ..global(".omp_offloading.descriptor", desc_ty)
+    })
+}
+
+/// Declares an internal function placed in `.text.startup`, as every
+/// registration constructor and destructor is.
+fn startup_function(m: &mut Module<'_>, name: &str, ty: TypeId) -> FuncId {
+    m.add_function(name, ty, Linkage::Internal, Some(".text.startup"))
+}
+
+/// Gives `f` one `entry` block that makes `calls` in order and returns.
+fn calls_then_return(m: &mut Module<'_>, f: FuncId, calls: Vec<InstKind>) {
+    let void = m.void();
+    let mut b = m.body(f, &["entry"]);
+    for c in calls {
+        let ty = match &c {
+            InstKind::Call { fty, .. } => m.func_sig(*fty).0,
+            other => panic!("not a call: {other:?}"),
+        };
+        b.push(ty, None, c);
+    }
+    b.push(void, None, InstKind::RetVoid);
+    b.finish(m);
 }
 
 fn aggregate_or_zero(m: &mut Module<'_>, ty: TypeId, elems: Vec<Value>) -> ConstId {
@@ -346,20 +369,9 @@ fn fatbin_22<'a>(m: &mut Module<'a>, hip: bool, image: &'a [u8]) {
     let reg_surface_ty = m.func_type(void, vec![ptr, ptr, ptr, ptr, i32t, i32t]);
     let reg_texture_ty = m.func_type(void, vec![ptr, ptr, ptr, ptr, i32t, i32t, i32t]);
 
-    let text = Some(".text.startup");
     let ext = Linkage::External;
-    let reg = m.add_function(
-        &format!(".{p}.fatbin_reg"),
-        ctor_ty,
-        Linkage::Internal,
-        text,
-    );
-    let unreg = m.add_function(
-        &format!(".{p}.fatbin_unreg"),
-        ctor_ty,
-        Linkage::Internal,
-        text,
-    );
+    let reg = startup_function(m, &format!(".{p}.fatbin_reg"), ctor_ty);
+    let unreg = startup_function(m, &format!(".{p}.fatbin_unreg"), ctor_ty);
     let reg_fat = m.add_function(&rt("RegisterFatBinary"), reg_fat_ty, ext, None);
     // Declared for HIP too, although only CUDA calls it.
     let reg_fat_end = m.add_function("__cudaRegisterFatBinaryEnd", void_ptr_ty, ext, None);
@@ -371,12 +383,7 @@ fn fatbin_22<'a>(m: &mut Module<'a>, hip: bool, image: &'a [u8]) {
     let reg_surface = m.add_function(&rt("RegisterSurface"), reg_surface_ty, ext, None);
     let reg_texture = m.add_function(&rt("RegisterTexture"), reg_texture_ty, ext, None);
     let globals_reg_ty = void_ptr_ty;
-    let globals_reg = m.add_function(
-        &format!(".{p}.globals_reg"),
-        globals_reg_ty,
-        Linkage::Internal,
-        text,
-    );
+    let globals_reg = startup_function(m, &format!(".{p}.globals_reg"), globals_reg_ty);
 
     // Constructor: register the fat binary and its globals, then arrange
     // for unregistration at exit.
@@ -485,17 +492,18 @@ fn fatbin_22<'a>(m: &mut Module<'a>, hip: bool, image: &'a [u8]) {
     // The loop variable is named "entry" in LLVM, which clashes with the
     // entry block and so becomes "entry1".
     let cursor = b.push(ptr, Some("entry1"), InstKind::Phi { incoming: vec![] });
+    // An address in the entry table, from the current entry.
+    let at_cursor = |b: &mut super::ir::BodyBuilder, indices| {
+        let gep = InstKind::Gep {
+            inbounds: true,
+            source: entry_ty,
+            base: cursor,
+            indices,
+        };
+        b.push(ptr, None, gep)
+    };
     let field = |b: &mut super::ir::BodyBuilder, idx: Value, ty: TypeId, align, name| {
-        let addr = b.push(
-            ptr,
-            None,
-            InstKind::Gep {
-                inbounds: true,
-                source: entry_ty,
-                base: cursor,
-                indices: vec![k0, idx],
-            },
-        );
+        let addr = at_cursor(b, vec![k0, idx]);
         b.push(ty, Some(name), InstKind::Load { ptr: addr, align })
     };
     let addr = field(&mut b, k4, ptr, 8, "addr");
@@ -589,70 +597,56 @@ fn fatbin_22<'a>(m: &mut Module<'a>, hip: bool, image: &'a [u8]) {
         },
     );
 
-    b.at(sw_global);
-    b.push(
-        void,
-        None,
-        call(
-            reg_var_ty,
-            reg_var,
-            vec![handle_arg, addr, name, name, extern_, size, constant, k0],
+    // Every case registers the entry with its runtime function (surfaces
+    // and textures only for HIP) and goes on to the next entry.
+    let cases = [
+        (
+            sw_global,
+            Some(call(
+                reg_var_ty,
+                reg_var,
+                vec![handle_arg, addr, name, name, extern_, size, constant, k0],
+            )),
         ),
-    );
-    b.push(void, None, InstKind::Br(if_end));
-
-    b.at(sw_managed);
-    b.push(
-        void,
-        None,
-        call(
-            reg_managed_ty,
-            reg_managed,
-            vec![handle_arg, aux_addr, addr, name, size, data],
+        (
+            sw_managed,
+            Some(call(
+                reg_managed_ty,
+                reg_managed,
+                vec![handle_arg, aux_addr, addr, name, size, data],
+            )),
         ),
-    );
-    b.push(void, None, InstKind::Br(if_end));
-
-    // Surfaces and textures are only registered for HIP by this tool.
-    b.at(sw_surface);
-    if hip {
-        b.push(
-            void,
-            None,
-            call(
-                reg_surface_ty,
-                reg_surface,
-                vec![handle_arg, addr, name, name, data, extern_],
-            ),
-        );
+        (
+            sw_surface,
+            hip.then(|| {
+                call(
+                    reg_surface_ty,
+                    reg_surface,
+                    vec![handle_arg, addr, name, name, data, extern_],
+                )
+            }),
+        ),
+        (
+            sw_texture,
+            hip.then(|| {
+                call(
+                    reg_texture_ty,
+                    reg_texture,
+                    vec![handle_arg, addr, name, name, data, normalized, extern_],
+                )
+            }),
+        ),
+    ];
+    for (block, registration) in cases {
+        b.at(block);
+        if let Some(c) = registration {
+            b.push(void, None, c);
+        }
+        b.push(void, None, InstKind::Br(if_end));
     }
-    b.push(void, None, InstKind::Br(if_end));
-
-    b.at(sw_texture);
-    if hip {
-        b.push(
-            void,
-            None,
-            call(
-                reg_texture_ty,
-                reg_texture,
-                vec![handle_arg, addr, name, name, data, normalized, extern_],
-            ),
-        );
-    }
-    b.push(void, None, InstKind::Br(if_end));
 
     b.at(if_end);
-    let next = b.push(
-        ptr,
-        None,
-        InstKind::Gep {
-            inbounds: true,
-            source: entry_ty,
-            base: cursor,
-            indices: vec![step],
-        },
-    );
+    let next = at_cursor(&mut b, vec![step]);
     let done = b.push(
         i1t,
         None,
@@ -745,13 +739,8 @@ pub(crate) fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&st
             ],
         )));
     }
-    let images_ty = m.array(images.len() as u64, image_ty);
-    let images_init = aggregate_or_zero(&mut m, images_ty, inits);
-    let images_g = m.add_global(Global {
-        init: Some(images_init),
-        unnamed_addr: true,
-        ..global(".omp_offloading.device_images", images_ty)
-    });
+    let images_g = device_images(&mut m, image_ty, inits);
+    let images_ty = m.globals[images_g.0 as usize].value_type;
     let first = m.const_gep(
         image_p,
         true,
@@ -759,30 +748,13 @@ pub(crate) fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&st
         Value::Global(images_g),
         vec![zero, zero],
     );
-    let count = m.const_int(i32t, images.len() as i64);
-    let desc_init = m.const_aggregate(
-        desc_ty,
-        vec![
-            Value::Const(count),
-            Value::Const(first),
-            Value::Global(begin),
-            Value::Global(end),
-        ],
-    );
-    let desc = m.add_global(Global {
-        init: Some(desc_init),
-        ..global(".omp_offloading.descriptor", desc_ty)
-    });
+    let first = Value::Const(first);
+    let desc = descriptor(&mut m, desc_ty, images.len(), first, (begin, end));
 
     let void = m.void();
     let ctor_ty = m.func_type(void, vec![]);
     let lib_ty = m.func_type(void, vec![desc_p]);
-    let reg = m.add_function(
-        ".omp_offloading.descriptor_reg",
-        ctor_ty,
-        Linkage::Internal,
-        Some(".text.startup"),
-    );
+    let reg = startup_function(&mut m, ".omp_offloading.descriptor_reg", ctor_ty);
     let register_lib = m.add_function("__tgt_register_lib", lib_ty, Linkage::External, None);
 
     let mut info_calls = Vec::new();
@@ -839,34 +811,15 @@ pub(crate) fn clang14_module<'a>(triple: &str, images: &[&'a [u8]], archs: &[&st
         }
     }
 
-    let mut b = m.body(reg, &["entry"]);
-    for c in info_calls {
-        b.push(void, None, c);
-    }
-    b.push(
-        void,
-        None,
-        call(lib_ty, register_lib, vec![Value::Global(desc)]),
-    );
-    b.push(void, None, InstKind::RetVoid);
-    b.finish(&mut m);
+    let mut calls = info_calls;
+    calls.push(call(lib_ty, register_lib, vec![Value::Global(desc)]));
+    calls_then_return(&mut m, reg, calls);
     add_structor_list(&mut m, "llvm.global_ctors", reg, 1);
 
-    let unreg = m.add_function(
-        ".omp_offloading.descriptor_unreg",
-        ctor_ty,
-        Linkage::Internal,
-        Some(".text.startup"),
-    );
+    let unreg = startup_function(&mut m, ".omp_offloading.descriptor_unreg", ctor_ty);
     let unregister_lib = m.add_function("__tgt_unregister_lib", lib_ty, Linkage::External, None);
-    let mut b = m.body(unreg, &["entry"]);
-    b.push(
-        void,
-        None,
-        call(lib_ty, unregister_lib, vec![Value::Global(desc)]),
-    );
-    b.push(void, None, InstKind::RetVoid);
-    b.finish(&mut m);
+    let desc_arg = vec![Value::Global(desc)];
+    calls_then_return(&mut m, unreg, vec![call(lib_ty, unregister_lib, desc_arg)]);
     add_structor_list(&mut m, "llvm.global_dtors", unreg, 1);
     m
 }
