@@ -16,7 +16,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use offload_cli::cl::parse_to;
 use offload_cli::cl::table::{
-    choice, flag, int, string, uint, Dialect, Manual, Opt, Tool, HELP, VERSION,
+    choice, flag, int, string, uint, Build, Dialect, Manual, Opt, Tool, HELP, VERSION,
 };
 
 /// The option kinds of the tools' own tables.
@@ -46,9 +46,11 @@ const fn tool(dialect: Dialect) -> Tool {
             max: None,
         }),
         options: OPTIONS,
-        version: "fuzz version\n",
-        dialect,
-        empty_categories: &[],
+        build: Build {
+            version: "fuzz version\n",
+            dialect,
+            empty_categories: &[],
+        },
         manual: Manual {
             summary: "",
             description: "",

@@ -2,7 +2,7 @@
 //! llvm-offload-binary (same option set as the struct below), invoked as
 //! `/usr/lib/llvm-22/bin/llvm-offload-binary`.
 
-use offload_cli::cl::table::{flag, string, uint, Dialect, Manual, Tool, HELP, VERSION};
+use offload_cli::cl::table::{flag, string, uint, Build, Dialect, Manual, Tool, HELP, VERSION};
 use offload_cli::cl::tools::OFFLOAD_BINARY;
 use offload_cli::cl::{self, Parsed};
 use std::ffi::OsString;
@@ -21,9 +21,11 @@ static BUNDLER: Tool = Tool {
         flag("unbundle", "").rank(5),
         flag("verbose", "").rank(6),
     ],
-    version: "v\n",
-    dialect: Dialect::Llvm22,
-    empty_categories: &[],
+    build: Build {
+        version: "v\n",
+        dialect: Dialect::Llvm22,
+        empty_categories: &[],
+    },
     manual: Manual {
         summary: "",
         description: "",

@@ -68,7 +68,7 @@ pub fn render(tool: &Tool, kind: HelpKind, prog: &str) -> String {
     shown.sort_by(|a, b| a.name.cmp(b.name));
     let w = shown
         .iter()
-        .map(|o| width(o, tool.dialect))
+        .map(|o| width(o, tool.build.dialect))
         .max()
         .unwrap_or(0);
     let mut s = format!("OVERVIEW: {}\n\nUSAGE: {prog} [options]", tool.overview);
@@ -80,7 +80,7 @@ pub fn render(tool: &Tool, kind: HelpKind, prog: &str) -> String {
     match kind {
         HelpKind::HelpList | HelpKind::HelpListHidden => {
             for o in &shown {
-                push_option(&mut s, o, tool.dialect, w);
+                push_option(&mut s, o, tool.build.dialect, w);
             }
         }
         HelpKind::Help | HelpKind::HelpHidden => {
@@ -91,7 +91,8 @@ pub fn render(tool: &Tool, kind: HelpKind, prog: &str) -> String {
             ];
             if kind == HelpKind::HelpHidden {
                 categories.extend(
-                    tool.empty_categories
+                    tool.build
+                        .empty_categories
                         .iter()
                         .map(|(n, d)| (*n, *d, Vec::new())),
                 );
@@ -108,7 +109,7 @@ pub fn render(tool: &Tool, kind: HelpKind, prog: &str) -> String {
                     s.push_str("  This option category has no options.\n");
                 }
                 for o in opts {
-                    push_option(&mut s, o, tool.dialect, w);
+                    push_option(&mut s, o, tool.build.dialect, w);
                 }
             }
         }

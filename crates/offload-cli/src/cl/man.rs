@@ -23,7 +23,7 @@ fn escape(text: &str) -> String {
 
 /// The option's tag line: bold name, italic value placeholder.
 fn tag(o: &Opt, tool: &Tool) -> String {
-    let shown = synopsis(o, tool.dialect);
+    let shown = synopsis(o, tool.build.dialect);
     match shown.find('<') {
         Some(at) => {
             let (name, value) = shown.split_at(at);

@@ -148,7 +148,7 @@ pub fn parse_to(
     out: &mut Vec<u8>,
     err: &mut Vec<u8>,
 ) -> Result<Parsed, ExitCode> {
-    let argv = match response::expand(args, tool.dialect == Dialect::Llvm14) {
+    let argv = match response::expand(args, tool.build.dialect == Dialect::Llvm14) {
         Ok(argv) => argv,
         Err(message) => {
             // LLVM 22 prints this and then runs the tool with no options
@@ -335,7 +335,8 @@ impl Parser<'_> {
                 Some(ExitCode::SUCCESS)
             }
             Action::Version => {
-                self.out.extend_from_slice(self.tool.version.as_bytes());
+                self.out
+                    .extend_from_slice(self.tool.build.version.as_bytes());
                 if crate::ident::requested() {
                     let text = crate::ident::identification(&self.prog.to_string_lossy());
                     self.out.extend_from_slice(text.as_bytes());
@@ -438,7 +439,7 @@ impl Parser<'_> {
     /// LLVM 14 refuses a second occurrence of a single option.
     fn repeat_error(&mut self, idx: usize) -> bool {
         let o = self.tool.options[idx];
-        if self.tool.dialect == Dialect::Llvm14 && !o.multi && self.slots[idx].count > 1 {
+        if self.tool.build.dialect == Dialect::Llvm14 && !o.multi && self.slots[idx].count > 1 {
             let msg = if o.required {
                 "must occur exactly one time!"
             } else {

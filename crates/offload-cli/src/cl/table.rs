@@ -286,6 +286,18 @@ pub enum Dialect {
     Llvm14,
 }
 
+/// What a tool takes from the LLVM build it stands in for.
+#[derive(Debug, Clone, Copy)]
+pub struct Build {
+    /// The whole `--version` output.
+    pub version: &'static str,
+    /// The `cl` rules.
+    pub dialect: Dialect,
+    /// Option categories of the LLVM libraries that hold no option of the
+    /// tool, `(name, description)`: LLVM 14's `--help-hidden` lists them.
+    pub empty_categories: &'static [(&'static str, &'static str)],
+}
+
 /// What a man page says besides the options.
 #[derive(Debug, Clone, Copy)]
 pub struct Manual {
@@ -308,13 +320,8 @@ pub struct Tool {
     pub positional: Option<Positional>,
     /// Every option, the generic ones included.
     pub options: &'static [Opt],
-    /// The whole `--version` output.
-    pub version: &'static str,
-    /// The `cl` rules.
-    pub dialect: Dialect,
-    /// Option categories of the LLVM libraries that hold no option of this
-    /// tool, `(name, description)`: LLVM 14's `--help-hidden` lists them.
-    pub empty_categories: &'static [(&'static str, &'static str)],
+    /// Its version text, `cl` rules and library option categories.
+    pub build: Build,
     /// The man page's prose.
     pub manual: Manual,
 }

@@ -19,7 +19,7 @@ pub use clang_wrapper::CLANG_WRAPPER;
 pub use llvm_wrapper::LLVM_WRAPPER;
 pub use offload_binary::OFFLOAD_BINARY;
 
-use crate::cl::table::Tool;
+use crate::cl::table::{Build, Dialect, Tool};
 
 /// Every installed program name with its table (the packager is installed
 /// under its old name too).
@@ -31,5 +31,10 @@ pub const ALL: &[(&str, &Tool)] = &[
     ("clang-offload-wrapper", &CLANG_WRAPPER),
 ];
 
-/// `--version` of the Debian LLVM 22.1.8 build's generic tools.
-const LLVM22_VERSION: &str = "Debian LLVM version 22.1.8\n  Optimized build.\n";
+/// The Debian LLVM 22.1.8 build: its generic tools' `--version`, LLVM 22's
+/// `cl` rules, and no library option category listed by the help.
+const LLVM22: Build = Build {
+    version: "Debian LLVM version 22.1.8\n  Optimized build.\n",
+    dialect: Dialect::Llvm22,
+    empty_categories: &[],
+};

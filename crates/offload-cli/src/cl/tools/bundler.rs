@@ -1,5 +1,6 @@
 //! clang-offload-bundler (LLVM 22).
 
+use super::LLVM22;
 use crate::cl::table::*;
 
 /// The tool's table.
@@ -11,11 +12,12 @@ one. The resulting file can also be unbundled into different files by \n\
 this tool if -unbundle is provided.",
     positional: None,
     options: OPTIONS,
-    // The reference build prints its vendor and revision; the same line
-    // lets scripts comparing versions see LLVM 22.1.8.
-    version: "Debian clang-offload-bundler version 22.1.8 (1~deb12u1)\n",
-    dialect: Dialect::Llvm22,
-    empty_categories: &[],
+    build: Build {
+        // The reference build prints its vendor and revision; the same line
+        // lets scripts comparing versions see LLVM 22.1.8.
+        version: "Debian clang-offload-bundler version 22.1.8 (1~deb12u1)\n",
+        ..LLVM22
+    },
     manual: Manual {
         summary: "bundle and unbundle offload device code",
         description: "Bundles per-target files compiled from one source (a host file and one \

@@ -46,17 +46,19 @@ as data and initialization code which registers target binaries in offload runti
         // Help, after parsing.
         flag("h", "").never_shown(),
     ],
-    version: "Debian clang-offload-wrapper version 14.0.6\n",
-    dialect: Dialect::Llvm14,
-    empty_categories: &[
-        ("Color Options", ""),
-        ("General options", ""),
-        (
-            "GlobalISel Combiner",
-            "Control the rules which are enabled. These options all take a comma separated list of rules to disable and may be specified by number or number range (e.g. 1-10).",
-        ),
-        ("Polly Options", "Configure the polly loop optimizer"),
-    ],
+    build: Build {
+        version: "Debian clang-offload-wrapper version 14.0.6\n",
+        dialect: Dialect::Llvm14,
+        empty_categories: &[
+            ("Color Options", ""),
+            ("General options", ""),
+            (
+                "GlobalISel Combiner",
+                "Control the rules which are enabled. These options all take a comma separated list of rules to disable and may be specified by number or number range (e.g. 1-10).",
+            ),
+            ("Polly Options", "Configure the polly loop optimizer"),
+        ],
+    },
     manual: Manual {
         summary: "wrap OpenMP device images in a host bitcode module (LLVM 14)",
         description: "Writes an LLVM bitcode module with typed pointers for the host target \

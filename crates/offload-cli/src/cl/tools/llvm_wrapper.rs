@@ -1,6 +1,6 @@
 //! llvm-offload-wrapper (LLVM 22).
 
-use super::LLVM22_VERSION;
+use super::LLVM22;
 use crate::cl::table::*;
 
 /// The tool's table.
@@ -36,9 +36,7 @@ pub const LLVM_WRAPPER: Tool = Tool {
         // Help, after parsing; outside the tool's category.
         flag("h", "").never_shown(),
     ],
-    version: LLVM22_VERSION,
-    dialect: Dialect::Llvm22,
-    empty_categories: &[],
+    build: LLVM22,
     manual: Manual {
         summary: "wrap device images in registration code for the offload runtime",
         description: "Writes an LLVM bitcode module that embeds the input device images and \

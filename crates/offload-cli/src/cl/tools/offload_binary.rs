@@ -1,6 +1,6 @@
 //! llvm-offload-binary, also installed as clang-offload-packager (LLVM 22).
 
-use super::LLVM22_VERSION;
+use super::LLVM22;
 use crate::cl::table::*;
 
 /// The tool's table.
@@ -34,9 +34,7 @@ to create a fatbinary containing offloading code.",
         // Help, after parsing; outside the tool's category.
         flag("h", "").never_shown(),
     ],
-    version: LLVM22_VERSION,
-    dialect: Dialect::Llvm22,
-    empty_categories: &[],
+    build: LLVM22,
     manual: Manual {
         summary: "package device images into offload binaries, or extract them",
         description: "With -o, packs each --image (its file and its key=value strings such as \
