@@ -111,11 +111,7 @@ fn out_of_bounds_fields_are_errors() {
 /// `size` bytes.
 fn archive_of(member: &[u8], size: usize) -> Vec<u8> {
     let mut ar = b"!<arch>\n".to_vec();
-    let header = format!(
-        "{:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n",
-        "m.bin/", 0, 0, 0, 644
-    );
-    ar.extend_from_slice(header.as_bytes());
+    ar.extend(test_support::ar::member_header("m.bin/", size as u64));
     ar.extend_from_slice(member);
     ar
 }

@@ -4,20 +4,14 @@
 
 use offload_cli::fsio::read_member_file;
 use offload_format::archive::Archive;
-
-/// A GNU member header in `ar`'s layout.
-fn header(name: &str, size: usize) -> Vec<u8> {
-    format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
-}
+use test_support::ar::{long_names, member_header};
 
 /// A thin archive whose one member is `/dev/zero`.
 fn dev_zero_thin_archive() -> Vec<u8> {
     let table = b"/dev/zero/\n";
     let mut data = b"!<thin>\n".to_vec();
-    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    data.extend_from_slice(table);
-    data.push(b'\n');
-    data.extend(header("/0", 100));
+    data.extend(long_names(table));
+    data.extend(member_header("/0", 100));
     data
 }
 

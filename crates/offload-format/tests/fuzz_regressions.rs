@@ -3,11 +3,7 @@
 //! seeds of the target that found them (`fuzz/corpus/<target>/regress-*`).
 
 use offload_format::archive::{Archive, MemberContent};
-
-/// A GNU member header in `ar`'s layout.
-fn header(name: &str, size: usize) -> Vec<u8> {
-    format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
-}
+use test_support::ar::{long_names, member_header};
 
 /// archive_read: a long-name offset that points at the `\n` ending the
 /// previous name panicked (slice start after end). LLVM's reader gives the
@@ -16,9 +12,8 @@ fn header(name: &str, size: usize) -> Vec<u8> {
 fn long_name_offset_at_a_terminator_is_an_empty_name() {
     let table = b"ab/\n";
     let mut data = b"!<arch>\n".to_vec();
-    data.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    data.extend_from_slice(table);
-    data.extend(header("/3", 2));
+    data.extend(long_names(table));
+    data.extend(member_header("/3", 2));
     data.extend_from_slice(b"hi");
     let archive = Archive::parse(&data).unwrap();
     let members: Vec<_> = archive.members().collect::<Result<_, _>>().unwrap();

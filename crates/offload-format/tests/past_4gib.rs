@@ -19,6 +19,7 @@ use offload_format::archive::{
     write_archive, Archive, MemberContent, NewMember, WriteOptions, SYM64_THRESHOLD,
 };
 use offload_format::ccob::{decompress, segments, truncated_md5, Segment};
+use test_support::ar::member_header;
 
 const FOUR_GIB: usize = 1 << 32;
 
@@ -163,10 +164,6 @@ fn seg_offset(s: &Segment<'_>) -> usize {
     }
 }
 
-fn ar_header(name: &str, size: u64) -> Vec<u8> {
-    format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
-}
-
 /// An archive whose first member is 4 GiB + 2 bytes: the second member's
 /// header is past 4 GiB and must be found there.
 #[test]
@@ -177,10 +174,10 @@ fn archive_member_past_4gib() {
         return;
     };
     buf[..8].copy_from_slice(b"!<arch>\n");
-    buf[8..68].copy_from_slice(&ar_header("big.bin/", big));
+    buf[8..68].copy_from_slice(&member_header("big.bin/", big));
     // A wrong (32-bit) size would land here, inside the big member.
-    buf[68 + 2..68 + 2 + 60].copy_from_slice(&ar_header("decoy.o/", 4));
-    buf[second_at..second_at + 60].copy_from_slice(&ar_header("k.o/", 4));
+    buf[68 + 2..68 + 2 + 60].copy_from_slice(&member_header("decoy.o/", 4));
+    buf[second_at..second_at + 60].copy_from_slice(&member_header("k.o/", 4));
     buf[second_at + 60..].copy_from_slice(b"DATA");
 
     let archive = Archive::parse(&buf).unwrap();

@@ -11,6 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub mod ar;
 pub mod compatibility;
 pub mod hostile;
 pub mod output_safety;

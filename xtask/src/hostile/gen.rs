@@ -5,6 +5,8 @@
 use std::fs;
 use std::path::Path;
 
+use test_support::ar::{long_names, member_header};
+
 /// (file name, bytes) of every generated corpus file.
 pub fn files() -> Vec<(&'static str, Vec<u8>)> {
     let mut v: Vec<(&'static str, Vec<u8>)> = Vec::new();
@@ -248,14 +250,10 @@ fn ccobs(v: &mut Vec<(&'static str, Vec<u8>)>) {
 // --------------------------------------------------------------- archives
 
 /// A GNU member header.
-fn ar_header(name: &str, size: u64) -> Vec<u8> {
-    format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
-}
-
 fn archive(members: &[(&str, &[u8])]) -> Vec<u8> {
     let mut v = b"!<arch>\n".to_vec();
     for (name, data) in members {
-        v.extend(ar_header(name, data.len() as u64));
+        v.extend(member_header(name, data.len() as u64));
         v.extend_from_slice(data);
         if data.len() % 2 == 1 {
             v.push(b'\n');
@@ -266,16 +264,15 @@ fn archive(members: &[(&str, &[u8])]) -> Vec<u8> {
 
 fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut a = b"!<arch>\n".to_vec();
-    a.extend(ar_header("big.o/", 9_999_999_999));
+    a.extend(member_header("big.o/", 9_999_999_999));
     a.extend_from_slice(b"tiny");
     v.push(("archive-member-size-huge.a", a));
 
     // Found by the archive_read fuzz target (a panic before the fix).
     let table = b"ab/\n";
     let mut a = b"!<arch>\n".to_vec();
-    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    a.extend_from_slice(table);
-    a.extend(ar_header("/3", 2));
+    a.extend(long_names(table));
+    a.extend(member_header("/3", 2));
     a.extend_from_slice(b"hi");
     v.push(("archive-long-name-at-terminator.a", a));
 
@@ -310,38 +307,34 @@ fn archives(v: &mut Vec<(&'static str, Vec<u8>)>) {
     v.push(("archive-member-elf-shoff-max.a", archive(&[("k.o/", &b)])));
     // A thin archive naming a member that does not exist.
     let mut a = b"!<thin>\n".to_vec();
-    a.extend(ar_header("missing.o/", 100));
+    a.extend(member_header("missing.o/", 100));
     v.push(("archive-thin-missing.a", a));
     // A thin archive whose member is /dev/zero: an endless read.
     let table = b"/dev/zero/\n";
     let mut a = b"!<thin>\n".to_vec();
-    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    a.extend_from_slice(table);
-    a.push(b'\n');
-    a.extend(ar_header("/0", 100));
+    a.extend(long_names(table));
+    a.extend(member_header("/0", 100));
     v.push(("archive-thin-dev-zero.a", a));
     // A member header cut short.
     let mut a = archive(&[("a.o/", b"abcd")]);
-    a.extend_from_slice(&ar_header("b.o/", 4)[..30]);
+    a.extend_from_slice(&member_header("b.o/", 4)[..30]);
     v.push(("archive-header-cut.a", a));
     // Found by `cargo xtask mutate`: a long-name offset past the string
     // table, on the member after a good one.
     let table = b"k.o/\n\n";
     let mut a = b"!<arch>\n".to_vec();
-    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    a.extend_from_slice(table);
-    a.extend(ar_header("/0", 4));
+    a.extend(long_names(table));
+    a.extend(member_header("/0", 4));
     a.extend_from_slice(b"abcd");
-    a.extend(ar_header("/99", 4));
+    a.extend(member_header("/99", 4));
     a.extend_from_slice(b"data");
     v.push(("archive-long-name-past-table.a", a));
     // Found by `cargo xtask mutate`: a thin member name holding a NUL byte
     // (LLVM opens the part before it; Rust refuses the whole name).
     let table = b"missing\0\xffx.o/\n";
     let mut a = b"!<thin>\n".to_vec();
-    a.extend(format!("{:<48}{:<10}`\n", "//", table.len()).into_bytes());
-    a.extend_from_slice(table);
-    a.extend(ar_header("/0", 100));
+    a.extend(long_names(table));
+    a.extend(member_header("/0", 100));
     v.push(("archive-thin-nul-name.a", a));
 }
 

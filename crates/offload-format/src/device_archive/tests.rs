@@ -553,9 +553,7 @@ fn members_that_cannot_be_listed_are_named() {
 /// met stepping between headers is what it never reports).
 #[test]
 fn a_bad_long_name_is_llvms_error_without_a_file_name() {
-    fn header(name: &str, size: usize) -> Vec<u8> {
-        format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).into_bytes()
-    }
+    let header = |name, size: usize| test_support::ar::member_header(name, size as u64);
     let bundle = raw_bundle(&[("hip-amdgcn-amd-amdhsa--gfx906", b"x")]);
     let table = b"k.o/\n\n";
     let mut a = b"!<arch>\n".to_vec();
