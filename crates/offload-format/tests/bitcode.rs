@@ -578,3 +578,40 @@ fn bitstream_faults_use_llvm_texts() {
     data[t..t + 4].copy_from_slice(&4000u32.to_le_bytes());
     assert_eq!(embedded_objects(&data).unwrap(), Vec::<Vec<u8>>::new());
 }
+
+/// Found by `cargo xtask mutate`: a module block whose length word is too
+/// short. LLVM reads a module from the bytes that word delimits, so its
+/// reader runs out of data inside the block: "Unexpected end of file
+/// reading N of N bytes" (N the size of those bytes) when it needs another
+/// 64-bit word, "Unexpected end of file" when its last, partial word is too
+/// short. We read the whole file and met whatever came next instead.
+#[test]
+fn a_short_module_length_ends_the_module_where_llvm_ends_it() {
+    let data = read("cstring.bc");
+    let file = BitcodeFile::parse(&data).unwrap();
+    // The length word follows the abbreviation ID (2 bits), the block ID
+    // (VBR8) and the abbreviation width (VBR4), aligned to 32 bits.
+    let word = ((file.modules[0].bit + 2 + 8 + 4).div_ceil(32) * 4) as usize;
+    let words = u32::from_le_bytes(data[word..word + 4].try_into().unwrap());
+    for cut in [1u32, 2, 3, 5, 8, 13, 40, 101] {
+        let mut short = data.clone();
+        short[word..word + 4].copy_from_slice(&(words - cut).to_le_bytes());
+        let ours = embedded_objects(&short).unwrap_err().to_string();
+        if let Some(llvm) = llvm_reader_error(&short) {
+            assert_eq!(ours, llvm, "cut {cut} words");
+        }
+    }
+    // The mutated device module of the finding (a HIP module whose block
+    // length lost 98 words): LLVM's reader needs a word past the 3552
+    // bytes the length word leaves it.
+    let found = read("mutate/short-module.bc");
+    let ours = embedded_objects(&found).unwrap_err().to_string();
+    assert_eq!(ours, "Unexpected end of file reading 3552 of 3552 bytes");
+    assert_eq!(
+        archive_symbols(&found).unwrap_err().to_string(),
+        "Unexpected end of file reading 3552 of 3552 bytes"
+    );
+    if let Some(llvm) = llvm_reader_error(&found) {
+        assert_eq!(ours, llvm);
+    }
+}

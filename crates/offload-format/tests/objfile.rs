@@ -306,7 +306,6 @@ fn read_all(data: &[u8]) {
     let _ = obj.section_by_name(b".hip_fatbin");
     let _ = obj.address_to_offset(0x1000);
     if let Some(e) = obj.as_elf() {
-        let _ = e.check_extended_index_tables();
         if let Ok(phdrs) = e.program_headers() {
             for p in &phdrs {
                 if let Ok(notes) = e.segment_notes(p) {

@@ -158,7 +158,7 @@ impl<'a> Cursor<'a> {
             return Err(malformed("field wider than 64 bits"));
         }
         if u64::from(width) > self.remaining() {
-            return Err(BitcodeError::UnexpectedEnd);
+            return Err(self.end_of_file());
         }
         // Fast path: one 64-bit load covers the field (bit offset <= 7,
         // so widths up to 56 fit).
@@ -193,6 +193,20 @@ impl<'a> Cursor<'a> {
             self.pos += u64::from(take);
         }
         Ok(value)
+    }
+
+    /// LLVM's error for a field that runs past the end: its reader holds
+    /// the stream in 64-bit words loaded one after the other, and fails
+    /// when it needs the next word (none left: the text names the size)
+    /// or when the last, partial word is too short.
+    fn end_of_file(&self) -> BitcodeError {
+        let size = self.data.len() as u64;
+        let next = if self.pos % 64 == 0 {
+            self.pos / 8
+        } else {
+            ((self.pos / 64 + 1) * 8).min(size)
+        };
+        BitcodeError::EndOfFile((next >= size).then_some(size))
     }
 
     /// Reads a VBR field with the given chunk width; the value must fit in
@@ -255,6 +269,11 @@ impl<'a> Cursor<'a> {
                     self.pos = self.len_bits;
                     return Ok(Entry::EndOfStream);
                 }
+            }
+            if self.at_end() {
+                // LLVM's `advance` at the end of the stream: an error
+                // entry, which its callers report as "Malformed block".
+                return Err(BitcodeError::UnexpectedEnd);
             }
             let id = self.read(width)?;
             match id {
@@ -392,6 +411,11 @@ impl<'a> Cursor<'a> {
         let mut current: Option<u64> = None;
         loop {
             let width = self.scope().abbrev_width;
+            if self.at_end() {
+                // LLVM's `advance` at the end of the stream: an error
+                // entry, which its callers report as "Malformed block".
+                return Err(BitcodeError::UnexpectedEnd);
+            }
             let id = self.read(width)?;
             match id {
                 0 => {

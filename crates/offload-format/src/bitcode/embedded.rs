@@ -132,19 +132,25 @@ pub(super) fn check_module_load(
     scan_module(&mut cursor, None, metadata)
 }
 
-/// A cursor inside `module`'s block, over the stream after its magic
-/// number: LLVM reads a module from there, so the bit positions its
-/// messages give ("can't skip to bit N from M") count from that point.
+/// A cursor inside `module`'s block, over the bytes LLVM reads the module
+/// from (see [`super::ModuleRef::bytes`]): the bit positions its messages
+/// give ("can't skip to bit N from M") count from their start, and the
+/// stream ends where the module block's length word says.
 fn module_cursor<'a>(
     stream: &'a [u8],
     module: &super::ModuleRef<'_>,
 ) -> Result<Cursor<'a>, BitcodeError> {
-    let body = stream.get(4..).ok_or(BitcodeError::UnexpectedEnd)?;
+    let (start, end) = module.bytes;
+    let body = usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(s, e)| stream.get(s..e))
+        .ok_or(BitcodeError::UnexpectedEnd)?;
     let mut cursor = Cursor::new(body);
     cursor.seek(
         module
             .bit
-            .checked_sub(32)
+            .checked_sub(start * 8)
             .ok_or(BitcodeError::UnexpectedEnd)?,
     )?;
     match cursor.advance()? {

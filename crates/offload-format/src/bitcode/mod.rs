@@ -48,6 +48,8 @@ pub(crate) mod block_id {
     pub(crate) const METADATA_KIND: u64 = 22;
     /// `SYNC_SCOPE_NAMES_BLOCK`.
     pub(crate) const SYNC_SCOPE_NAMES: u64 = 26;
+    /// `IDENTIFICATION_BLOCK`.
+    pub(crate) const IDENTIFICATION: u64 = 13;
     /// `STRTAB_BLOCK`.
     pub(crate) const STRTAB: u64 = 23;
     /// `SYMTAB_BLOCK`.
@@ -86,6 +88,11 @@ pub enum BitcodeError {
     Bitstream(&'static str),
     /// A sub-block whose abbreviation ID width is above 64 bits.
     CodeWidthTooLarge(u64),
+    /// A field runs past the end of the stream. LLVM's reader loads the
+    /// stream in 64-bit words: `Some(size)` when the field needed another
+    /// word and none was left (its text names the stream's size in bytes),
+    /// `None` when the last, partial word was too short.
+    EndOfFile(Option<u64>),
 }
 
 impl fmt::Display for BitcodeError {
@@ -102,6 +109,10 @@ impl fmt::Display for BitcodeError {
             }
             BitcodeError::SkipAtEnd => f.write_str("can't skip block: already at end of stream"),
             BitcodeError::Bitstream(text) => f.write_str(text),
+            BitcodeError::EndOfFile(Some(size)) => {
+                write!(f, "Unexpected end of file reading {size} of {size} bytes")
+            }
+            BitcodeError::EndOfFile(None) => f.write_str("Unexpected end of file"),
             BitcodeError::CodeWidthTooLarge(width) => {
                 write!(
                     f,
@@ -173,6 +184,10 @@ pub struct BitcodeFile<'a> {
 pub struct ModuleRef<'a> {
     /// Bit position of the `ENTER_SUBBLOCK` of the module block.
     pub bit: u64,
+    /// The bytes LLVM reads the module from, `(start, end)`: from its
+    /// identification block (or the module block when there is none) to
+    /// the end the module block's length word gives.
+    pub bytes: (u64, u64),
     /// The string table that applies to this module (the first
     /// `STRTAB_BLOCK` after it), empty if none.
     pub strtab: &'a [u8],
@@ -191,6 +206,9 @@ impl<'a> BitcodeFile<'a> {
             symtab: None,
         };
         let mut with_strtab = 0usize;
+        // Where the identification block just skipped began: LLVM reads
+        // the module that follows it from there.
+        let mut identification: Option<u64> = None;
         loop {
             // Trailing bytes too short to hold another module are ignored,
             // as some archivers pad bitcode members.
@@ -199,6 +217,7 @@ impl<'a> BitcodeFile<'a> {
                 return Ok(file);
             }
             let entry_bit = cursor.bit_pos();
+            let begin = identification.take().unwrap_or(byte_pos);
             match cursor.advance()? {
                 Entry::EndOfStream => return Ok(file),
                 Entry::EndBlock => return Err(BitcodeError::UnexpectedEnd),
@@ -207,11 +226,16 @@ impl<'a> BitcodeFile<'a> {
                 }
                 Entry::SubBlock(id) => match id {
                     block_id::MODULE => {
+                        cursor.skip_block()?;
                         file.modules.push(ModuleRef {
                             bit: entry_bit,
+                            bytes: (begin, cursor.bit_pos() / 8),
                             strtab: &[],
                         });
+                    }
+                    block_id::IDENTIFICATION => {
                         cursor.skip_block()?;
+                        identification = Some(byte_pos);
                     }
                     block_id::STRTAB | block_id::SYMTAB => {
                         let blob = read_single_blob(&mut cursor, id)?;

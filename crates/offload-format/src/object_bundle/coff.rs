@@ -58,7 +58,6 @@ pub(crate) fn open(data: Data<'_>) -> Result<CoffFile<'_>, NotObject> {
 impl From<ObjError> for CoffError {
     fn from(e: ObjError) -> Self {
         match e {
-            ObjError::CoffSymbolTableMissing => CoffError::SymbolTableMissing,
             ObjError::CoffStringTableEmpty => CoffError::StringTableEmpty,
             ObjError::CoffInvalidSectionName => CoffError::InvalidSectionName,
             ObjError::Malformed { .. } => CoffError::RelocationsPastEnd,
@@ -649,8 +648,56 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
         strtab.write_into(&mut out[at..]);
         out[at..at + 4].copy_from_slice(&(strtab_size as u32).to_le_bytes());
         debug_assert_eq!(seq.len(), file_size);
-        Ok(seq.finish())
+        let pieces = seq.finish();
+        if self.sections.iter().any(|s| relocs_land_on_the_header(s)) {
+            let headers = header_size + SECTION_HEADER_SIZE * nsections;
+            return Ok(self.as_objcopy_writes_it(&pieces, headers, symtab_ptr));
+        }
+        Ok(pieces)
     }
+
+    /// llvm-objcopy 22 writes a section's relocations right after its raw
+    /// data, counting from the data pointer. A section without raw data has
+    /// a data pointer of 0, so its relocations are written at the start of
+    /// the file, over the headers, and their place in the layout stays
+    /// zero. This redoes that write over `laid_out` (the same layout with
+    /// everything in its place); the caller's read-back then refuses the
+    /// result when it no longer reads as an object.
+    fn as_objcopy_writes_it(
+        &self,
+        laid_out: &Pieces<'_>,
+        headers: usize,
+        symtab_ptr: u64,
+    ) -> Pieces<'d> {
+        let v = laid_out.to_vec();
+        let mut out = vec![0u8; v.len()];
+        out[..headers].copy_from_slice(&v[..headers]);
+        for sec in &self.sections {
+            let h = &sec.header;
+            let data = h.pointer_to_raw_data as usize;
+            let raw = h.size_of_raw_data as usize;
+            out[data..data + raw].copy_from_slice(&v[data..data + raw]);
+            let n = sec.relocs.len();
+            if n == 0 {
+                continue;
+            }
+            let len = (n + usize::from(n >= 0xffff)) * RELOC_SIZE;
+            let from = h.pointer_to_relocations as usize;
+            let to = data + raw;
+            out[to..to + len].copy_from_slice(&v[from..from + len]);
+        }
+        let tail = symtab_ptr as usize;
+        out[tail..].copy_from_slice(&v[tail..]);
+        let mut seq = Sequence::new();
+        seq.buf().extend_from_slice(&out);
+        seq.finish()
+    }
+}
+
+/// Whether llvm-objcopy writes the section's relocations over the file
+/// header (see [`Object::as_objcopy_writes_it`]).
+fn relocs_land_on_the_header(sec: &Section<'_, '_>) -> bool {
+    sec.header.size_of_raw_data == 0 && !sec.relocs.is_empty()
 }
 
 impl Object<'_, '_> {

@@ -20,9 +20,6 @@ pub enum NotObject {
     /// The shared reader ([`crate::objfile`]) refused the ELF header or the
     /// section header table (LLVM's text).
     Header(ObjError),
-    /// A section LLVM validates while opening the file (an extended
-    /// section index table) is malformed.
-    Section(ElfError),
     /// A COFF header or section table LLVM would not open.
     Coff(CoffError),
 }
@@ -32,7 +29,6 @@ impl fmt::Display for NotObject {
         match self {
             NotObject::NotElf => f.write_str("The file was not recognized as a valid object file"),
             NotObject::Header(e) => e.fmt(f),
-            NotObject::Section(e) => e.fmt(f),
             NotObject::Coff(e) => e.fmt(f),
         }
     }
@@ -391,8 +387,6 @@ impl fmt::Display for ElfError {
 pub enum CoffError {
     /// Something lies past the end of the file.
     UnexpectedEof,
-    /// `NumberOfSymbols` is set but there is no symbol table pointer.
-    SymbolTableMissing,
     /// A name refers to the string table, which is empty or missing.
     StringTableEmpty,
     /// A `/nnn` or `//XXXXXX` section name does not decode.
@@ -449,7 +443,6 @@ impl fmt::Display for CoffError {
         use CoffError::*;
         match self {
             UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
-            SymbolTableMissing => f.write_str("symbol table missing"),
             StringTableEmpty => f.write_str("string table empty"),
             InvalidSectionName => f.write_str("invalid section name"),
             ParseFailed => f.write_str("Invalid data was encountered while parsing the file"),
@@ -561,8 +554,9 @@ pub enum Error {
         size: u64,
     },
     /// Rewriting would give an object that cannot be read back (LLVM 22's
-    /// llvm-objcopy writes it anyway): the host has no section table, or
-    /// its layout wraps around 64 bits.
+    /// llvm-objcopy writes it anyway): the host has no section table, its
+    /// layout wraps around 64 bits, or (COFF) a section without raw data
+    /// has relocations, which llvm-objcopy writes over the file header.
     Unreadable,
     /// Two sections' file images overlap, or a section overlaps the ELF
     /// header or a header table (only reported by [`check_layout`](super::check_layout)).
@@ -600,7 +594,8 @@ impl fmt::Display for Error {
             }
             Error::Unreadable => f.write_str(
                 "the object cannot be rewritten: the result would not be a readable object \
-                 (no usable section table, or a layout that wraps around)",
+                 (no usable section table, a layout that wraps around, or relocations \
+                 of a section without data, which llvm-objcopy writes over the file header)",
             ),
             Error::Overlap { first, second } => write!(f, "{first} overlaps {second}"),
         }

@@ -1194,9 +1194,8 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                     s.align = class.addr_size();
                 }
                 Kind::Group { members, .. } => {
-                    // llvm-objcopy writes a group's entry size as 4,
-                    // whatever the input said.
-                    s.entsize = 4;
+                    // The entry size stays the input's (written in 32
+                    // bits, as for every section).
                     s.size = 4 + 4 * members.len() as u64;
                 }
                 _ => {}
@@ -1586,7 +1585,8 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
             c.put_u32(h, 40, sh.link);
             c.put_u32(h, 44, sh.info);
             c.put_u64(h, 48, sh.addralign);
-            c.put_u64(h, 56, sh.entsize);
+            // llvm-objcopy keeps a section's entry size in 32 bits.
+            c.put_u64(h, 56, u64::from(sh.entsize as u32));
         } else {
             c.put_u32(h, 8, sh.flags as u32);
             c.put_u32(h, 12, sh.addr as u32);

@@ -482,35 +482,6 @@ impl<'a, R: ReadRef<'a>> ElfFile<'a, R> {
         })
     }
 
-    /// The checks LLVM's `ELFObjectFile::create` adds when it opens an
-    /// object: every `SHT_SYMTAB_SHNDX` table must be readable, linked to
-    /// a symbol table, and as long as it.
-    pub fn check_extended_index_tables(&self) -> Result<(), Error> {
-        for (i, sec) in self.sections.iter().enumerate() {
-            if sec.sh_type != SHT_SYMTAB_SHNDX {
-                continue;
-            }
-            let words = self.section_array(i, 4)?;
-            let target =
-                self.sections
-                    .get(sec.link as usize)
-                    .ok_or(Error::InvalidSectionIndex {
-                        index: u64::from(sec.link),
-                    })?;
-            if target.sh_type != SHT_SYMTAB && target.sh_type != SHT_DYNSYM {
-                return Err(Error::ElfShndxLinkedToWrongType {
-                    type_name: section_type_name(self.header.machine, target.sh_type),
-                });
-            }
-            let symbols = target.size / self.class().sym_size() as u64;
-            let entries = words.len() as u64 / 4;
-            if entries != symbols {
-                return Err(Error::ElfShndxCountMismatch { entries, symbols });
-            }
-        }
-        Ok(())
-    }
-
     /// The section name string table, as LLVM's `getSectionStringTable`
     /// finds it; `Ok(None)` when the file has none (`e_shstrndx` 0).
     pub(crate) fn section_name_table(&self) -> Result<Option<&'a [u8]>, Error> {

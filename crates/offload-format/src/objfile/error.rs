@@ -132,18 +132,6 @@ pub enum Error {
         /// The index.
         index: u64,
     },
-    /// An extended section index table is linked to a non-symbol-table.
-    ElfShndxLinkedToWrongType {
-        /// LLVM's name of the linked section's type.
-        type_name: &'static str,
-    },
-    /// An extended section index table and its symbol table disagree.
-    ElfShndxCountMismatch {
-        /// Entries in the index table.
-        entries: u64,
-        /// Symbols in the symbol table.
-        symbols: u64,
-    },
     /// `e_phentsize` does not match the class.
     ElfBadPhentsize {
         /// `e_phentsize`.
@@ -174,8 +162,6 @@ pub enum Error {
         /// String table size.
         size: u64,
     },
-    /// A COFF symbol table pointer is 0 but symbols are declared.
-    CoffSymbolTableMissing,
     /// A COFF long section name needs a string table that is empty.
     CoffStringTableEmpty,
     /// A COFF `/nnn` or `//xxxxxx` section name does not decode.
@@ -284,14 +270,6 @@ impl fmt::Display for Error {
             ),
             UnexpectedEof => f.write_str("The end of the file was unexpectedly encountered"),
             InvalidSectionIndex { index } => write!(f, "invalid section index: {index}"),
-            ElfShndxLinkedToWrongType { type_name } => write!(
-                f,
-                "SHT_SYMTAB_SHNDX section is linked with {type_name} section (expected SHT_SYMTAB/SHT_DYNSYM)"
-            ),
-            ElfShndxCountMismatch { entries, symbols } => write!(
-                f,
-                "SHT_SYMTAB_SHNDX has {entries} entries, but the symbol table associated has {symbols}"
-            ),
             ElfBadPhentsize { phentsize } => write!(f, "invalid e_phentsize: {phentsize}"),
             ElfProgramHeadersPastEnd {
                 file_size,
@@ -310,7 +288,6 @@ impl fmt::Display for Error {
                 f,
                 "st_name (0x{offset:x}) is past the end of the string table of size 0x{size:x}"
             ),
-            CoffSymbolTableMissing => f.write_str("symbol table missing"),
             CoffStringTableEmpty => f.write_str("string table empty"),
             CoffInvalidSectionName => f.write_str("invalid section name"),
         }
