@@ -59,26 +59,21 @@ const KEYS: &[&str] = &[
 const VALUES: &[&str] = &[
     "", "x", "+xnack", "-sramecc", "a=b", "v v", "é", "0", "generic", "openmp",
 ];
-const FILE_NAMES: &[&str] = &[
-    "dev.o",
-    "a.bc",
-    "k.cubin",
-    "f.fatbin",
-    "p.s",
-    "P.S",
-    "x.ptx",
-    "s.spv",
-    "noext",
-    ".o",
-    "..o",
-    "x.tar.o",
-    "trail.",
-    "img.O",
-    "sub/in.o",
-    "d.x/noext",
-    "lto.o",
-    "w.txt",
+/// File names that probe how the packager takes an image's kind from the
+/// file's extension: each kind's extension, its case, names with no
+/// extension or with dots in odd places.
+pub(crate) const IMAGE_KIND_NAMES: &[&str] = &[
+    "a.bc", "k.cubin", "f.fatbin", "p.s", "P.S", "x.ptx", "s.spv", "noext", ".o", "..o", "x.tar.o",
+    "trail.", "img.O",
 ];
+
+/// Image file names: the image-kind probes and a few more.
+fn file_names() -> Vec<&'static str> {
+    let mut v = vec!["dev.o"];
+    v.extend_from_slice(IMAGE_KIND_NAMES);
+    v.extend_from_slice(&["sub/in.o", "d.x/noext", "lto.o", "w.txt"]);
+    v
+}
 
 /// Everything the generators share: LLVM tools, a scratch directory for
 /// building inputs, and real clang-made objects.
@@ -505,8 +500,9 @@ fn pack_case(rng: &mut Rng) -> Case {
     let mut case = tool(rng);
     case.label = "package".into();
     let mut files: Vec<String> = Vec::new();
+    let names = file_names();
     for _ in 0..rng.range(1, 4) {
-        let name = rng.pick(FILE_NAMES).to_string();
+        let name = rng.pick(&names).to_string();
         if !files.contains(&name) {
             case = case.file(&name, image_bytes(rng));
             files.push(name);
