@@ -128,66 +128,46 @@ fn commands(format: Format, bytes: &[u8]) -> Vec<(&'static str, Vec<String>)> {
         .map(|i| format!("-output=o{i}"))
         .collect();
     let mut v: Vec<(&'static str, Vec<String>)> = Vec::new();
+    // The bundler's reading commands for a file type: listing, unbundling
+    // the first ID to one file, and the first two IDs (missing ones allowed
+    // where LLVM allows them for the type).
+    let list = |ty: &str| s(&["-list", &format!("-type={ty}"), "-input=in"]);
+    let unbundle_first = |ty: &str| {
+        s(&[
+            "-unbundle",
+            &format!("-type={ty}"),
+            &format!("-targets={first}"),
+            "-input=in",
+            "-output=o1",
+        ])
+    };
+    let unbundle_two = |ty: &str, allow_missing: bool| {
+        let mut c = s(&[
+            "-unbundle",
+            &format!("-type={ty}"),
+            &format!("-targets={two}"),
+            "-input=in",
+        ]);
+        c.extend(outs2.iter().cloned());
+        if allow_missing {
+            c.push("-allow-missing-bundles".into());
+        }
+        c
+    };
+    let bundler = |c| ("clang-offload-bundler", c);
     match format {
         Format::Bundle | Format::Ccob | Format::Bitcode => {
-            v.push((
-                "clang-offload-bundler",
-                s(&["-list", "-type=bc", "-input=in"]),
-            ));
-            v.push((
-                "clang-offload-bundler",
-                s(&[
-                    "-unbundle",
-                    "-type=bc",
-                    &format!("-targets={first}"),
-                    "-input=in",
-                    "-output=o1",
-                ]),
-            ));
-            let mut c = s(&[
-                "-unbundle",
-                "-type=bc",
-                &format!("-targets={two}"),
-                "-input=in",
-            ]);
-            c.extend(outs2.iter().cloned());
-            c.push("-allow-missing-bundles".into());
-            v.push(("clang-offload-bundler", c));
+            v.push(bundler(list("bc")));
+            v.push(bundler(unbundle_first("bc")));
+            v.push(bundler(unbundle_two("bc", true)));
         }
         Format::Object => {
-            v.push((
-                "clang-offload-bundler",
-                s(&["-list", "-type=o", "-input=in"]),
-            ));
-            let mut c = s(&[
-                "-unbundle",
-                "-type=o",
-                &format!("-targets={two}"),
-                "-input=in",
-            ]);
-            c.extend(outs2.iter().cloned());
-            v.push(("clang-offload-bundler", c));
+            v.push(bundler(list("o")));
+            v.push(bundler(unbundle_two("o", false)));
         }
         Format::Archive => {
-            v.push((
-                "clang-offload-bundler",
-                s(&[
-                    "-unbundle",
-                    "-type=a",
-                    &format!("-targets={first}"),
-                    "-input=in",
-                    "-output=o1",
-                ]),
-            ));
-            let mut c = s(&[
-                "-unbundle",
-                "-type=a",
-                &format!("-targets={two}"),
-                "-input=in",
-            ]);
-            c.extend(outs2.iter().cloned());
-            c.push("-allow-missing-bundles".into());
-            v.push(("clang-offload-bundler", c));
+            v.push(bundler(unbundle_first("a")));
+            v.push(bundler(unbundle_two("a", true)));
             v.push((
                 "llvm-offload-binary",
                 s(&["in", "--archive", "--image=file=o1,kind=openmp"]),
@@ -1165,27 +1145,9 @@ fn replay(dir: &Path, bin_dir: &Path) -> Result<(), String> {
             "llvm-offload-wrapper" => "llvm-offload-wrapper",
             _ => continue,
         };
-        let Some(llvm_exe) = reference_tool(tool)
-            .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool)))
-        else {
+        let Some((_, _, class)) = run_both(bin_dir, format, tool, &args, &input, &scratch) else {
             continue;
         };
-        let ours = run_ours(
-            &bin_dir.join(tool),
-            tool,
-            &args,
-            &input,
-            &scratch.join("ours"),
-        );
-        let mut ours = ours;
-        let mut llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
-        compare_wrapper_modules(
-            tool,
-            &mut ours,
-            &mut llvm,
-            [&scratch.join("ours"), &scratch.join("llvm")],
-        );
-        let class = classify(format, tool, &args, &input, &ours, &llvm);
         let before = case
             .parent()
             .and_then(Path::parent)
@@ -1217,22 +1179,10 @@ fn one_case(
     findings: &Path,
 ) {
     let (s, tool, args, input, how) = case_setup(seed, i, seeds);
-    let ours_exe = bin_dir.join(tool);
-    let Some(llvm_exe) = reference_tool(tool).or_else(|| {
-        // clang-offload-packager lives beside llvm-offload-binary.
-        reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool))
-    }) else {
+    let Some((ours, llvm, class)) = run_both(bin_dir, s.format, tool, &args, &input, scratch)
+    else {
         return;
     };
-    let mut ours = run_ours(&ours_exe, tool, &args, &input, &scratch.join("ours"));
-    let mut llvm = run_one(&llvm_exe, tool, &args, &input, &scratch.join("llvm"), false);
-    compare_wrapper_modules(
-        tool,
-        &mut ours,
-        &mut llvm,
-        [&scratch.join("ours"), &scratch.join("llvm")],
-    );
-    let class = classify(s.format, tool, &args, &input, &ours, &llvm);
     let keep = {
         let mut t = tally.lock().unwrap();
         t.cases += 1;
@@ -1338,33 +1288,11 @@ fn recheck(dir: &Path, seed: u64, seeds: &[Seed], bin_dir: &Path) -> Result<(), 
                 "case {i} is not the one logged (other inputs under tests/ than in that run, or another seed)"
             ));
         }
-        let Some(llvm_exe) = reference_tool(tool_now)
-            .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool_now)))
+        let Some((ours, llvm, now)) =
+            run_both(bin_dir, s.format, tool_now, &args_now, &input, &scratch)
         else {
             continue;
         };
-        let mut ours = run_ours(
-            &bin_dir.join(tool_now),
-            tool_now,
-            &args_now,
-            &input,
-            &scratch.join("ours"),
-        );
-        let mut llvm = run_one(
-            &llvm_exe,
-            tool_now,
-            &args_now,
-            &input,
-            &scratch.join("llvm"),
-            false,
-        );
-        compare_wrapper_modules(
-            tool_now,
-            &mut ours,
-            &mut llvm,
-            [&scratch.join("ours"), &scratch.join("llvm")],
-        );
-        let now = classify(s.format, tool_now, &args_now, &input, &ours, &llvm);
         println!(
             "{i}\t{format}\t{tool}\t{args}\t{class}\t{now}\t{}\t{}",
             first_line(&ours.stderr),
@@ -1384,6 +1312,28 @@ fn recheck(dir: &Path, seed: u64, seeds: &[Seed], bin_dir: &Path) -> Result<(), 
         println!("{n:6}  {k}");
     }
     Ok(())
+}
+
+/// Runs a case with our `tool` (from `bin_dir`) and with LLVM's, each in
+/// its own folder under `scratch`, and classifies the pair; `None` when
+/// LLVM's tool is not installed.
+fn run_both(
+    bin_dir: &Path,
+    format: Format,
+    tool: &str,
+    args: &[String],
+    input: &[u8],
+    scratch: &Path,
+) -> Option<(Run, Run, String)> {
+    // clang-offload-packager lives beside llvm-offload-binary.
+    let llvm_exe = reference_tool(tool)
+        .or_else(|| reference_tool("llvm-offload-binary").map(|p| p.with_file_name(tool)))?;
+    let dirs = [scratch.join("ours"), scratch.join("llvm")];
+    let mut ours = run_ours(&bin_dir.join(tool), tool, args, input, &dirs[0]);
+    let mut llvm = run_one(&llvm_exe, tool, args, input, &dirs[1], false);
+    compare_wrapper_modules(tool, &mut ours, &mut llvm, [&dirs[0], &dirs[1]]);
+    let class = classify(format, tool, args, input, &ours, &llvm);
+    Some((ours, llvm, class))
 }
 
 /// The first line of a tool's stderr, for the case log.
