@@ -829,7 +829,11 @@ fn same_but_symbol_index(a: &[u8], b: &[u8]) -> bool {
 ///   output archive's index; our stderr is LLVM's without those warnings
 ///   (and without our own warning for such a member, when our reader went
 ///   past LLVM's module-level fault and met a bitstream fault further on)
-///   and the archives hold the same members.
+///   and the archives hold the same members;
+/// - the same commands, where such a member also has module-level inline
+///   assembly: we refuse the archive (LLVM 22 crashes on that assembly
+///   once the module is loaded), LLVM warns for the member it could not
+///   load and goes on.
 fn unloaded_module_policy(
     tool: &str,
     args: &[String],
@@ -859,6 +863,28 @@ fn unloaded_module_policy(
         "clang-offload-bundler" => args.iter().any(|a| a == "-type=a"),
         _ => args.iter().any(|a| a == "--archive"),
     };
+    // A member with module-level inline assembly: we refuse the archive
+    // (LLVM 22 crashes once it has loaded such a module), but LLVM never
+    // got that far when the module fails to load for an IR-level fault:
+    // it warns and leaves the member out of the index.
+    if writes_archive && ours.status == 1 && llvm.status == 0 {
+        let ours_text = String::from_utf8_lossy(&ours.stderr);
+        let refused = ours_text.lines().find_map(|l| {
+            l.split_once("error: '")
+                .and_then(|(_, r)| r.split_once("': bitcode with module-level inline assembly"))
+                .map(|(member, _)| member.to_string())
+        });
+        if let Some(member) = refused {
+            let warned = llvm_text.lines().any(|l| {
+                l.strip_prefix("warning: '")
+                    .and_then(|r| r.split_once("': "))
+                    .is_some_and(|(m, text)| m == member && module_level_text(text.trim_end()))
+            });
+            if warned {
+                return Some(POLICY);
+            }
+        }
+    }
     if writes_archive && ours.status == llvm.status && ours.stdout == llvm.stdout {
         let member_warning = |l: &str| {
             l.strip_prefix("warning: '")

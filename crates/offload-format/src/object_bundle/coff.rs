@@ -612,8 +612,12 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
                 out.extend_from_slice(&0u32.to_le_bytes());
                 out.extend_from_slice(&strtab.offset(s.name).to_le_bytes());
             } else {
+                // llvm-objcopy copies a short name with strncpy: a name
+                // read as all 8 bytes (its last byte not NUL) ends at its
+                // first NUL.
+                let name = super::elf::cstr(s.name);
                 let mut n = [0u8; 8];
-                n[..s.name.len()].copy_from_slice(s.name);
+                n[..name.len()].copy_from_slice(name);
                 out.extend_from_slice(&n);
             }
             out.extend_from_slice(&s.value.to_le_bytes());
