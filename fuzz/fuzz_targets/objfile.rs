@@ -26,7 +26,6 @@ fuzz_target!(|data: &[u8]| {
     let _ = obj.section_by_name(b".hip_fatbin");
     let _ = obj.address_to_offset(0x1000);
     if let Some(e) = obj.as_elf() {
-        let _ = e.check_extended_index_tables();
         if let Ok(phdrs) = e.program_headers() {
             for p in &phdrs {
                 let _ = e.segment_data(p);

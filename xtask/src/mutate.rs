@@ -689,6 +689,8 @@ const BITSTREAM_TEXTS: &[&str] = &[
     "Size is not plausible",
     "Array op not second to last",
     "Array element type has to be an encoding of a type",
+    "Array element type can't be an Array or a Blob",
+    "Abbreviation starts with an Array or a Blob",
     "Blob ends too soon",
     "Invalid encoding",
     "Malformed block",

@@ -402,7 +402,11 @@ impl<'a> Cursor<'a> {
             };
             ops.push(op);
         }
-        validate_abbrev(&ops)?;
+        // LLVM's only check at definition; the shape is checked where a
+        // record uses the abbreviation.
+        if ops.is_empty() {
+            return Err(BitcodeError::Bitstream("Abbrev record with no operands"));
+        }
         Ok(Abbrev { ops })
     }
 
@@ -497,21 +501,38 @@ impl<'a> Cursor<'a> {
         let abbrev = self.abbrev(id)?;
         let ops = &abbrev.ops;
         let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
+        // LLVM checks an abbreviation's shape when a record uses it, not
+        // when it is defined: its texts, in its order.
+        if matches!(first, AbbrevOp::Array | AbbrevOp::Blob) {
+            return Err(BitcodeError::Bitstream(
+                "Abbreviation starts with an Array or a Blob",
+            ));
+        }
         let code = self.read_scalar(first)?;
         let mut blob = None;
         let mut i = 1;
         while i < ops.len() {
             match ops[i] {
                 AbbrevOp::Array => {
-                    let elt = *ops
-                        .get(i + 1)
-                        .ok_or_else(|| malformed("array without element type"))?;
                     let count = self.read_vbr(6)?;
+                    if i + 2 != ops.len() {
+                        return Err(BitcodeError::Bitstream("Array op not second to last"));
+                    }
+                    let elt = ops[i + 1];
                     let elt_bits = match elt {
                         AbbrevOp::Fixed(w) => u64::from(w),
                         AbbrevOp::Vbr(w) => u64::from(w),
                         AbbrevOp::Char6 => 6,
-                        _ => return Err(malformed("invalid array element encoding")),
+                        AbbrevOp::Literal(_) => {
+                            return Err(BitcodeError::Bitstream(
+                                "Array element type has to be an encoding of a type",
+                            ))
+                        }
+                        AbbrevOp::Array | AbbrevOp::Blob => {
+                            return Err(BitcodeError::Bitstream(
+                                "Array element type can't be an Array or a Blob",
+                            ))
+                        }
                     };
                     if count.saturating_mul(elt_bits) > self.remaining() {
                         return Err(BitcodeError::UnexpectedEnd);
@@ -688,35 +709,6 @@ impl<'a> Cursor<'a> {
         self.scopes.pop();
         Ok(result?.0)
     }
-}
-
-fn validate_abbrev(ops: &[AbbrevOp]) -> Result<(), BitcodeError> {
-    match ops.first() {
-        None => return Err(BitcodeError::Bitstream("Abbrev record with no operands")),
-        Some(AbbrevOp::Array | AbbrevOp::Blob) => {
-            return Err(malformed("abbreviation starts with an array or a blob"))
-        }
-        _ => {}
-    }
-    for (i, op) in ops.iter().enumerate() {
-        match op {
-            AbbrevOp::Array => {
-                // The array must be second to last; its element type last.
-                if i + 2 != ops.len() {
-                    return Err(malformed("array is not the second to last operand"));
-                }
-                match ops[i + 1] {
-                    AbbrevOp::Fixed(_) | AbbrevOp::Vbr(_) | AbbrevOp::Char6 => {}
-                    _ => return Err(malformed("invalid array element encoding")),
-                }
-            }
-            AbbrevOp::Blob if i + 1 != ops.len() => {
-                return Err(malformed("blob is not the last operand"));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Decodes a 6-bit character (`a`-`z`, `A`-`Z`, `0`-`9`, `.`, `_`).

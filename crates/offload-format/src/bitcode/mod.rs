@@ -299,8 +299,11 @@ fn read_single_blob<'a>(
 /// format-specific (`llvm.*` names, the `llvm.metadata` section, private
 /// linkage).
 ///
-/// The IR symbol table written by LLVM is used when present (it stores
-/// exactly this list, mangled); otherwise the module records are read.
+/// The symbols come from the module records, as LLVM's archive writer
+/// takes them from the module it loads (so a module whose block ends
+/// early lists only what comes before). A module with module-level inline
+/// assembly uses the IR symbol table LLVM stored, when there is one: only
+/// it knows the symbols the assembly defines.
 pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     archive_symbols_of(&BitcodeFile::parse(data)?)
 }
@@ -315,10 +318,12 @@ fn archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeErr
     for module in &file.modules {
         embedded::check_module_load(file.stream, module, embedded::Metadata::Deferred)?;
     }
-    match stored_archive_symbols(file) {
-        Some(symbols) => Ok(symbols),
-        None => module_archive_symbols_of(file),
+    if file_has_module_asm(file).unwrap_or(false) {
+        if let Some(symbols) = stored_archive_symbols(file) {
+            return Ok(symbols);
+        }
     }
+    module_archive_symbols_of(file)
 }
 
 /// What an archive writer needs from a bitcode member, from one read of
