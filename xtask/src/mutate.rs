@@ -640,6 +640,16 @@ fn policy(
                 "host llvm-objcopy 22 would leave unreadable refused (compat: object bundles 3)",
             );
         }
+        if ours_text.contains("The end of the file was unexpectedly encountered")
+            && seed_format == Format::Object
+            && coff_records_past_the_end(input)
+        {
+            // llvm-objcopy reads auxiliary symbol records and relocation
+            // tables without a bounds check.
+            return Some(
+                "COFF records past the end of the file refused (compat: object bundles 3)",
+            );
+        }
         if ours_text.contains("has a size or ID length beyond 64 bits") {
             return Some("bundle header sums wrapping past 2^64 refused (compat: bundler)");
         }
@@ -691,6 +701,7 @@ const BITSTREAM_TEXTS: &[&str] = &[
     "Array element type has to be an encoding of a type",
     "Array element type can't be an Array or a Blob",
     "Abbreviation starts with an Array or a Blob",
+    "Expected value symbol table subblock",
     "Blob ends too soon",
     "Invalid encoding",
     "Malformed block",
@@ -754,6 +765,51 @@ fn llvm_load_error(bitcode: &[u8]) -> Option<String> {
             .map_or(line, |(_, m)| m)
             .to_string(),
     )
+}
+
+/// Whether `data` is a COFF object with auxiliary symbol records or a
+/// relocation table that run past the end of the file (which llvm-objcopy
+/// reads without a bounds check).
+fn coff_records_past_the_end(data: &[u8]) -> bool {
+    let u16_at = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |o: usize| {
+        data.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (Some(nsect), Some(symtab), Some(nsyms), Some(opt)) =
+        (u16_at(2), u32_at(8), u32_at(12), u16_at(16))
+    else {
+        return false;
+    };
+    if u16_at(0) == Some(0) && nsect == 0xffff {
+        // A bigobj (or import) header: not walked here.
+        return false;
+    }
+    let len = data.len() as u64;
+    for i in 0..usize::from(nsect) {
+        let h = 20 + usize::from(opt) + 40 * i;
+        if let (Some(ptr), Some(n)) = (u32_at(h + 24), u16_at(h + 32)) {
+            if n > 0 && u64::from(ptr) + u64::from(n) * 10 > len {
+                return true;
+            }
+        }
+    }
+    if symtab == 0 {
+        return false;
+    }
+    let mut i = 0u64;
+    while i < u64::from(nsyms) {
+        let at = u64::from(symtab) + i * 18;
+        let Some(aux) = usize::try_from(at + 17).ok().and_then(|o| data.get(o)) else {
+            return false;
+        };
+        let end = at + 18 * (1 + u64::from(*aux));
+        if *aux > 0 && end > len {
+            return true;
+        }
+        i += 1 + u64::from(*aux);
+    }
+    false
 }
 
 /// The output a bundler command writes the host object to: the only

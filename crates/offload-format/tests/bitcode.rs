@@ -630,3 +630,69 @@ fn a_short_module_length_ends_the_module_where_llvm_ends_it() {
         assert_eq!(ours, llvm);
     }
 }
+
+/// Found by `cargo xtask mutate`: a damaged `VSTOFFSET`. Before it skips
+/// the first function body, LLVM's lazy module load jumps to the value
+/// symbol table that record points at (in 32-bit words, counted from one
+/// word before the module's bytes, in wrapping 64-bit arithmetic), reads
+/// it and comes back. Its jump never fails by itself: what is found there
+/// decides the text. We did not follow the offset and loaded the module.
+#[test]
+fn the_value_symbol_table_offset_is_followed_as_llvm_follows_it() {
+    let data = read("cstring.bc");
+    // The VSTOFFSET record's 32-bit field.
+    let mut c = Cursor::new(&data[..]);
+    c.read(32).unwrap();
+    let mut field = None;
+    let mut depth = 0;
+    while field.is_none() {
+        match c.advance().unwrap() {
+            Entry::SubBlock(id) => {
+                c.enter_block(id).unwrap();
+                depth += 1;
+            }
+            Entry::EndBlock => depth -= 1,
+            Entry::Record(id) => {
+                let at = c.bit_pos();
+                let (code, _) = c.read_record_with(id, &mut |_| Ok(())).unwrap();
+                if depth == 1 && code == 13 {
+                    field = Some(at);
+                }
+            }
+            Entry::EndOfStream => panic!("no VSTOFFSET record"),
+        }
+    }
+    let field = field.unwrap();
+    let with_offset = |v: u32| {
+        let mut d = data.clone();
+        for i in 0..32u64 {
+            let (byte, bit) = (((field + i) / 8) as usize, (field + i) % 8);
+            d[byte] = (d[byte] & !(1 << bit)) | ((((v >> i) & 1) as u8) << bit);
+        }
+        d
+    };
+    let cases: &[(u32, &str)] = &[
+        (0, "Unexpected end of file reading 4294967288 of 2460 bytes"),
+        (2, "Expected value symbol table subblock"),
+        (659, "Expected value symbol table subblock"),
+        (728, "Unexpected end of file reading 2904 of 2460 bytes"),
+        (729, "Expected value symbol table subblock"),
+        (
+            1_000_000,
+            "Unexpected end of file reading 3999992 of 2460 bytes",
+        ),
+        (u32::MAX, "Expected value symbol table subblock"),
+    ];
+    for &(v, want) in cases {
+        let d = with_offset(v);
+        let ours = embedded_objects(&d).unwrap_err().to_string();
+        assert_eq!(ours, want, "VSTOFFSET {v}");
+        if let Some(llvm) = llvm_reader_error(&d) {
+            assert_eq!(ours, llvm, "VSTOFFSET {v}");
+        }
+    }
+    // The right offset still loads.
+    let right = with_offset(609);
+    assert_eq!(right, data);
+    assert!(embedded_objects(&right).is_ok());
+}

@@ -206,7 +206,32 @@ impl<'a> Cursor<'a> {
         } else {
             ((self.pos / 64 + 1) * 8).min(size)
         };
-        BitcodeError::EndOfFile((next >= size).then_some(size))
+        BitcodeError::EndOfFile((next >= size).then_some((size, size)))
+    }
+
+    /// LLVM's `JumpToBit`: it never refuses a position. The reader moves to
+    /// the 64-bit word holding `bit` and reads the bits before it in that
+    /// word, which fails (LLVM's end-of-file texts) when the word is past
+    /// the end or too short; a position at a word boundary past the end
+    /// leaves the reader at the end of the stream.
+    pub(crate) fn jump(&mut self, bit: u64) -> Result<(), BitcodeError> {
+        let size = self.data.len() as u64;
+        let word_byte = (bit / 8) & !7;
+        let in_word = bit & 63;
+        if word_byte >= size {
+            self.pos = self.len_bits;
+            return if in_word == 0 {
+                Ok(())
+            } else {
+                Err(BitcodeError::EndOfFile(Some((word_byte, size))))
+            };
+        }
+        if bit > self.len_bits {
+            self.pos = self.len_bits;
+            return Err(BitcodeError::EndOfFile(None));
+        }
+        self.pos = bit;
+        Ok(())
     }
 
     /// Reads a VBR field with the given chunk width; the value must fit in

@@ -236,7 +236,9 @@ fn scan_module(
     mut scan: Option<&mut ModuleScan>,
     metadata: Metadata,
 ) -> Result<(), BitcodeError> {
-    let mut vst_offset = false;
+    // The module's value symbol table, in 32-bit words from the start of
+    // the module's bytes (LLVM's VSTOffset; 0 when there is none).
+    let mut vst_offset = 0u64;
     loop {
         match cursor.advance()? {
             Entry::EndBlock => return Ok(()),
@@ -251,10 +253,14 @@ fn scan_module(
                     walk_records(cursor)?;
                 }
                 block_id::FUNCTION => {
-                    cursor.skip_block()?;
-                    if vst_offset {
+                    if vst_offset > 0 {
+                        // LLVM reads the value symbol table the offset
+                        // points at before it skips the first body.
+                        read_value_symbol_table(cursor, vst_offset)?;
+                        cursor.skip_block()?;
                         return Ok(());
                     }
+                    cursor.skip_block()?;
                 }
                 block_id::METADATA if metadata == Metadata::Deferred => cursor.skip_block()?,
                 block_id::TYPE | block_id::CONSTANTS | block_id::METADATA => {
@@ -278,8 +284,10 @@ fn scan_module(
                     n += 1;
                     Ok(())
                 })?;
-                if code == module_code::VSTOFFSET {
-                    vst_offset = n > 0 && first[0] > 1;
+                if code == module_code::VSTOFFSET && n > 0 {
+                    // Stored one more than the offset (it counts from one
+                    // word before the block, the old bitcode header).
+                    vst_offset = first[0].wrapping_sub(1);
                 }
                 let Some(scan) = scan.as_deref_mut() else {
                     continue;
@@ -307,6 +315,28 @@ fn scan_module(
             }
         }
     }
+}
+
+/// LLVM's jump to the module-level value symbol table at `offset` words:
+/// the block found there is read (its sub-blocks skipped) and the reader
+/// comes back to where it was.
+fn read_value_symbol_table(cursor: &mut Cursor<'_>, offset: u64) -> Result<(), BitcodeError> {
+    const NOT_A_TABLE: BitcodeError =
+        BitcodeError::Bitstream("Expected value symbol table subblock");
+    let back = cursor.bit_pos();
+    // In 64 bits, wrapping, as LLVM computes it.
+    cursor.jump(offset.wrapping_mul(32))?;
+    if cursor.at_end() {
+        return Err(NOT_A_TABLE);
+    }
+    match cursor.advance()? {
+        Entry::SubBlock(block_id::VALUE_SYMTAB) => {
+            cursor.enter_block(block_id::VALUE_SYMTAB)?;
+            walk_records(cursor)?;
+        }
+        _ => return Err(NOT_A_TABLE),
+    }
+    cursor.seek(back)
 }
 
 /// Reads every record of the current block up to its end, skipping

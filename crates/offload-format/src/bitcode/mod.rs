@@ -38,6 +38,8 @@ pub(crate) mod block_id {
     pub(crate) const CONSTANTS: u64 = 11;
     /// `FUNCTION_BLOCK`.
     pub(crate) const FUNCTION: u64 = 12;
+    /// `VALUE_SYMTAB_BLOCK`.
+    pub(crate) const VALUE_SYMTAB: u64 = 14;
     /// `METADATA_BLOCK`.
     pub(crate) const METADATA: u64 = 15;
     /// `TYPE_BLOCK_NEW`.
@@ -89,10 +91,11 @@ pub enum BitcodeError {
     /// A sub-block whose abbreviation ID width is above 64 bits.
     CodeWidthTooLarge(u64),
     /// A field runs past the end of the stream. LLVM's reader loads the
-    /// stream in 64-bit words: `Some(size)` when the field needed another
-    /// word and none was left (its text names the stream's size in bytes),
+    /// stream in 64-bit words: `Some((next, size))` when the field needed
+    /// another word and none was left (its text names the byte it would
+    /// have loaded next and the stream's size, both as 32-bit numbers),
     /// `None` when the last, partial word was too short.
-    EndOfFile(Option<u64>),
+    EndOfFile(Option<(u64, u64)>),
 }
 
 impl fmt::Display for BitcodeError {
@@ -109,9 +112,11 @@ impl fmt::Display for BitcodeError {
             }
             BitcodeError::SkipAtEnd => f.write_str("can't skip block: already at end of stream"),
             BitcodeError::Bitstream(text) => f.write_str(text),
-            BitcodeError::EndOfFile(Some(size)) => {
-                write!(f, "Unexpected end of file reading {size} of {size} bytes")
-            }
+            BitcodeError::EndOfFile(Some((next, size))) => write!(
+                f,
+                "Unexpected end of file reading {} of {} bytes",
+                *next as u32, *size as u32
+            ),
             BitcodeError::EndOfFile(None) => f.write_str("Unexpected end of file"),
             BitcodeError::CodeWidthTooLarge(width) => {
                 write!(
