@@ -542,6 +542,16 @@ fn zstd_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<()
     let mut dctx = zstd_safe::DCtx::try_create().ok_or(CcobError::OutOfMemory {
         size: out.capacity() as u64,
     })?;
+    if limit < out.capacity() {
+        // LLVM decodes into a buffer of exactly the recorded size, and
+        // zstd reports output beyond it at the block where it happens,
+        // before whatever a later block would have shown (corrupt data,
+        // a cut frame). Decode into exactly that many bytes.
+        out.resize(limit, 0);
+        let written = dctx.decompress(&mut out[..], payload).map_err(zstd_error)?;
+        out.truncate(written);
+        return Ok(());
+    }
     dctx.decompress(out, payload).map_err(zstd_error)?;
     if out.len() > limit {
         return Err(CcobError::Codec {
