@@ -55,7 +55,12 @@ pub fn open(data: &[u8]) -> Option<Result<Object<'_>, String>> {
         let s = match s {
             Ok(s) => s,
             Err(e) => {
-                damage.push(format!("{format} section: {e}"));
+                // A broken section name table fails every section alike:
+                // say it once.
+                let message = format!("{format} section: {e}");
+                if !damage.contains(&message) {
+                    damage.push(message);
+                }
                 continue;
             }
         };

@@ -548,6 +548,19 @@ fn damage_is_reported_where_it_is_and_the_rest_listed() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("compressed bundle"), "{}", stderr(&o));
     assert!(stdout(&o).contains("bundle #1"));
+    // A section name table that does not exist fails every section's
+    // name alike: one report, not one per section.
+    let mut bad = fs::read(fixtures().join("hip.o")).unwrap();
+    bad[62..64].copy_from_slice(&0xfff0u16.to_le_bytes());
+    fs::write(tmp.path().join("bad3.o"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "bad3.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert_eq!(out.matches("DAMAGE").count(), 1, "{out}");
+    assert!(
+        out.contains("section header string table index 65520 does not exist"),
+        "{out}"
+    );
     // Cut short anywhere: never a panic, always a listing.
     for cut in (0..lib.len()).step_by(997) {
         fs::write(tmp.path().join("cut.so"), &lib[..cut]).unwrap();
