@@ -546,6 +546,7 @@ fn policy(
     }
     if [
         "extends past the end of the offload binary",
+        "extend past the end of the offload binary",
         "lies past the end of the offload binary",
     ]
     .iter()
@@ -610,6 +611,16 @@ fn policy(
         // docs/compat.md, device archives: a damaged member header after
         // the first member, or member data past the end of the archive.
         return Some("damaged archive reported (compat: device archives)");
+    }
+    if ours.status == 1
+        && llvm.status == 1
+        && ours_text.contains("has a size or ID length beyond 64 bits")
+        && llvm_text.contains("Can't find bundles for")
+    {
+        // LLVM stopped reading the header at the entry whose sum wraps
+        // (its wrapped sum fails its range check), then misses the target
+        // asked for; we refuse the header.
+        return Some("bundle header sums wrapping past 2^64 refused (compat: bundler)");
     }
     if llvm.status == 0 && ours.status == 1 {
         // LLVM went on without a word where we refuse: only the refusals

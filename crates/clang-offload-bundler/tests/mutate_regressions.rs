@@ -76,6 +76,12 @@ fn check(exe: &Path, case: &Case, who: &str) {
         "{who} on {name}: exit status; stderr {stderr}"
     );
     match &case.stderr {
+        // Warnings are given whole, one per ` // `-separated line.
+        Some(text) if text.starts_with("warning: ") => assert_eq!(
+            stderr,
+            format!("{}\n", text.replace(" // ", "\n")),
+            "{who} on {name}: stderr"
+        ),
         Some(text) => assert_eq!(
             stderr,
             format!("clang-offload-bundler: error: {text}\n"),

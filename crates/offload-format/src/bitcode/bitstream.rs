@@ -234,33 +234,53 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
-    /// Reads a VBR field with the given chunk width; the value must fit in
-    /// 64 bits.
+    /// Reads a VBR field of `width`-bit chunks as LLVM's `ReadVBR64` does
+    /// (record operands, literals, encoding data): each chunk is held in
+    /// 32 bits (a chunk wider than 32 bits is its low 32 bits, and ends the
+    /// field), data bits past the 64th are dropped, and a field still going
+    /// after 64 bits is "Unterminated VBR".
     pub(crate) fn read_vbr(&mut self, width: u32) -> Result<u64, BitcodeError> {
-        if !(2..=32).contains(&width) {
+        self.read_vbr_in(width, 64)
+    }
+
+    /// LLVM's `ReadVBR`, the 32-bit reader (block IDs, abbreviation widths,
+    /// record codes, operand and array counts, blob lengths): the same,
+    /// with a 32-bit result and "Unterminated VBR" after 32 bits.
+    pub(crate) fn read_vbr32(&mut self, width: u32) -> Result<u64, BitcodeError> {
+        self.read_vbr_in(width, 32)
+    }
+
+    /// LLVM's `isSizePlausible` for an operand or element count: no more
+    /// than the stream has bits.
+    fn check_plausible(&self, count: u64) -> Result<(), BitcodeError> {
+        if count > (self.data.len() as u64).saturating_mul(8) {
+            return Err(BitcodeError::Bitstream("Size is not plausible"));
+        }
+        Ok(())
+    }
+
+    fn read_vbr_in(&mut self, width: u32, bits: u32) -> Result<u64, BitcodeError> {
+        if width == 0 || width > 64 {
             return Err(malformed("invalid VBR width"));
         }
-        let data_bits = width - 1;
-        let high = 1u64 << data_bits;
+        let mask = 1u64 << (width - 1);
+        let mut piece = u64::from(self.read(width)? as u32);
         let mut value = 0u64;
-        let mut shift = 0u32;
+        let mut next = 0u32;
         loop {
-            if shift >= 64 {
-                return Err(malformed("VBR value does not fit in 64 bits"));
+            value |= (piece & (mask - 1)) << next;
+            if piece & mask == 0 {
+                return Ok(if bits == 32 {
+                    u64::from(value as u32)
+                } else {
+                    value
+                });
             }
-            let piece = self.read(width)?;
-            let bits = piece & (high - 1);
-            if bits != 0 {
-                let bit_len = 64 - bits.leading_zeros();
-                if bit_len + shift > 64 {
-                    return Err(malformed("VBR value does not fit in 64 bits"));
-                }
-                value |= bits << shift;
+            next += width - 1;
+            if next >= bits {
+                return Err(BitcodeError::Bitstream("Unterminated VBR"));
             }
-            if piece & high == 0 {
-                return Ok(value);
-            }
-            shift += data_bits;
+            piece = u64::from(self.read(width)? as u32);
         }
     }
 
@@ -313,7 +333,7 @@ impl<'a> Cursor<'a> {
                     return Ok(Entry::EndBlock);
                 }
                 1 => {
-                    let block_id = self.read_vbr(8)?;
+                    let block_id = self.read_vbr32(8)?;
                     if block_id == 0 {
                         if self.skip_blockinfo {
                             self.skip_block()?;
@@ -347,7 +367,7 @@ impl<'a> Cursor<'a> {
         }
         // LLVM's checks, in its order. The length word is not checked: a
         // block that is entered is read to its END_BLOCK, wherever that is.
-        let width = self.read_vbr(4)?;
+        let width = self.read_vbr32(4)?;
         if width > 64 {
             return Err(BitcodeError::CodeWidthTooLarge(width));
         }
@@ -374,7 +394,7 @@ impl<'a> Cursor<'a> {
     /// Skips a sub-block (after [`Entry::SubBlock`]) using its length word.
     pub(crate) fn skip_block(&mut self) -> Result<(), BitcodeError> {
         // The abbreviation width does not matter here (LLVM ignores it).
-        self.read_vbr(4)?;
+        self.read_vbr32(4)?;
         self.align32()?;
         let words = self.read(32)?;
         // LLVM's checks and messages, in its order.
@@ -390,7 +410,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn read_abbrev_def(&mut self) -> Result<Abbrev, BitcodeError> {
-        let count = self.read_vbr(5)?;
+        let count = self.read_vbr32(5)?;
         let mut ops = Vec::new();
         let mut i = 0u64;
         while i < count {
@@ -414,9 +434,7 @@ impl<'a> Cursor<'a> {
                     } else if encoding == 1 {
                         AbbrevOp::Fixed(value as u32)
                     } else {
-                        if !(2..=32).contains(&value) {
-                            return Err(malformed("invalid VBR abbreviation width"));
-                        }
+                        // Any width LLVM accepts (1 to 64): see `read_vbr`.
                         AbbrevOp::Vbr(value as u32)
                     }
                 }
@@ -454,7 +472,7 @@ impl<'a> Cursor<'a> {
                 }
                 1 => {
                     // Sub-blocks inside BLOCKINFO carry nothing we need.
-                    self.read_vbr(8)?;
+                    self.read_vbr32(8)?;
                     self.skip_block()?;
                 }
                 2 => {
@@ -511,12 +529,11 @@ impl<'a> Cursor<'a> {
         sink: &mut dyn FnMut(u64) -> Result<(), BitcodeError>,
     ) -> Result<(u64, Option<&'a [u8]>), BitcodeError> {
         if id == 3 {
-            let code = self.read_vbr(6)?;
-            let count = self.read_vbr(6)?;
-            // Every operand costs at least six bits.
-            if count.saturating_mul(6) > self.remaining() {
-                return Err(BitcodeError::UnexpectedEnd);
-            }
+            let code = self.read_vbr32(6)?;
+            let count = self.read_vbr32(6)?;
+            self.check_plausible(count)?;
+            // Each operand takes six bits or more: a count the stream
+            // cannot hold ends in an end-of-file error, as in LLVM.
             for _ in 0..count {
                 let v = self.read_vbr(6)?;
                 sink(v)?;
@@ -539,15 +556,14 @@ impl<'a> Cursor<'a> {
         while i < ops.len() {
             match ops[i] {
                 AbbrevOp::Array => {
-                    let count = self.read_vbr(6)?;
+                    let count = self.read_vbr32(6)?;
+                    self.check_plausible(count)?;
                     if i + 2 != ops.len() {
                         return Err(BitcodeError::Bitstream("Array op not second to last"));
                     }
                     let elt = ops[i + 1];
-                    let elt_bits = match elt {
-                        AbbrevOp::Fixed(w) => u64::from(w),
-                        AbbrevOp::Vbr(w) => u64::from(w),
-                        AbbrevOp::Char6 => 6,
+                    match elt {
+                        AbbrevOp::Fixed(_) | AbbrevOp::Vbr(_) | AbbrevOp::Char6 => {}
                         AbbrevOp::Literal(_) => {
                             return Err(BitcodeError::Bitstream(
                                 "Array element type has to be an encoding of a type",
@@ -558,10 +574,10 @@ impl<'a> Cursor<'a> {
                                 "Array element type can't be an Array or a Blob",
                             ))
                         }
-                    };
-                    if count.saturating_mul(elt_bits) > self.remaining() {
-                        return Err(BitcodeError::UnexpectedEnd);
                     }
+                    // Each element takes a bit or more (zero-width fields
+                    // are literals): the loop ends at the end of the
+                    // stream at the latest.
                     for _ in 0..count {
                         let v = self.read_scalar(elt)?;
                         sink(v)?;
@@ -569,12 +585,14 @@ impl<'a> Cursor<'a> {
                     i += 2;
                 }
                 AbbrevOp::Blob => {
-                    let len = self.read_vbr(6)?;
+                    let len = self.read_vbr32(6)?;
                     self.align32()?;
                     let start_bit = self.pos;
-                    let len_bits = len.checked_mul(8).ok_or(BitcodeError::UnexpectedEnd)?;
-                    if len_bits > self.remaining() {
-                        return Err(BitcodeError::UnexpectedEnd);
+                    let len_bits = len * 8; // len < 2^32
+                                            // LLVM's check: the blob, padded to 32 bits, must end
+                                            // inside the stream.
+                    if start_bit + len.div_ceil(4) * 32 > self.len_bits {
+                        return Err(BitcodeError::Bitstream("Blob ends too soon"));
                     }
                     let start = (start_bit / 8) as usize;
                     let end = start + len as usize;
@@ -641,11 +659,9 @@ impl<'a> Cursor<'a> {
             })?;
             return Ok((code, any));
         }
-        let code = self.read_vbr(6)?;
-        let count = self.read_vbr(6)?;
-        if count.saturating_mul(6) > self.remaining() {
-            return Err(BitcodeError::UnexpectedEnd);
-        }
+        let code = self.read_vbr32(6)?;
+        let count = self.read_vbr32(6)?;
+        self.check_plausible(count)?;
         self.skip_vbr6(count)?;
         Ok((code, count > 0))
     }

@@ -129,7 +129,25 @@ pub(super) fn check_module_load(
     metadata: Metadata,
 ) -> Result<(), BitcodeError> {
     let mut cursor = module_cursor(stream, module)?;
-    scan_module(&mut cursor, None, metadata)
+    scan_module(&mut cursor, None, metadata, None)
+}
+
+/// A module-level record as [`load_module_records`] hands it over: its
+/// code and operands.
+pub(super) type RecordSink<'s> = dyn FnMut(u64, &[u64]) -> Result<(), BitcodeError> + 's;
+
+/// Walks one module as LLVM 22's lazy module load does (the blocks it
+/// enters are read without trusting their length words, the walk ends
+/// where the load ends) and hands every module-level record it reads to
+/// `records`: what the module LLVM loads declares.
+pub(super) fn load_module_records(
+    stream: &[u8],
+    module: &super::ModuleRef<'_>,
+    metadata: Metadata,
+    records: &mut RecordSink<'_>,
+) -> Result<(), BitcodeError> {
+    let mut cursor = module_cursor(stream, module)?;
+    scan_module(&mut cursor, None, metadata, Some(records))
 }
 
 /// A cursor inside `module`'s block, over the bytes LLVM reads the module
@@ -180,7 +198,7 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     // order, so walk from the start of the module block.
     let mut cursor = module_cursor(file.stream, module)?;
     let mut scan = ModuleScan::default();
-    scan_module(&mut cursor, Some(&mut scan), Metadata::Read)?;
+    scan_module(&mut cursor, Some(&mut scan), Metadata::Read, None)?;
     if scan.version > 2 {
         return Err(malformed("unsupported bitcode version"));
     }
@@ -235,6 +253,7 @@ fn scan_module(
     cursor: &mut Cursor<'_>,
     mut scan: Option<&mut ModuleScan>,
     metadata: Metadata,
+    mut records: Option<&mut RecordSink<'_>>,
 ) -> Result<(), BitcodeError> {
     // The module's value symbol table, in 32-bit words from the start of
     // the module's bytes (LLVM's VSTOffset; 0 when there is none).
@@ -277,13 +296,30 @@ fn scan_module(
             Entry::Record(abbrev) => {
                 let mut first = [0u64; 6];
                 let mut n = 0usize;
-                let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
-                    if let Some(slot) = first.get_mut(n) {
-                        *slot = v;
+                let code = match records.as_deref_mut() {
+                    Some(sink) => {
+                        // Module-level records are short; anything huge is
+                        // hostile.
+                        let record = cursor.read_record_limited(abbrev, 1 << 20)?;
+                        for (slot, &v) in first.iter_mut().zip(&record.ops) {
+                            *slot = v;
+                        }
+                        n = record.ops.len();
+                        sink(record.code, &record.ops)?;
+                        record.code
                     }
-                    n += 1;
-                    Ok(())
-                })?;
+                    None => {
+                        cursor
+                            .read_record_with(abbrev, &mut |v| {
+                                if let Some(slot) = first.get_mut(n) {
+                                    *slot = v;
+                                }
+                                n += 1;
+                                Ok(())
+                            })?
+                            .0
+                    }
+                };
                 if code == module_code::VSTOFFSET && n > 0 {
                     // Stored one more than the offset (it counts from one
                     // word before the block, the old bitcode header).
@@ -525,7 +561,7 @@ fn read_strings(ops: &[u64], blob: Option<&[u8]>, out: &mut Vec<Md>) -> Result<(
     );
     let mut lens = Cursor::new(lengths);
     for _ in 0..count {
-        let len = lens.read_vbr(6)?;
+        let len = lens.read_vbr32(6)?;
         let len = usize::try_from(len).map_err(|_| malformed("metadata string too long"))?;
         let s = chars
             .get(..len)

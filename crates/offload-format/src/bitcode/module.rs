@@ -58,67 +58,58 @@ pub(super) fn archive_symbols(
     module: &ModuleRef<'_>,
     out: &mut Vec<Vec<u8>>,
 ) -> Result<(), BitcodeError> {
-    let mut cursor = Cursor::new(stream);
-    cursor.seek(module.bit)?;
-    match cursor.advance()? {
-        Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
-        _ => return Err(malformed("module block expected")),
-    }
     let mut version = 0u64;
     let mut mangling = Mangling::default();
     let mut sections: Vec<Vec<u8>> = Vec::new();
     let mut functions = Vec::new();
     let mut variables = Vec::new();
     let mut others = Vec::new();
-    loop {
-        match cursor.advance()? {
-            Entry::EndBlock => break,
-            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
-            Entry::SubBlock(_) => cursor.skip_block()?,
-            Entry::Record(abbrev) => {
-                // Module-level records are short; anything huge is hostile.
-                let record = cursor.read_record_limited(abbrev, 1 << 16)?;
-                let ops = &record.ops;
-                let at = |i: usize| ops.get(i).copied().unwrap_or(0);
-                match record.code {
-                    code::VERSION => version = at(0),
-                    code::DATALAYOUT => mangling = Mangling::from_datalayout(ops),
-                    code::SECTIONNAME => sections.push(ops.iter().map(|&c| c as u8).collect()),
-                    code::GLOBALVAR | code::FUNCTION | code::ALIAS | code::IFUNC => {
-                        if version < 2 {
-                            return Err(malformed(
-                                "bitcode without a string table is not supported",
-                            ));
-                        }
-                        if ops.len() < 6 {
-                            return Err(malformed("invalid global value record"));
-                        }
-                        let (linkage_raw, declaration, section) = match record.code {
-                            // [name, type, isconst, initid, linkage, align, section]
-                            code::GLOBALVAR => (at(5), at(4) == 0, at(7)),
-                            // [name, type, cc, isproto, linkage]
-                            code::FUNCTION => (at(5), at(4) != 0, 0),
-                            // [name, type, addrspace, value, linkage]
-                            _ => (at(5), false, 0),
-                        };
-                        let global = Global {
-                            name_off: at(0),
-                            name_len: at(1),
-                            linkage: linkage(linkage_raw),
-                            declaration,
-                            section,
-                        };
-                        match record.code {
-                            code::FUNCTION => functions.push(global),
-                            code::GLOBALVAR => variables.push(global),
-                            _ => others.push(global),
-                        }
+    // The records of the module LLVM's archive writer loads (lazily,
+    // metadata deferred): a module whose block ends early declares only
+    // what comes before.
+    super::embedded::load_module_records(
+        stream,
+        module,
+        super::embedded::Metadata::Deferred,
+        &mut |code, ops| {
+            let at = |i: usize| ops.get(i).copied().unwrap_or(0);
+            match code {
+                code::VERSION => version = at(0),
+                code::DATALAYOUT => mangling = Mangling::from_datalayout(ops),
+                code::SECTIONNAME => sections.push(ops.iter().map(|&c| c as u8).collect()),
+                code::GLOBALVAR | code::FUNCTION | code::ALIAS | code::IFUNC => {
+                    if version < 2 {
+                        return Err(malformed("bitcode without a string table is not supported"));
                     }
-                    _ => {}
+                    if ops.len() < 6 {
+                        return Err(malformed("invalid global value record"));
+                    }
+                    let (linkage_raw, declaration, section) = match code {
+                        // [name, type, isconst, initid, linkage, align, section]
+                        code::GLOBALVAR => (at(5), at(4) == 0, at(7)),
+                        // [name, type, cc, isproto, linkage]
+                        code::FUNCTION => (at(5), at(4) != 0, 0),
+                        // [name, type, addrspace, value, linkage]
+                        _ => (at(5), false, 0),
+                    };
+                    let global = Global {
+                        name_off: at(0),
+                        name_len: at(1),
+                        linkage: linkage(linkage_raw),
+                        declaration,
+                        section,
+                    };
+                    match code {
+                        code::FUNCTION => functions.push(global),
+                        code::GLOBALVAR => variables.push(global),
+                        _ => others.push(global),
+                    }
                 }
+                _ => {}
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
     for (is_var, global) in functions
         .iter()
         .map(|g| (false, g))
