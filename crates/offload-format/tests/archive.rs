@@ -487,6 +487,21 @@ fn bsd_name_length_errors_quote_the_bytes_as_stored() {
     );
 }
 
+/// Found by `cargo xtask mutate`: a BSD member cut inside its `#1/` name,
+/// whose recorded size still covers the name. LLVM checks the name length
+/// against that size only, reads the name on past its buffer (zeros, most
+/// often, which it trims) and fails when it steps past the member: "offset
+/// to next archive member past the end of the archive after member <the
+/// name as the file has it>". We reported the name as too long.
+#[test]
+fn a_bsd_name_cut_by_the_end_of_the_file_is_the_bytes_the_file_has() {
+    let bytes = archive(&[&header(b"#1/12", b"660", b"`\n"), b"m1.bin"]);
+    assert_eq!(
+        first_error(&bytes).expect("an error"),
+        "truncated or malformed archive (offset to next archive member past the end of the archive after member m1.bin)"
+    );
+}
+
 /// Every prefix of every fixture, and many corruptions, parse without
 /// panicking and never hand out bytes beyond the input.
 #[test]

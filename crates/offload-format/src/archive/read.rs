@@ -488,11 +488,17 @@ impl<'a> Archive<'a> {
             {
                 return Err(past());
             }
+            // Within the member's recorded size but past the end of the
+            // file, LLVM reads on beyond its buffer; what lies there is
+            // most often zero, which its trimming drops: the name is the
+            // bytes the file has.
             let start = offset + HEADER_SIZE;
-            let bytes = usize::try_from(n)
+            let end = usize::try_from(n)
                 .ok()
-                .and_then(|n| self.data.get(start..start.checked_add(n)?))
-                .ok_or_else(past)?;
+                .and_then(|n| start.checked_add(n))
+                .ok_or_else(past)?
+                .min(self.data.len());
+            let bytes = self.data.get(start..end).ok_or_else(past)?;
             return Ok(rtrim(bytes, 0));
         }
         if name[name.len() - 1] != b'/' {
