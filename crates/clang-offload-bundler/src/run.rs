@@ -436,6 +436,7 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
     let bundles = decompress(job.verbose, name, &raw)?;
     let (mut worklist, requested) = work_list(job)?;
     let mut outs = Outputs::new();
+    let mut refused_host = None;
     for data in &bundles {
         if worklist.is_empty() {
             break;
@@ -443,9 +444,18 @@ fn unbundle(job: &Job) -> Result<(), Fail> {
         let data: &[u8] = data;
         let handler = handler::select(&job.file_type, data)?;
         let mut reader = Reader::new(handler, data, &lossy(name))?;
-        take_entries(job, data, &mut reader, &mut worklist, &requested, &mut outs)?;
+        take_entries(
+            job,
+            data,
+            &mut reader,
+            &mut worklist,
+            &requested,
+            &mut outs,
+            &mut refused_host,
+        )?;
     }
-    finish_unbundle(job, bundles.first().map_or(&[][..], |b| b), worklist, outs)
+    let first = bundles.first().map_or(&[][..], |b| b);
+    finish_unbundle(job, first, worklist, outs, refused_host)
 }
 
 /// The work list (standardised target -> output, in LLVM's map order) and
@@ -462,7 +472,9 @@ pub(crate) fn work_list(job: &Job) -> Result<(StringMapOrder, Vec<EntryId>), Fai
 }
 
 /// Moves the entries `reader` yields that the work list asks for into their
-/// outputs, in the reader's order.
+/// outputs, in the reader's order. A host object we refuse where LLVM 22
+/// writes it anyway (see [`host_object`]) is kept in `refused_host` and
+/// reported after everything LLVM goes on to check.
 fn take_entries(
     job: &Job,
     data: &[u8],
@@ -470,6 +482,7 @@ fn take_entries(
     worklist: &mut StringMapOrder,
     requested: &[EntryId],
     outs: &mut Outputs,
+    refused_host: &mut Option<Fail>,
 ) -> Result<(), Fail> {
     let name = &job.inputs[0];
     let output_of = |key: usize| &job.outputs[key];
@@ -484,7 +497,14 @@ fn take_entries(
         // in order, as LLVM writes them.
         let f = outs.file(i);
         let written = if reader.is_host_placeholder() {
-            host_object(job, data)?.write_to(f)
+            match host_object(job, data) {
+                Ok(host) => host.write_to(f),
+                Err(HostFail::LlvmGoesOn(e)) => {
+                    refused_host.get_or_insert(e);
+                    Ok(())
+                }
+                Err(HostFail::Now(e)) => return Err(e),
+            }
         } else {
             f.write_all(&reader.content(&lossy(name))?)
         };
@@ -523,6 +543,7 @@ pub(crate) fn finish_unbundle(
     data: &[u8],
     worklist: StringMapOrder,
     mut outs: Outputs,
+    refused_host: Option<Fail>,
 ) -> Result<(), Fail> {
     let output_of = |key: usize| &job.outputs[key];
     if !job.allow_missing && !worklist.is_empty() {
@@ -554,6 +575,9 @@ pub(crate) fn finish_unbundle(
         }
         return Err(e);
     }
+    if let Some(e) = refused_host {
+        return Err(e);
+    }
     let nothing_found = worklist.len() == job.targets.len();
     let remaining: Vec<usize> = worklist.iter().collect();
     for k in remaining {
@@ -577,10 +601,10 @@ pub(crate) fn finish_unbundle(
 /// sections, as llvm-objcopy writes it for 22, in pieces borrowing the
 /// input's section data. Under `-###` 22 prints the objcopy command instead
 /// and the output stays empty.
-fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, Fail> {
+fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, HostFail> {
     // As when bundling: the temporary file objcopy would write to is made
     // even though we do not need it, so an unusable TMPDIR fails alike.
-    let temp = make_temp_file()?;
+    let temp = make_temp_file().map_err(HostFail::Now)?;
     if job.print_commands {
         print_command(&command::unbundle_host_command_line(
             &objcopy_path(),
@@ -589,5 +613,27 @@ fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, Fail> {
         ));
         return Ok(Pieces::default());
     }
-    object_bundle::strip_bundle_sections_pieces(data).map_err(|e| handler::object_fail(&e))
+    object_bundle::strip_bundle_sections_pieces(data).map_err(|e| {
+        let fail = handler::object_fail(&e);
+        // Where llvm-objcopy 22 writes an object it cannot read back, the
+        // bundler 22 goes on (docs/compat.md, object bundles 3).
+        let unreadable = matches!(
+            e,
+            object_bundle::Error::Unreadable
+                | object_bundle::Error::Elf(object_bundle::ElfError::GroupSymbolRemoved { .. })
+        );
+        if unreadable {
+            HostFail::LlvmGoesOn(fail)
+        } else {
+            HostFail::Now(fail)
+        }
+    })
+}
+
+/// Why the host object was not made: an error LLVM 22 stops at, or a
+/// refusal of ours where LLVM 22 writes an unreadable object and goes on
+/// (reported once LLVM's later checks, such as missing bundles, passed).
+enum HostFail {
+    Now(Fail),
+    LlvmGoesOn(Fail),
 }

@@ -58,7 +58,7 @@ pub(crate) fn unbundle(job: &Job, raw: &Input) -> Option<Result<(), Fail>> {
         Some(wanted)
     })?;
     let outs = std::mem::take(&mut router.outs);
-    Some(finish(job, &streamed).and_then(|()| finish_unbundle(job, &[], worklist, outs)))
+    Some(finish(job, &streamed).and_then(|()| finish_unbundle(job, &[], worklist, outs, None)))
 }
 
 /// Lists the IDs of `raw` as it is decompressed; `None` means the buffered
