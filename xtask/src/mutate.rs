@@ -538,9 +538,13 @@ fn policy(
     {
         return Some("CCOB sizes checked (compat policy 5)");
     }
-    if input.starts_with(&[0x10, 0xFF, 0x10, 0xAD])
-        && input.get(4).is_some_and(|&v| v == 2 || v == 3)
-        && llvm.status != 0
+    // An offload binary of version 2 or 3 anywhere in the input (the
+    // second of two, say), which LLVM 22 refuses.
+    let v2_or_v3 = |w: &[u8]| w[..4] == [0x10, 0xFF, 0x10, 0xAD] && (w[4] == 2 || w[4] == 3);
+    if llvm.status != 0
+        && (input.get(..5).is_some_and(v2_or_v3)
+            || (input.windows(5).any(v2_or_v3)
+                && llvm_text.contains("Invalid data was encountered while parsing the file")))
     {
         return Some("offload binary versions 2 and 3 read (compat policy 6)");
     }
