@@ -634,32 +634,28 @@ fn policy(
             // outside the image.
             return Some("packaged input outside the file refused (compat: offload wrappers)");
         }
+        const UNREADABLE_HOST: &str =
+            "host llvm-objcopy 22 would leave unreadable refused (compat: object bundles 3)";
+        // The host object LLVM wrote, for the refusals of a host below.
+        let llvm_host = matches!(seed_format, Format::Object | Format::Archive)
+            .then(|| host_output(args).and_then(|name| llvm.files.get(&name)))
+            .flatten();
         if ours_text.contains("cannot be removed because it is referenced by the section")
             && seed_format == Format::Object
         {
             // llvm-objcopy 22 drops the symbol and keeps what refers to it:
             // an object llvm-objcopy itself cannot read back.
-            return Some(
-                "host llvm-objcopy 22 would leave unreadable refused (compat: object bundles 3)",
-            );
+            return Some(UNREADABLE_HOST);
         }
         if ours_text.contains("the result would not be a readable object")
-            && matches!(seed_format, Format::Object | Format::Archive)
-            && host_output(args)
-                .and_then(|name| llvm.files.get(&name))
-                .is_some_and(|f| !llvm_reads_object(f))
+            && llvm_host.is_some_and(|f| !llvm_reads_object(f))
         {
             // llvm-objcopy 22 wrote an output llvm-readobj-22 cannot open
             // (relocations over the file header, no section table, ...).
-            return Some(
-                "host llvm-objcopy 22 would leave unreadable refused (compat: object bundles 3)",
-            );
+            return Some(UNREADABLE_HOST);
         }
         if ours_text.contains("the rewritten object would be")
-            && matches!(seed_format, Format::Object | Format::Archive)
-            && host_output(args)
-                .and_then(|name| llvm.files.get(&name))
-                .is_some_and(|f| f.len() as u64 > input.len() as u64 + (64 << 20))
+            && llvm_host.is_some_and(|f| f.len() as u64 > input.len() as u64 + (64 << 20))
         {
             // LLVM wrote a host object more than 64 MiB larger than its
             // input because of one header word.
@@ -794,47 +790,23 @@ fn llvm_load_error(bitcode: &[u8]) -> Option<String> {
 
 /// Whether `data` is a COFF object with auxiliary symbol records or a
 /// relocation table that run past the end of the file (which llvm-objcopy
-/// reads without a bounds check).
+/// reads without a bounds check), as the crate's COFF reader sees it.
 fn coff_records_past_the_end(data: &[u8]) -> bool {
-    let u16_at = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let u32_at = |o: usize| {
-        data.get(o..o + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let (Some(nsect), Some(symtab), Some(nsyms), Some(opt)) =
-        (u16_at(2), u32_at(8), u32_at(12), u16_at(16))
-    else {
+    use offload_format::objfile::coff::CoffFile;
+    let Ok(file) = CoffFile::parse(data) else {
         return false;
     };
-    if u16_at(0) == Some(0) && nsect == 0xffff {
-        // A bigobj (or import) header: not walked here.
-        return false;
-    }
-    let len = data.len() as u64;
-    for i in 0..usize::from(nsect) {
-        let h = 20 + usize::from(opt) + 40 * i;
-        if let (Some(ptr), Some(n)) = (u32_at(h + 24), u16_at(h + 32)) {
-            if n > 0 && u64::from(ptr) + u64::from(n) * 10 > len {
-                return true;
-            }
-        }
-    }
-    if symtab == 0 {
-        return false;
-    }
-    let mut i = 0u64;
-    while i < u64::from(nsyms) {
-        let at = u64::from(symtab) + i * 18;
-        let Some(aux) = usize::try_from(at + 17).ok().and_then(|o| data.get(o)) else {
-            return false;
-        };
-        let end = at + 18 * (1 + u64::from(*aux));
-        if *aux > 0 && end > len {
-            return true;
-        }
-        i += 1 + u64::from(*aux);
-    }
-    false
+    let relocations = (0..file.section_count())
+        .filter_map(|i| file.section_header(i).ok())
+        .any(|h| file.relocations(&h).is_err());
+    let aux = match (file.symbol_table_offset(), file.symbols()) {
+        (Some(base), Ok(symbols)) => symbols.iter().any(|s| {
+            let records = 1 + u64::from(s.index) + u64::from(s.number_of_aux);
+            s.number_of_aux > 0 && base + records * file.symbol_size() > data.len() as u64
+        }),
+        _ => false,
+    };
+    relocations || aux
 }
 
 /// The output a bundler command writes the host object to: the only

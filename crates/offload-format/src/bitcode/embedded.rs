@@ -121,17 +121,6 @@ pub(super) enum Metadata {
     Deferred,
 }
 
-/// Walks one module's blocks as LLVM 22's lazy module load does (see
-/// `scan_module`), for the bitstream faults that make that load fail.
-pub(super) fn check_module_load(
-    stream: &[u8],
-    module: &super::ModuleRef<'_>,
-    metadata: Metadata,
-) -> Result<(), BitcodeError> {
-    let mut cursor = module_cursor(stream, module)?;
-    scan_module(&mut cursor, None, metadata, None)
-}
-
 /// A module-level record as [`load_module_records`] hands it over: its
 /// code and operands.
 pub(super) type RecordSink<'s> = dyn FnMut(u64, &[u64]) -> Result<(), BitcodeError> + 's;

@@ -314,21 +314,22 @@ pub fn archive_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
 }
 
 fn archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
-    if file.modules.is_empty() {
-        return Ok(Vec::new());
-    }
+    symbols_and_module_asm(file).map(|(symbols, _)| symbols)
+}
+
+/// The archive symbols and whether a module has module-level assembly,
+/// each module's records walked once for each.
+fn symbols_and_module_asm(file: &BitcodeFile<'_>) -> Result<(Vec<Vec<u8>>, bool), BitcodeError> {
     // LLVM's archive writer loads each module (lazily, metadata deferred)
     // to list its symbols: a bitstream fault met there is its warning
-    // text, whatever the stored symbol table says.
-    for module in &file.modules {
-        embedded::check_module_load(file.stream, module, embedded::Metadata::Deferred)?;
-    }
-    if file_has_module_asm(file).unwrap_or(false) {
-        if let Some(symbols) = stored_archive_symbols(file) {
-            return Ok(symbols);
-        }
-    }
-    module_archive_symbols_of(file)
+    // text, whatever the source of the names.
+    let from_records = walk_module_symbols(file)?;
+    let module_asm = file_has_module_asm(file).unwrap_or(false);
+    let symbols = match stored_archive_symbols(file) {
+        Some(stored) if module_asm => stored,
+        _ => from_records?,
+    };
+    Ok((symbols, module_asm))
 }
 
 /// What an archive writer needs from a bitcode member, from one read of
@@ -345,18 +346,15 @@ pub struct ArchiveFacts {
 /// [`archive_symbols`] and [`has_module_asm`] together, with their results
 /// (`Err` exactly when [`archive_symbols`] fails, with its error; a failure
 /// of the assembly check alone counts as "no assembly"), reading the file
-/// once: its layout is parsed once, the symbols come from the stored IR
-/// symbol table, and the module-level records are walked once for the
-/// assembly. (Bitcode without a usable symbol table, which LLVM writes
-/// whenever it knows the target, has its records walked a second time for
-/// the symbols: the two walks treat a damaged `BLOCKINFO` differently, and
-/// each must keep its own answer.)
+/// once: its layout is parsed once, each module's records are walked once
+/// for the symbols (as LLVM's load walks them) and once for the assembly
+/// (the two walks treat a damaged `BLOCKINFO` differently, and each must
+/// keep its own answer).
 pub fn archive_symbols_and_module_asm(data: &[u8]) -> Result<ArchiveFacts, BitcodeError> {
-    let file = BitcodeFile::parse(data)?;
-    let symbols = archive_symbols_of(&file)?;
+    let (symbols, module_asm) = symbols_and_module_asm(&BitcodeFile::parse(data)?)?;
     Ok(ArchiveFacts {
         symbols,
-        module_asm: file_has_module_asm(&file).unwrap_or(false),
+        module_asm,
     })
 }
 
@@ -399,9 +397,24 @@ fn file_has_module_asm(file: &BitcodeFile<'_>) -> Result<bool, BitcodeError> {
 }
 
 fn module_archive_symbols_of(file: &BitcodeFile<'_>) -> Result<Vec<Vec<u8>>, BitcodeError> {
+    walk_module_symbols(file)?
+}
+
+/// Every module's names from its records. The outer `Err` is the first
+/// fault of a walk (every module is walked before a record the names
+/// cannot be read from, the inner `Err`, is reported).
+fn walk_module_symbols(
+    file: &BitcodeFile<'_>,
+) -> Result<Result<Vec<Vec<u8>>, BitcodeError>, BitcodeError> {
     let mut names = Vec::new();
+    let mut unreadable = None;
     for module in &file.modules {
-        module::archive_symbols(file.stream, module, &mut names)?;
+        if let Err(e) = module::archive_symbols(file.stream, module, &mut names)? {
+            unreadable.get_or_insert(e);
+        }
     }
-    Ok(names)
+    Ok(match unreadable {
+        Some(e) => Err(e),
+        None => Ok(names),
+    })
 }

@@ -52,12 +52,15 @@ fn malformed(what: &str) -> BitcodeError {
     BitcodeError::Malformed(what.to_string())
 }
 
-/// Appends the archive-index names of one module to `out`.
+/// Appends the archive-index names of one module to `out`. The outer
+/// `Err` is a fault of the walk itself (LLVM's load fails on it); the inner
+/// one a record the names cannot be read from, which counts only where the
+/// module records are the source of the names.
 pub(super) fn archive_symbols(
     stream: &[u8],
     module: &ModuleRef<'_>,
     out: &mut Vec<Vec<u8>>,
-) -> Result<(), BitcodeError> {
+) -> Result<Result<(), BitcodeError>, BitcodeError> {
     let mut version = 0u64;
     let mut mangling = Mangling::default();
     let mut sections: Vec<Vec<u8>> = Vec::new();
@@ -66,12 +69,17 @@ pub(super) fn archive_symbols(
     let mut others = Vec::new();
     // The records of the module LLVM's archive writer loads (lazily,
     // metadata deferred): a module whose block ends early declares only
-    // what comes before.
+    // what comes before. A record we cannot take names from is kept
+    // aside: the walk goes on, as its faults come first.
+    let mut unreadable: Option<BitcodeError> = None;
     super::embedded::load_module_records(
         stream,
         module,
         super::embedded::Metadata::Deferred,
         &mut |code, ops| {
+            if unreadable.is_some() {
+                return Ok(());
+            }
             let at = |i: usize| ops.get(i).copied().unwrap_or(0);
             match code {
                 code::VERSION => version = at(0),
@@ -79,10 +87,13 @@ pub(super) fn archive_symbols(
                 code::SECTIONNAME => sections.push(ops.iter().map(|&c| c as u8).collect()),
                 code::GLOBALVAR | code::FUNCTION | code::ALIAS | code::IFUNC => {
                     if version < 2 {
-                        return Err(malformed("bitcode without a string table is not supported"));
+                        unreadable =
+                            Some(malformed("bitcode without a string table is not supported"));
+                        return Ok(());
                     }
                     if ops.len() < 6 {
-                        return Err(malformed("invalid global value record"));
+                        unreadable = Some(malformed("invalid global value record"));
+                        return Ok(());
                     }
                     let (linkage_raw, declaration, section) = match code {
                         // [name, type, isconst, initid, linkage, align, section]
@@ -110,6 +121,9 @@ pub(super) fn archive_symbols(
             Ok(())
         },
     )?;
+    if let Some(e) = unreadable {
+        return Ok(Err(e));
+    }
     for (is_var, global) in functions
         .iter()
         .map(|g| (false, g))
@@ -122,11 +136,13 @@ pub(super) fn archive_symbols(
         if global.declaration || global.linkage == Linkage::AvailableExternally {
             continue;
         }
-        let name = usize::try_from(global.name_off)
+        let Some(name) = usize::try_from(global.name_off)
             .ok()
             .zip(usize::try_from(global.name_len).ok())
             .and_then(|(off, len)| module.strtab.get(off..off.checked_add(len)?))
-            .ok_or_else(|| malformed("global value name outside the string table"))?;
+        else {
+            return Ok(Err(malformed("global value name outside the string table")));
+        };
         if name.starts_with(b"llvm.") {
             continue;
         }
@@ -152,7 +168,7 @@ pub(super) fn archive_symbols(
         }
         out.push(mangled);
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// Name mangling facts from the data layout's `m:` entry.

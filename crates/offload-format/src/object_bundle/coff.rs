@@ -674,7 +674,9 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
         symtab_ptr: u64,
     ) -> Pieces<'d> {
         let v = laid_out.to_vec();
-        let mut out = vec![0u8; v.len()];
+        let mut seq = Sequence::new();
+        let out = seq.buf();
+        out.resize(v.len(), 0);
         out[..headers].copy_from_slice(&v[..headers]);
         for sec in &self.sections {
             let h = &sec.header;
@@ -692,8 +694,6 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
         }
         let tail = symtab_ptr as usize;
         out[tail..].copy_from_slice(&v[tail..]);
-        let mut seq = Sequence::new();
-        seq.buf().extend_from_slice(&out);
         seq.finish()
     }
 }

@@ -260,7 +260,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     }
 
     /// Size of a symbol record (18, or 20 in bigobj files).
-    pub(crate) fn symbol_size(&self) -> u64 {
+    pub fn symbol_size(&self) -> u64 {
         if self.bigobj {
             20
         } else {
@@ -347,7 +347,7 @@ impl<'a, R: ReadRef<'a>> CoffFile<'a, R> {
     }
 
     /// Offset of the symbol table, when LLVM could set it up.
-    pub(crate) fn symbol_table_offset(&self) -> Option<u64> {
+    pub fn symbol_table_offset(&self) -> Option<u64> {
         self.symtab
     }
 
