@@ -697,3 +697,134 @@ fn the_value_symbol_table_offset_is_followed_as_llvm_follows_it() {
     assert_eq!(right, data);
     assert!(embedded_objects(&right).is_ok());
 }
+
+/// What `llvm-nm-22` says about a bitcode file: `Some(None)` when it lists
+/// its symbols, `Some(Some(text))` with its error text, `None` when it is
+/// not installed. llvm-nm loads a module as LLVM's archive writer does
+/// (lazily, metadata deferred), so its texts are the archive warnings'.
+fn llvm_nm_error(data: &[u8]) -> Option<Option<String>> {
+    let nm = Path::new("/usr/lib/llvm-22/bin/llvm-nm");
+    if !nm.exists() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.bc");
+    std::fs::write(&path, data).unwrap();
+    let o = std::process::Command::new(nm).arg(&path).output().unwrap();
+    if o.status.success() {
+        return Some(None);
+    }
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    let prefix = format!("error: {}: ", path.display());
+    Some(
+        text.lines()
+            .find_map(|l| l.split_once(&prefix).map(|(_, t)| t.to_string())),
+    )
+}
+
+/// Mutation findings where LLVM's module load stops in a part of the
+/// module our walk used to read differently: a type table with fewer
+/// types than it declares (LLVM's IR reader: "Malformed block" with the
+/// producer string), an abbreviation without operands in the
+/// identification block (which LLVM reads for that string), and a
+/// `BLOCKINFO` block inside the synchronisation scope names (skipped by
+/// its length word, as inside every block LLVM reads record by record).
+#[test]
+fn module_load_findings_use_llvm_texts() {
+    for (name, text) in [
+        (
+            "mutate/type-table-short.bc",
+            "Malformed block (Producer: 'LLVM22.1.8' Reader: 'LLVM 22.1.8')",
+        ),
+        (
+            "mutate/identification-empty-abbrev.bc",
+            "Abbrev record with no operands",
+        ),
+        (
+            "mutate/blockinfo-in-sync-scopes.bc",
+            "can't skip to bit 345216 from 14432",
+        ),
+    ] {
+        let data = read(name);
+        assert_eq!(
+            archive_symbols(&data).unwrap_err().to_string(),
+            text,
+            "{name}"
+        );
+        // llvm-offload-binary's load fails on the same modules.
+        assert!(embedded_objects(&data).is_err(), "{name}");
+        if let Some(llvm) = llvm_nm_error(&data) {
+            assert_eq!(llvm.as_deref(), Some(text), "{name}");
+        }
+    }
+}
+
+/// The type table and the global value records, damaged byte by byte:
+/// wherever LLVM 22's load stops with one of the texts our reader
+/// produces (or a bitstream text), or does not stop, we do the same
+/// (checked against `llvm-nm-22` when it is installed).
+#[test]
+fn type_table_and_global_records_fail_as_llvm_fails() {
+    // Texts of LLVM checks our reader does not make (attribute groups,
+    // the data layout, metadata kinds, constants): a module damaged so
+    // that LLVM stops there is read on by us.
+    const UNCHECKED: &[&str] = &[
+        "attribute",
+        "alignment must be",
+        "pointer size",
+        "specifier",
+        "specification",
+        "METADATA_KIND",
+        "Invalid value ID",
+        "initializer",
+        "const",
+        "mangling",
+        "datalayout",
+        "alignment",
+        "<inline asm>",
+        "width",
+        "Invalid record (Producer",
+    ];
+    let data = read("cstring.bc");
+    let file = BitcodeFile::parse(&data).unwrap();
+    let start = (file.modules[0].bit / 8) as usize;
+    let mut checked = 0;
+    for at in (start..data.len().min(start + 700)).step_by(3) {
+        for mask in [0x01u8, 0x10, 0x80] {
+            let mut bad = data.clone();
+            bad[at] ^= mask;
+            let Some(llvm) = llvm_nm_error(&bad) else {
+                return;
+            };
+            let ours = archive_symbols(&bad).err().map(|e| e.to_string());
+            if let Some(text) = &llvm {
+                if UNCHECKED.iter().any(|u| text.contains(u)) && !text.contains("Malformed") {
+                    continue;
+                }
+                // The data layout parser's texts (no producer suffix, not
+                // the bitstream's): a layout we do not parse.
+                let bitstream = [
+                    "can't",
+                    "abbrev",
+                    "Abbrev",
+                    "end of file",
+                    "VBR",
+                    "plausible",
+                    "Blob",
+                    "encoding",
+                    "Malformed",
+                    "Array",
+                ];
+                if ours.is_none()
+                    && !text.contains("(Producer")
+                    && !bitstream.iter().any(|b| text.contains(b))
+                {
+                    continue;
+                }
+            }
+            assert_eq!(ours, llvm, "byte {at} ^ {mask:#x}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

@@ -127,6 +127,25 @@ impl<'a> Cursor<'a> {
         self.skip_blockinfo = skip;
     }
 
+    /// LLVM's `advanceSkippingSubblocks`, what its readers of one block's
+    /// records use: every sub-block, `BLOCKINFO` included, is skipped by
+    /// its length word, so only records and the block's end come back.
+    pub(crate) fn advance_skipping_subblocks(&mut self) -> Result<Entry, BitcodeError> {
+        let saved = std::mem::replace(&mut self.skip_blockinfo, true);
+        let result = loop {
+            match self.advance() {
+                Ok(Entry::SubBlock(_)) => {
+                    if let Err(e) = self.skip_block() {
+                        break Err(e);
+                    }
+                }
+                other => break other,
+            }
+        };
+        self.skip_blockinfo = saved;
+        result
+    }
+
     /// The current position in bits.
     pub fn bit_pos(&self) -> u64 {
         self.pos
@@ -427,14 +446,16 @@ impl<'a> Cursor<'a> {
                     if value == 0 {
                         // A zero-width field always reads as zero.
                         AbbrevOp::Literal(0)
-                    } else if value > 64 {
+                    } else if value > 32 {
+                        // LLVM's MaxChunkSize: no field of an abbreviation
+                        // is wider than 32 bits.
                         return Err(BitcodeError::Bitstream(
                             "Fixed or VBR abbrev record with size > MaxChunkData",
                         ));
                     } else if encoding == 1 {
                         AbbrevOp::Fixed(value as u32)
                     } else {
-                        // Any width LLVM accepts (1 to 64): see `read_vbr`.
+                        // Any width LLVM accepts (1 to 32).
                         AbbrevOp::Vbr(value as u32)
                     }
                 }
@@ -476,10 +497,14 @@ impl<'a> Cursor<'a> {
                     self.skip_block()?;
                 }
                 2 => {
-                    let abbrev = self.read_abbrev_def()?;
+                    // LLVM's `ReadBlockInfoBlock` gives up (its callers
+                    // say "Malformed block") on an abbreviation or a
+                    // name before the first SETBID, and on an empty
+                    // SETBID.
                     let Some(target) = current else {
-                        return Err(malformed("abbreviation in BLOCKINFO before SETBID"));
+                        return Err(BitcodeError::UnexpectedEnd);
                     };
+                    let abbrev = self.read_abbrev_def()?;
                     self.blockinfo
                         .entry(target)
                         .or_default()
@@ -487,12 +512,13 @@ impl<'a> Cursor<'a> {
                 }
                 _ => {
                     let record = self.read_record(id)?;
-                    if record.code == 1 {
-                        let target = *record
-                            .ops
-                            .first()
-                            .ok_or_else(|| malformed("SETBID record without a block ID"))?;
-                        current = Some(target);
+                    match record.code as u32 {
+                        1 => {
+                            let target = *record.ops.first().ok_or(BitcodeError::UnexpectedEnd)?;
+                            current = Some(u64::from(target as u32));
+                        }
+                        2 | 3 if current.is_none() => return Err(BitcodeError::UnexpectedEnd),
+                        _ => {}
                     }
                 }
             }

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::bitstream::{Abbrev, Cursor, Entry};
+use super::ir::{self, ModuleReader, Type};
 use super::{block_id, BitcodeError, BitcodeFile};
 
 const NAMED_METADATA: &[u8] = b"llvm.embedded.objects";
@@ -54,28 +55,6 @@ mod md_code {
     pub(super) const INDEX: u64 = 39;
 }
 
-mod type_code {
-    pub(super) const NUMENTRY: u64 = 1;
-    pub(super) const FLOAT: u64 = 3;
-    pub(super) const DOUBLE: u64 = 4;
-    pub(super) const INTEGER: u64 = 7;
-    pub(super) const HALF: u64 = 10;
-    pub(super) const ARRAY: u64 = 11;
-    pub(super) const VECTOR: u64 = 12;
-    pub(super) const STRUCT_NAME: u64 = 19;
-    pub(super) const BFLOAT: u64 = 23;
-}
-
-/// What the type table says about a type, as far as data arrays go.
-#[derive(Clone, Copy, Debug)]
-enum Ty {
-    /// A scalar of this many bytes (integers rounded up, floats).
-    Scalar(u32),
-    /// An array or vector with this element type index.
-    Sequence(u64),
-    Other,
-}
-
 /// A constant record worth decoding later.
 #[derive(Clone, Copy)]
 struct DataConstant {
@@ -99,13 +78,11 @@ enum Md {
 #[derive(Default)]
 struct ModuleScan {
     version: u64,
-    types: Vec<Ty>,
     /// By value ID: `Some(initid)` for global variables (0 = none), `None`
     /// for other global values.
     globals: HashMap<u64, Option<u64>>,
     /// Module-level constants by value ID (IDs after the global values).
     constants: HashMap<u64, DataConstant>,
-    next_value: u64,
     constant_blocks: Vec<(u32, Vec<Rc<Abbrev>>)>,
     metadata: Vec<Md>,
     /// Metadata IDs listed by `!llvm.embedded.objects`, in order.
@@ -135,18 +112,21 @@ pub(super) fn load_module_records(
     metadata: Metadata,
     records: &mut RecordSink<'_>,
 ) -> Result<(), BitcodeError> {
-    let mut cursor = module_cursor(stream, module)?;
-    scan_module(&mut cursor, None, metadata, Some(records))
+    let (mut cursor, mut reader) = module_cursor(stream, module)?;
+    scan_module(&mut cursor, &mut reader, None, metadata, Some(records))
 }
 
 /// A cursor inside `module`'s block, over the bytes LLVM reads the module
 /// from (see [`super::ModuleRef::bytes`]): the bit positions its messages
 /// give ("can't skip to bit N from M") count from their start, and the
 /// stream ends where the module block's length word says.
+///
+/// LLVM reads the identification block before the module, when one comes
+/// first: its producer string goes into the reader's messages.
 fn module_cursor<'a>(
     stream: &'a [u8],
     module: &super::ModuleRef<'_>,
-) -> Result<Cursor<'a>, BitcodeError> {
+) -> Result<(Cursor<'a>, ModuleReader), BitcodeError> {
     let (start, end) = module.bytes;
     let body = usize::try_from(start)
         .ok()
@@ -154,17 +134,22 @@ fn module_cursor<'a>(
         .and_then(|(s, e)| stream.get(s..e))
         .ok_or(BitcodeError::UnexpectedEnd)?;
     let mut cursor = Cursor::new(body);
-    cursor.seek(
-        module
-            .bit
-            .checked_sub(start * 8)
-            .ok_or(BitcodeError::UnexpectedEnd)?,
-    )?;
+    let module_bit = module
+        .bit
+        .checked_sub(start * 8)
+        .ok_or(BitcodeError::UnexpectedEnd)?;
+    // The module's bytes start at its identification block, if it has one.
+    let producer = if module_bit > 0 {
+        ir::read_identification(&mut cursor)?
+    } else {
+        String::new()
+    };
+    cursor.seek(module_bit)?;
     match cursor.advance()? {
         Entry::SubBlock(block_id::MODULE) => cursor.enter_block(block_id::MODULE)?,
         _ => return Err(malformed("module block expected")),
     }
-    Ok(cursor)
+    Ok((cursor, ModuleReader::new(producer, module.strtab.len())))
 }
 
 fn malformed(what: &str) -> BitcodeError {
@@ -185,9 +170,15 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
     };
     // Abbreviations from BLOCKINFO blocks are in the module's own stream
     // order, so walk from the start of the module block.
-    let mut cursor = module_cursor(file.stream, module)?;
+    let (mut cursor, mut reader) = module_cursor(file.stream, module)?;
     let mut scan = ModuleScan::default();
-    scan_module(&mut cursor, Some(&mut scan), Metadata::Read, None)?;
+    scan_module(
+        &mut cursor,
+        &mut reader,
+        Some(&mut scan),
+        Metadata::Read,
+        None,
+    )?;
     if scan.version > 2 {
         return Err(malformed("unsupported bitcode version"));
     }
@@ -222,7 +213,7 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
         let Some(constant) = scan.constants.get(&init_value).copied() else {
             continue;
         };
-        out.push(decode_data(&mut cursor, &scan, &constant)?);
+        out.push(decode_data(&mut cursor, &scan, &reader, &constant)?);
     }
     Ok(out)
 }
@@ -240,6 +231,7 @@ pub fn embedded_objects(data: &[u8]) -> Result<Vec<Vec<u8>>, BitcodeError> {
 /// by its length word, as the archive writer's lazy load does).
 fn scan_module(
     cursor: &mut Cursor<'_>,
+    reader: &mut ModuleReader,
     mut scan: Option<&mut ModuleScan>,
     metadata: Metadata,
     mut records: Option<&mut RecordSink<'_>>,
@@ -247,43 +239,63 @@ fn scan_module(
     // The module's value symbol table, in 32-bit words from the start of
     // the module's bytes (LLVM's VSTOffset; 0 when there is none).
     let mut vst_offset = 0u64;
+    let mut seen_body = false;
     loop {
-        match cursor.advance()? {
-            Entry::EndBlock => return Ok(()),
-            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
+        match reader.ir(cursor.advance())? {
+            Entry::EndBlock => return reader.cleanup(),
+            Entry::EndOfStream => return Err(reader.error("Malformed block")),
             Entry::SubBlock(id) => match id {
                 block_id::PARAMATTR
                 | block_id::PARAMATTR_GROUP
-                | block_id::METADATA_KIND
                 | block_id::OPERAND_BUNDLE_TAGS
                 | block_id::SYNC_SCOPE_NAMES => {
+                    cursor.enter_block(id)?;
+                    reader.small_block(cursor, id)?;
+                }
+                // LLVM's metadata loader: its texts carry no producer.
+                block_id::METADATA_KIND => {
                     cursor.enter_block(id)?;
                     walk_records(cursor)?;
                 }
                 block_id::FUNCTION => {
+                    if !seen_body {
+                        seen_body = true;
+                        reader.cleanup()?;
+                    }
                     if vst_offset > 0 {
                         // LLVM reads the value symbol table the offset
                         // points at before it skips the first body.
-                        read_value_symbol_table(cursor, vst_offset)?;
+                        read_value_symbol_table(cursor, reader, vst_offset)?;
+                        reader.function_body()?;
                         cursor.skip_block()?;
                         return Ok(());
                     }
+                    reader.function_body()?;
                     cursor.skip_block()?;
                 }
                 block_id::METADATA if metadata == Metadata::Deferred => cursor.skip_block()?,
-                block_id::TYPE | block_id::CONSTANTS | block_id::METADATA => {
+                block_id::TYPE => {
                     cursor.enter_block(id)?;
-                    match (id, scan.as_deref_mut()) {
-                        (block_id::TYPE, Some(scan)) => scan_types(cursor, scan)?,
-                        (block_id::CONSTANTS, Some(scan)) => scan_constants(cursor, scan)?,
-                        (_, Some(scan)) => scan_metadata(cursor, scan)?,
-                        (_, None) => walk_records(cursor)?,
+                    reader.type_table(cursor)?;
+                }
+                block_id::CONSTANTS => {
+                    cursor.enter_block(id)?;
+                    let result = scan_constants(cursor, reader, scan.as_deref_mut());
+                    reader.ir(result)?;
+                }
+                block_id::METADATA => {
+                    cursor.enter_block(id)?;
+                    match scan.as_deref_mut() {
+                        Some(scan) => scan_metadata(cursor, scan)?,
+                        None => walk_records(cursor)?,
                     }
                 }
                 _ => cursor.skip_block()?,
             },
             Entry::Record(abbrev) => {
-                let mut first = [0u64; 6];
+                // The first operands (all a module-level check looks at)
+                // and how many there are.
+                let mut first = [0u64; 24];
                 let mut n = 0usize;
                 let code = match records.as_deref_mut() {
                     Some(sink) => {
@@ -309,7 +321,9 @@ fn scan_module(
                             .0
                     }
                 };
-                if code == module_code::VSTOFFSET && n > 0 {
+                let value = reader.values();
+                reader.module_record(code, &first[..n.min(first.len())], n)?;
+                if code == module_code::VSTOFFSET {
                     // Stored one more than the offset (it counts from one
                     // word before the block, the old bitcode header).
                     vst_offset = first[0].wrapping_sub(1);
@@ -322,18 +336,13 @@ fn scan_module(
                     module_code::GLOBALVAR => {
                         // v2: [strtab offset, size, type, isconst, initid, ...]
                         let base = if scan.version >= 2 { 2 } else { 0 };
-                        if n < base + 3 {
-                            return Err(malformed("invalid global variable record"));
-                        }
-                        scan.globals.insert(scan.next_value, Some(first[base + 2]));
-                        scan.next_value += 1;
+                        scan.globals.insert(value, Some(first[base + 2]));
                     }
                     module_code::FUNCTION
                     | module_code::ALIAS
                     | module_code::ALIAS_OLD
                     | module_code::IFUNC => {
-                        scan.globals.insert(scan.next_value, None);
-                        scan.next_value += 1;
+                        scan.globals.insert(value, None);
                     }
                     _ => {}
                 }
@@ -345,7 +354,11 @@ fn scan_module(
 /// LLVM's jump to the module-level value symbol table at `offset` words:
 /// the block found there is read (its sub-blocks skipped) and the reader
 /// comes back to where it was.
-fn read_value_symbol_table(cursor: &mut Cursor<'_>, offset: u64) -> Result<(), BitcodeError> {
+fn read_value_symbol_table(
+    cursor: &mut Cursor<'_>,
+    reader: &ModuleReader,
+    offset: u64,
+) -> Result<(), BitcodeError> {
     const NOT_A_TABLE: BitcodeError =
         BitcodeError::Bitstream("Expected value symbol table subblock");
     let back = cursor.bit_pos();
@@ -357,7 +370,7 @@ fn read_value_symbol_table(cursor: &mut Cursor<'_>, offset: u64) -> Result<(), B
     match cursor.advance()? {
         Entry::SubBlock(block_id::VALUE_SYMTAB) => {
             cursor.enter_block(block_id::VALUE_SYMTAB)?;
-            walk_records(cursor)?;
+            reader.ir(walk_records(cursor))?;
         }
         _ => return Err(NOT_A_TABLE),
     }
@@ -368,7 +381,7 @@ fn read_value_symbol_table(cursor: &mut Cursor<'_>, offset: u64) -> Result<(), B
 /// sub-blocks, as LLVM does for blocks whose records it reads.
 fn walk_records(cursor: &mut Cursor<'_>) -> Result<(), BitcodeError> {
     loop {
-        match cursor.advance()? {
+        match cursor.advance_skipping_subblocks()? {
             Entry::EndBlock => return Ok(()),
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
             Entry::SubBlock(_) => cursor.skip_block()?,
@@ -379,47 +392,22 @@ fn walk_records(cursor: &mut Cursor<'_>) -> Result<(), BitcodeError> {
     }
 }
 
-fn scan_types(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
-    loop {
-        match cursor.advance()? {
-            Entry::EndBlock => return Ok(()),
-            Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
-            Entry::SubBlock(_) => cursor.skip_block()?,
-            Entry::Record(abbrev) => {
-                let mut first = [0u64; 2];
-                let mut n = 0usize;
-                let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
-                    if let Some(slot) = first.get_mut(n) {
-                        *slot = v;
-                    }
-                    n += 1;
-                    Ok(())
-                })?;
-                let ty = match code {
-                    type_code::NUMENTRY | type_code::STRUCT_NAME => continue,
-                    type_code::INTEGER => {
-                        Ty::Scalar(first[0].div_ceil(8).min(u64::from(u32::MAX)) as u32)
-                    }
-                    type_code::HALF | type_code::BFLOAT => Ty::Scalar(2),
-                    type_code::FLOAT => Ty::Scalar(4),
-                    type_code::DOUBLE => Ty::Scalar(8),
-                    type_code::ARRAY | type_code::VECTOR => Ty::Sequence(first[1]),
-                    _ => Ty::Other,
-                };
-                scan.types.push(ty);
-            }
-        }
-    }
-}
-
-fn scan_constants(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
-    let block = scan.constant_blocks.len();
+/// A module-level constants block: every record but `SETTYPE` is one
+/// more value; with `scan`, the data arrays are remembered.
+fn scan_constants(
+    cursor: &mut Cursor<'_>,
+    reader: &mut ModuleReader,
+    mut scan: Option<&mut ModuleScan>,
+) -> Result<(), BitcodeError> {
+    let block = scan.as_deref().map_or(0, |s| s.constant_blocks.len());
     let mut current_type = None;
     loop {
-        match cursor.advance()? {
+        match cursor.advance_skipping_subblocks()? {
             Entry::EndBlock => {
                 let state = cursor.take_last_left().unwrap_or_default();
-                scan.constant_blocks.push(state);
+                if let Some(scan) = scan {
+                    scan.constant_blocks.push(state);
+                }
                 return Ok(());
             }
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
@@ -442,8 +430,11 @@ fn scan_constants(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), 
                     current_type = Some(first);
                     continue;
                 }
-                let value = scan.next_value;
-                scan.next_value += 1;
+                let value = reader.values();
+                reader.add_value();
+                let Some(scan) = scan.as_deref_mut() else {
+                    continue;
+                };
                 if matches!(code, cst_code::STRING | cst_code::CSTRING | cst_code::DATA) {
                     let type_id =
                         current_type.ok_or_else(|| malformed("constant before SETTYPE"))?;
@@ -466,7 +457,7 @@ fn scan_constants(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), 
 fn scan_metadata(cursor: &mut Cursor<'_>, scan: &mut ModuleScan) -> Result<(), BitcodeError> {
     let mut pending_name: Option<Vec<u8>> = None;
     loop {
-        match cursor.advance()? {
+        match cursor.advance_skipping_subblocks()? {
             Entry::EndBlock => return Ok(()),
             Entry::EndOfStream => return Err(BitcodeError::UnexpectedEnd),
             Entry::SubBlock(_) => cursor.skip_block()?,
@@ -569,6 +560,7 @@ fn read_strings(ops: &[u64], blob: Option<&[u8]>, out: &mut Vec<Md>) -> Result<(
 fn decode_data(
     cursor: &mut Cursor<'_>,
     scan: &ModuleScan,
+    reader: &ModuleReader,
     c: &DataConstant,
 ) -> Result<Vec<u8>, BitcodeError> {
     let block = scan
@@ -577,11 +569,16 @@ fn decode_data(
         .ok_or_else(|| malformed("constant outside a constants block"))?;
     let elt_size = match c.code {
         cst_code::DATA => {
-            let Some(Ty::Sequence(elt)) = scan.types.get(c.type_id as usize) else {
-                return Err(malformed("data constant of a non-sequence type"));
+            let types = &reader.types;
+            let element = match types.peek(c.type_id) {
+                Some(Type::Array(element) | Type::Vector { element, .. }) => element,
+                _ => return Err(malformed("data constant of a non-sequence type")),
             };
-            match scan.types.get(*elt as usize) {
-                Some(Ty::Scalar(size @ (1 | 2 | 4 | 8))) => *size as usize,
+            match types.peek(u64::from(element)) {
+                Some(Type::Integer(bits)) if matches!(bits.div_ceil(8), 1 | 2 | 4 | 8) => {
+                    bits.div_ceil(8) as usize
+                }
+                Some(Type::Float(size @ (2 | 4 | 8))) => size as usize,
                 _ => return Err(malformed("data constant of an unsupported element type")),
             }
         }

@@ -16,6 +16,7 @@
 
 pub mod bitstream;
 mod embedded;
+mod ir;
 mod irsymtab;
 mod module;
 
@@ -96,6 +97,15 @@ pub enum BitcodeError {
     /// have loaded next and the stream's size, both as 32-bit numbers),
     /// `None` when the last, partial word was too short.
     EndOfFile(Option<(u64, u64)>),
+    /// A fault LLVM's IR reader finds while loading a module (a type
+    /// table, a global value record, ...), with its text; LLVM follows it
+    /// with the module's producer string, when it has one.
+    Reader {
+        /// LLVM's text.
+        message: String,
+        /// The identification block's producer string (empty: none).
+        producer: String,
+    },
 }
 
 impl fmt::Display for BitcodeError {
@@ -118,6 +128,17 @@ impl fmt::Display for BitcodeError {
                 *next as u32, *size as u32
             ),
             BitcodeError::EndOfFile(None) => f.write_str("Unexpected end of file"),
+            BitcodeError::Reader { message, producer } => {
+                f.write_str(message)?;
+                if !producer.is_empty() {
+                    write!(
+                        f,
+                        " (Producer: '{producer}' Reader: 'LLVM {}')",
+                        ir::LLVM_VERSION
+                    )?;
+                }
+                Ok(())
+            }
             BitcodeError::CodeWidthTooLarge(width) => {
                 write!(
                     f,
@@ -211,9 +232,6 @@ impl<'a> BitcodeFile<'a> {
             symtab: None,
         };
         let mut with_strtab = 0usize;
-        // Where the identification block just skipped began: LLVM reads
-        // the module that follows it from there.
-        let mut identification: Option<u64> = None;
         loop {
             // Trailing bytes too short to hold another module are ignored,
             // as some archivers pad bitcode members.
@@ -222,7 +240,6 @@ impl<'a> BitcodeFile<'a> {
                 return Ok(file);
             }
             let entry_bit = cursor.bit_pos();
-            let begin = identification.take().unwrap_or(byte_pos);
             match cursor.advance()? {
                 Entry::EndOfStream => return Ok(file),
                 Entry::EndBlock => return Err(BitcodeError::UnexpectedEnd),
@@ -234,13 +251,26 @@ impl<'a> BitcodeFile<'a> {
                         cursor.skip_block()?;
                         file.modules.push(ModuleRef {
                             bit: entry_bit,
-                            bytes: (begin, cursor.bit_pos() / 8),
+                            bytes: (byte_pos, cursor.bit_pos() / 8),
                             strtab: &[],
                         });
                     }
                     block_id::IDENTIFICATION => {
                         cursor.skip_block()?;
-                        identification = Some(byte_pos);
+                        // LLVM takes the next entry as the module the
+                        // identification block belongs to: anything else
+                        // is "Malformed block".
+                        let module_bit = cursor.bit_pos();
+                        match cursor.advance()? {
+                            Entry::SubBlock(block_id::MODULE) => {}
+                            _ => return Err(BitcodeError::UnexpectedEnd),
+                        }
+                        cursor.skip_block()?;
+                        file.modules.push(ModuleRef {
+                            bit: module_bit,
+                            bytes: (byte_pos, cursor.bit_pos() / 8),
+                            strtab: &[],
+                        });
                     }
                     block_id::STRTAB | block_id::SYMTAB => {
                         let blob = read_single_blob(&mut cursor, id)?;
