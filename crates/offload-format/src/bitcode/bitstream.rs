@@ -547,6 +547,70 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// LLVM's `skipRecord`, which its file-level walk uses for records
+    /// between the top-level blocks: unlike a read, it takes an operand
+    /// count as it comes (no plausibility check), jumps over fixed-width
+    /// and 6-bit arrays, and takes a blob that runs past the end as the
+    /// end of the stream.
+    pub(crate) fn skip_record_unread(&mut self, id: u64) -> Result<(), BitcodeError> {
+        if id == 3 {
+            self.read_vbr32(6)?;
+            let count = self.read_vbr32(6)?;
+            for _ in 0..count {
+                self.read_vbr(6)?;
+            }
+            return Ok(());
+        }
+        let abbrev = self.abbrev(id)?;
+        let ops = &abbrev.ops;
+        let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
+        if matches!(first, AbbrevOp::Array | AbbrevOp::Blob) {
+            return Err(BitcodeError::Bitstream(
+                "Abbreviation starts with an Array or a Blob",
+            ));
+        }
+        self.read_scalar(first)?;
+        let mut i = 1;
+        while i < ops.len() {
+            match ops[i] {
+                AbbrevOp::Array => {
+                    let count = self.read_vbr32(6)?;
+                    match ops.get(i + 1).copied() {
+                        Some(AbbrevOp::Fixed(w)) => self.jump(self.pos + count * u64::from(w))?,
+                        Some(AbbrevOp::Char6) => self.jump(self.pos + count * 6)?,
+                        Some(AbbrevOp::Vbr(w)) => {
+                            for _ in 0..count {
+                                self.read_vbr(w)?;
+                            }
+                        }
+                        _ => {
+                            return Err(BitcodeError::Bitstream(
+                                "Array element type can't be an Array or a Blob",
+                            ))
+                        }
+                    }
+                    i += 2;
+                }
+                AbbrevOp::Blob => {
+                    let len = self.read_vbr32(6)?;
+                    self.align32()?;
+                    let end = self.pos + len.div_ceil(4) * 32;
+                    if end / 8 > self.data.len() as u64 {
+                        self.pos = self.len_bits;
+                        return Ok(());
+                    }
+                    self.jump(end)?;
+                    i += 1;
+                }
+                op => {
+                    self.read_scalar(op)?;
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads the record with abbreviation ID `id`, passing every operand
     /// after the code to `sink`. Returns the code and the blob, if any.
     pub fn read_record_with(

@@ -243,9 +243,7 @@ impl<'a> BitcodeFile<'a> {
             match cursor.advance()? {
                 Entry::EndOfStream => return Ok(file),
                 Entry::EndBlock => return Err(BitcodeError::UnexpectedEnd),
-                Entry::Record(id) => {
-                    cursor.skip_record(id)?;
-                }
+                Entry::Record(id) => cursor.skip_record_unread(id)?,
                 Entry::SubBlock(id) => match id {
                     block_id::MODULE => {
                         cursor.skip_block()?;
