@@ -837,3 +837,259 @@ fn type_table_and_global_records_fail_as_llvm_fails() {
     }
     assert!(checked > 100, "{checked}");
 }
+
+/// A module with an identification block (producer `LLVM22.1.8`) and one
+/// attribute group block holding `entries` (unabbreviated records).
+fn module_with_attribute_groups(entries: &[&[u64]]) -> Vec<u8> {
+    let record = |b: &mut Bits, width: u32, code: u64, ops: &[u64]| {
+        b.put(3, width);
+        b.vbr(code, 6);
+        b.vbr(ops.len() as u64, 6);
+        for &op in ops {
+            b.vbr(op, 6);
+        }
+    };
+    let mut b = Bits::magic();
+    let at = b.enter(2, 13, 5);
+    record(&mut b, 5, 1, &b"LLVM22.1.8".map(u64::from));
+    record(&mut b, 5, 2, &[0]);
+    b.end(5, at);
+    let module = b.enter(2, 8, 3);
+    record(&mut b, 3, 1, &[2]);
+    let group = b.enter(3, 10, 4);
+    for entry in entries {
+        record(&mut b, 4, 3, entry);
+    }
+    b.end(4, group);
+    b.end(3, module);
+    b.finish()
+}
+
+/// Attribute group entries are decoded as LLVM 22 decodes them: each
+/// attribute's selector and kind code (which LLVM 22 knows, and as what),
+/// integer values, type IDs, strings, constant ranges and range lists.
+/// The expected texts are LLVM 22's (checked again with `llvm-nm-22` when
+/// it is installed).
+#[test]
+fn attribute_group_entries_are_checked_as_llvm_checks_them() {
+    const FN: u64 = u32::MAX as u64;
+    let ok: Option<&str> = None;
+    let cases: &[(&[u64], Option<&str>)] = &[
+        (&[1, FN, 0, 2, 0, 18], ok),
+        (&[1, 1], Some("Invalid grp record")),
+        (&[1, 1, 2, 3], Some("Invalid attribute group entry")),
+        (&[1, 1, 9], Some("Invalid attribute group entry")),
+        (&[1, 1, 0, 0], Some("Unknown attribute kind (0)")),
+        (&[1, 1, 0, 106], Some("Unknown attribute kind (106)")),
+        (&[1, 1, 0, 1], Some("Not an enum attribute")),
+        // Upgraded: nocapture, byval without a type, uwtable.
+        (&[1, 1, 0, 11, 0, 3, 0, 33], ok),
+        // The old memory attributes: upgraded on a function only.
+        (&[1, FN, 0, 45], ok),
+        (&[1, 1, 0, 45], Some("Unknown attribute kind (45)")),
+        (&[1, 1, 1, 1, 8, 0, 2], ok),
+        (&[1, 1, 1, 2, 8], Some("Not an int attribute")),
+        (&[1, 1, 1, 11, 8], Some("Unknown attribute kind (11)")),
+        (&[1, 1, 6, 3, 0, 5, 77], ok),
+        (&[1, 1, 5, 2], Some("Not a type attribute")),
+        (&[1, 1, 3, 65, 66, 0, 4, 67, 0, 68, 0, 0, 2], ok),
+        (&[1, 1, 7, 92, 8, 0, 2, 0, 2], ok),
+        (
+            &[1, 1, 7, 2, 8, 0, 2],
+            Some("Not a ConstantRange attribute"),
+        ),
+        (&[1, 1, 7, 92, 8, 0], Some("Too few records for range")),
+        (
+            &[1, 1, 7, 92, 100, 2 | 1 << 32, 5, 7],
+            Some("Too few records for range"),
+        ),
+        (&[1, 1, 8, 94, 2, 8, 0, 2, 4, 6], ok),
+        (
+            &[1, 1, 8, 94, 1],
+            Some("Too few records for constant range list"),
+        ),
+        (
+            &[1, 1, 8, 94, 2, 8, 0, 4, 2, 6],
+            Some("Invalid (unordered or overlapping) range list"),
+        ),
+        (
+            &[1, 1, 8, 92, 1, 8, 0, 2],
+            Some("Not a constant range list attribute"),
+        ),
+    ];
+    for (entry, text) in cases {
+        let data = module_with_attribute_groups(&[entry]);
+        let ours = archive_symbols(&data).err().map(|e| e.to_string());
+        let expected = text.map(|t| format!("{t} (Producer: 'LLVM22.1.8' Reader: 'LLVM 22.1.8')"));
+        assert_eq!(ours, expected, "{entry:?}");
+        if let Some(llvm) = llvm_nm_error(&data) {
+            assert_eq!(llvm, expected, "{entry:?} (llvm-nm-22)");
+        }
+    }
+    // A second attribute group block is refused, as LLVM does.
+    let mut data = module_with_attribute_groups(&[&[1, 1, 0, 2]]);
+    let single = data.clone();
+    assert!(archive_symbols(&single).is_ok());
+    data = {
+        // Two group blocks: rebuild with the block repeated.
+        let mut b = Bits::magic();
+        let module = b.enter(2, 8, 3);
+        for _ in 0..2 {
+            let group = b.enter(3, 10, 4);
+            b.put(3, 4);
+            b.vbr(3, 6);
+            b.vbr(4, 6);
+            for op in [1, 1, 0, 2] {
+                b.vbr(op, 6);
+            }
+            b.end(4, group);
+        }
+        b.end(3, module);
+        b.finish()
+    };
+    assert_eq!(
+        archive_symbols(&data).unwrap_err().to_string(),
+        "Invalid multiple blocks"
+    );
+    if let Some(llvm) = llvm_nm_error(&data) {
+        assert_eq!(llvm.as_deref(), Some("Invalid multiple blocks"));
+    }
+}
+
+/// A module holding one type table: `NUMENTRY` (the number of `types`),
+/// then each `(code, operands)` record.
+fn module_with_types(types: &[(u64, &[u64])]) -> Vec<u8> {
+    let record = |b: &mut Bits, code: u64, ops: &[u64]| {
+        b.put(3, 4);
+        b.vbr(code, 6);
+        b.vbr(ops.len() as u64, 6);
+        for &op in ops {
+            b.vbr(op, 6);
+        }
+    };
+    let mut b = Bits::magic();
+    let module = b.enter(2, 8, 3);
+    b.put(3, 3);
+    b.vbr(1, 6);
+    b.vbr(1, 6);
+    b.vbr(2, 6);
+    let table = b.enter(3, 17, 4);
+    record(&mut b, 1, &[types.len() as u64]);
+    for (code, ops) in types {
+        record(&mut b, *code, ops);
+    }
+    b.end(4, table);
+    b.end(3, module);
+    b.finish()
+}
+
+/// Type records are checked as LLVM 22 checks them (its texts, checked
+/// again with `llvm-nm-22` when it is installed): what an argument, an
+/// array or vector element and a typed pointer's pointee may be, forward
+/// references, and the count `NUMENTRY` declares.
+#[test]
+fn type_records_are_checked_as_llvm_checks_them() {
+    const VOID: u64 = 2;
+    const LABEL: u64 = 5;
+    const OPAQUE: u64 = 6;
+    const INTEGER: u64 = 7;
+    const POINTER: u64 = 8;
+    const ARRAY: u64 = 11;
+    const VECTOR: u64 = 12;
+    const METADATA: u64 = 16;
+    const STRUCT_ANON: u64 = 18;
+    const STRUCT_NAMED: u64 = 20;
+    const FUNCTION: u64 = 21;
+    const TOKEN: u64 = 22;
+    const OPAQUE_POINTER: u64 = 25;
+    let ok: Option<&str> = None;
+    type Case<'a> = (&'a [(u64, &'a [u64])], Option<&'a str>);
+    let cases: &[Case<'_>] = &[
+        (
+            &[
+                (INTEGER, &[32]),
+                (STRUCT_NAMED, &[0, 0]),
+                (VOID, &[]),
+                (FUNCTION, &[0, 2, 1]),
+            ],
+            ok,
+        ),
+        // An opaque struct, or a struct only referred to so far, is no
+        // argument; a label neither; metadata and tokens are.
+        (
+            &[(OPAQUE, &[0]), (VOID, &[]), (FUNCTION, &[0, 1, 0])],
+            Some("Invalid function argument type"),
+        ),
+        (
+            &[(VOID, &[]), (FUNCTION, &[0, 0, 2]), (STRUCT_NAMED, &[0])],
+            Some("Invalid function argument type"),
+        ),
+        (
+            &[(LABEL, &[]), (VOID, &[]), (FUNCTION, &[0, 1, 0])],
+            Some("Invalid function argument type"),
+        ),
+        (&[(METADATA, &[]), (VOID, &[]), (FUNCTION, &[0, 1, 0])], ok),
+        (&[(TOKEN, &[]), (VOID, &[]), (FUNCTION, &[0, 1, 0])], ok),
+        (&[(VOID, &[]), (FUNCTION, &[0, 0, 5])], Some("Invalid type")),
+        // Scalable vectors and opaque structs are array elements.
+        (
+            &[(INTEGER, &[32]), (VECTOR, &[2, 0, 1]), (ARRAY, &[2, 1])],
+            ok,
+        ),
+        (&[(OPAQUE, &[0]), (ARRAY, &[2, 0])], ok),
+        (&[(VOID, &[]), (ARRAY, &[2, 0])], Some("Invalid type")),
+        (&[(OPAQUE, &[0]), (VECTOR, &[2, 0])], Some("Invalid type")),
+        (
+            &[(INTEGER, &[32]), (VECTOR, &[0, 0])],
+            Some("Invalid vector length"),
+        ),
+        (&[(LABEL, &[]), (POINTER, &[0])], Some("Invalid type")),
+        (
+            &[(OPAQUE_POINTER, &[0, 1])],
+            Some("Invalid opaque pointer record"),
+        ),
+        (
+            &[(INTEGER, &[0])],
+            Some("Bitwidth for integer type out of range"),
+        ),
+        (
+            &[(INTEGER, &[32]), (STRUCT_ANON, &[0, 0, 7])],
+            Some("Invalid type"),
+        ),
+        (
+            &[(ARRAY, &[2, 1]), (INTEGER, &[32])],
+            Some("Invalid TYPE table: Only named structs can be forward referenced"),
+        ),
+        (&[(99, &[])], Some("Invalid value")),
+    ];
+    for (types, text) in cases {
+        let data = module_with_types(types);
+        let ours = archive_symbols(&data).err().map(|e| e.to_string());
+        assert_eq!(ours.as_deref(), *text, "{types:?}");
+        if let Some(llvm) = llvm_nm_error(&data) {
+            assert_eq!(llvm.as_deref(), *text, "{types:?} (llvm-nm-22)");
+        }
+    }
+    // NUMENTRY larger than the records: "Malformed block" at the end.
+    let short = {
+        let mut b = Bits::magic();
+        let module = b.enter(2, 8, 3);
+        let table = b.enter(3, 17, 4);
+        for (code, op) in [(1u64, 2u64), (INTEGER, 32)] {
+            b.put(3, 4);
+            b.vbr(code, 6);
+            b.vbr(1, 6);
+            b.vbr(op, 6);
+        }
+        b.end(4, table);
+        b.end(3, module);
+        b.finish()
+    };
+    assert_eq!(
+        archive_symbols(&short).unwrap_err().to_string(),
+        "Malformed block"
+    );
+    if let Some(llvm) = llvm_nm_error(&short) {
+        assert_eq!(llvm.as_deref(), Some("Malformed block"));
+    }
+}

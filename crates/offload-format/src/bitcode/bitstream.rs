@@ -269,6 +269,15 @@ impl<'a> Cursor<'a> {
         self.read_vbr_in(width, 32)
     }
 
+    /// The operand or element count of a record being read: a fault in it
+    /// is reported as LLVM's `readRecord` reports it.
+    fn read_count(&mut self) -> Result<u64, BitcodeError> {
+        self.read_vbr32(6).map_err(|e| BitcodeError::Reader {
+            message: format!("Failed to read size: {e}"),
+            producer: String::new(),
+        })
+    }
+
     /// LLVM's `isSizePlausible` for an operand or element count: no more
     /// than the stream has bits.
     fn check_plausible(&self, count: u64) -> Result<(), BitcodeError> {
@@ -387,7 +396,8 @@ impl<'a> Cursor<'a> {
         // LLVM's checks, in its order. The length word is not checked: a
         // block that is entered is read to its END_BLOCK, wherever that is.
         let width = self.read_vbr32(4)?;
-        if width > 64 {
+        // LLVM's MaxChunkSize: abbreviation IDs are at most 32 bits wide.
+        if width > 32 {
             return Err(BitcodeError::CodeWidthTooLarge(width));
         }
         self.align32()?;
@@ -620,7 +630,7 @@ impl<'a> Cursor<'a> {
     ) -> Result<(u64, Option<&'a [u8]>), BitcodeError> {
         if id == 3 {
             let code = self.read_vbr32(6)?;
-            let count = self.read_vbr32(6)?;
+            let count = self.read_count()?;
             self.check_plausible(count)?;
             // Each operand takes six bits or more: a count the stream
             // cannot hold ends in an end-of-file error, as in LLVM.
@@ -646,7 +656,7 @@ impl<'a> Cursor<'a> {
         while i < ops.len() {
             match ops[i] {
                 AbbrevOp::Array => {
-                    let count = self.read_vbr32(6)?;
+                    let count = self.read_count()?;
                     self.check_plausible(count)?;
                     if i + 2 != ops.len() {
                         return Err(BitcodeError::Bitstream("Array op not second to last"));
@@ -750,7 +760,7 @@ impl<'a> Cursor<'a> {
             return Ok((code, any));
         }
         let code = self.read_vbr32(6)?;
-        let count = self.read_vbr32(6)?;
+        let count = self.read_count()?;
         self.check_plausible(count)?;
         self.skip_vbr6(count)?;
         Ok((code, count > 0))

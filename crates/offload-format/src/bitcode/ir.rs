@@ -81,8 +81,11 @@ pub(super) enum Type {
     /// A pointer; typed pointers (old bitcode) remember their pointee.
     Pointer(Option<u32>),
     Function,
-    /// A struct, or the placeholder a forward reference creates.
-    Struct,
+    /// A struct; `opaque` for one without a body (an `OPAQUE` record, or
+    /// the placeholder a forward reference creates).
+    Struct {
+        opaque: bool,
+    },
     Array(u32),
     Vector {
         element: u32,
@@ -105,15 +108,17 @@ impl Type {
         !matches!(self, Type::Function | Type::Void)
     }
 
+    /// LLVM 22 takes neither labels nor opaque structs as arguments.
     fn valid_argument(self) -> bool {
-        self.first_class() && self != Type::Label
+        self.first_class() && !matches!(self, Type::Label | Type::Struct { opaque: true })
     }
 
+    /// Scalable vectors are array elements in LLVM 22.
     fn valid_array_element(self) -> bool {
         !matches!(
             self,
             Type::Void | Type::Label | Type::Metadata | Type::Function | Type::Token | Type::X86Amx
-        ) && !matches!(self, Type::Vector { scalable: true, .. })
+        )
     }
 
     fn valid_vector_element(self) -> bool {
@@ -143,9 +148,10 @@ impl TypeTable {
         if let Some(&ty) = self.entries.get(&id) {
             return Some(ty);
         }
-        self.entries.insert(id, Type::Struct);
+        let placeholder = Type::Struct { opaque: true };
+        self.entries.insert(id, placeholder);
         self.placeholders.insert(id);
-        Some(Type::Struct)
+        Some(placeholder)
     }
 
     /// The type at `id` without LLVM's side effects (for decoding data).
@@ -482,8 +488,16 @@ impl ModuleReader {
                 Entry::SubBlock(_) => cursor.skip_block()?,
                 Entry::EndOfStream => return Err(self.error("Malformed block")),
                 Entry::Record(abbrev) => {
+                    // Attribute group entries are read whole (bounded by
+                    // the stream, as every record); the other records
+                    // only counted.
+                    let keep = id == block_id::PARAMATTR_GROUP;
+                    let mut ops: Vec<u64> = Vec::new();
                     let mut count = 0usize;
-                    let (code, _) = cursor.read_record_with(abbrev, &mut |_| {
+                    let (code, _) = cursor.read_record_with(abbrev, &mut |v| {
+                        if keep {
+                            ops.push(v);
+                        }
                         count += 1;
                         Ok(())
                     })?;
@@ -501,6 +515,7 @@ impl ModuleReader {
                                 if count < 3 {
                                     return Err(self.error("Invalid grp record"));
                                 }
+                                self.attribute_group_entry(&ops)?;
                                 any = true;
                             }
                         }
@@ -532,6 +547,192 @@ impl ModuleReader {
             }
         }
         Ok(())
+    }
+
+    /// The attributes of one attribute group entry (`[group id, index,
+    /// attributes...]`), decoded as LLVM 22 decodes them: each attribute
+    /// is a selector (0 enum, 1 integer, 3 and 4 strings, 5 and 6 types,
+    /// 7 constant range, 8 constant range list) and its operands. Where
+    /// LLVM would read past the record's end (it reads whatever its buffer
+    /// holds there), the rest is not checked.
+    fn attribute_group_entry(&mut self, ops: &[u64]) -> Result<(), BitcodeError> {
+        let function_index = ops.get(1) == Some(&u64::from(u32::MAX));
+        let e = ops.len();
+        let mut i = 2;
+        while i < e {
+            let selector = ops[i];
+            match selector {
+                0 => {
+                    let Some(&kind) = ops.get(i + 1) else {
+                        return Ok(());
+                    };
+                    i += 1;
+                    match attributes::enum_use(kind, function_index) {
+                        attributes::Use::Fits => {}
+                        attributes::Use::Unknown => return Err(self.unknown_attribute(kind)),
+                        attributes::Use::Other => {
+                            return Err(self.error("Not an enum attribute"));
+                        }
+                    }
+                }
+                1 | 5 | 6 => {
+                    let Some(&kind) = ops.get(i + 1) else {
+                        return Ok(());
+                    };
+                    i += 1;
+                    let class = if selector == 1 {
+                        attributes::Class::Int
+                    } else {
+                        attributes::Class::Type
+                    };
+                    self.attribute_class(kind, class)?;
+                    if selector != 5 {
+                        // The integer, or the type ID.
+                        let Some(&value) = ops.get(i + 1) else {
+                            return Ok(());
+                        };
+                        i += 1;
+                        if selector == 6 {
+                            self.types.get(value);
+                        }
+                    }
+                }
+                3 | 4 => {
+                    // The kind string, then (4) the value string, each
+                    // ending in a 0.
+                    i += 1;
+                    for part in 0..if selector == 4 { 2 } else { 1 } {
+                        if part == 1 {
+                            i += 1;
+                        }
+                        while i < e && ops[i] != 0 {
+                            i += 1;
+                        }
+                        if i >= e {
+                            return Ok(());
+                        }
+                    }
+                }
+                7 | 8 => {
+                    let Some(&kind) = ops.get(i + 1) else {
+                        return Ok(());
+                    };
+                    i += 2;
+                    let class = if selector == 7 {
+                        attributes::Class::Range
+                    } else {
+                        attributes::Class::RangeList
+                    };
+                    self.attribute_class(kind, class)?;
+                    let done = if selector == 7 {
+                        if e - i < 1 {
+                            return Err(self.error("Too few records for range"));
+                        }
+                        let width = ops[i] as u32;
+                        i += 1;
+                        self.constant_range(ops, &mut i, width)?
+                    } else {
+                        if i + 2 > e {
+                            return Err(self.error("Too few records for constant range list"));
+                        }
+                        let (count, width) = (ops[i] as u32, ops[i + 1] as u32);
+                        i += 2;
+                        let mut ranges = Vec::new();
+                        let mut done = Some(());
+                        for _ in 0..count {
+                            match self.constant_range(ops, &mut i, width)? {
+                                Some(range) => ranges.push(range),
+                                None => {
+                                    done = None;
+                                    break;
+                                }
+                            }
+                        }
+                        let ordered = ranges.first().is_none_or(|&(lo, hi)| lo < hi)
+                            && ranges
+                                .windows(2)
+                                .all(|w| w[1].0 < w[1].1 && w[1].0 > w[0].1);
+                        if done.is_some() && width <= 64 && !ordered {
+                            return Err(self.error("Invalid (unordered or overlapping) range list"));
+                        }
+                        done.map(|()| (0, 0))
+                    };
+                    if done.is_none() {
+                        return Ok(());
+                    }
+                    // LLVM's loop steps back one operand after a range.
+                    i -= 1;
+                }
+                _ => return Err(self.error("Invalid attribute group entry")),
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn unknown_attribute(&self, kind: u64) -> BitcodeError {
+        self.error(&format!("Unknown attribute kind ({kind})"))
+    }
+
+    /// LLVM's kind check for an attribute read with a selector that
+    /// names its class.
+    fn attribute_class(&self, kind: u64, class: attributes::Class) -> Result<(), BitcodeError> {
+        match attributes::class_of(kind) {
+            None => Err(self.unknown_attribute(kind)),
+            Some(c) if c == class => Ok(()),
+            Some(_) => Err(self.error(match class {
+                attributes::Class::Int => "Not an int attribute",
+                attributes::Class::Type => "Not a type attribute",
+                attributes::Class::Range => "Not a ConstantRange attribute",
+                _ => "Not a constant range list attribute",
+            })),
+        }
+    }
+
+    /// LLVM's `readConstantRange` at operand `i` for a `width`-bit range:
+    /// its bounds, sign-extended from `width` bits when `width` is 64 or
+    /// less; `None` where LLVM would read past the record (not checked).
+    fn constant_range(
+        &self,
+        ops: &[u64],
+        i: &mut usize,
+        width: u32,
+    ) -> Result<Option<(i128, i128)>, BitcodeError> {
+        let e = ops.len();
+        if width > 64 {
+            let Some(&words) = ops.get(*i) else {
+                return Ok(None);
+            };
+            let (lower, upper) = (words as u32, (words >> 32) as u32);
+            *i += 1;
+            let needed = lower.wrapping_add(upper) as usize;
+            if e - *i < needed {
+                return Err(self.error("Too few records for range"));
+            }
+            *i += needed;
+            return Ok(Some((0, 1)));
+        }
+        if e - *i < 2 {
+            return Err(self.error("Too few records for range"));
+        }
+        let value = |raw: u64| -> i128 {
+            let v: i64 = if raw & 1 == 0 {
+                (raw >> 1) as i64
+            } else if raw != 1 {
+                ((raw >> 1) as i64).wrapping_neg()
+            } else {
+                i64::MIN
+            };
+            if width == 0 {
+                return 0;
+            }
+            // The low `width` bits, read as a signed number.
+            let shift = 128 - width;
+            (i128::from(v) << shift) >> shift
+        };
+        let range = (value(ops[*i]), value(ops[*i + 1]));
+        *i += 2;
+        Ok(Some(range))
     }
 
     /// LLVM's type table (`parseTypeTableBody`; the block has been
@@ -620,14 +821,9 @@ impl ModuleReader {
                     }
                     let mut found = 0usize;
                     for i in params..count {
-                        // A forward reference (a placeholder struct) is not
-                        // an argument type LLVM 22 accepts either.
-                        let id = at(i) as u32;
-                        let placeholder = !self.types.entries.contains_key(&id)
-                            || self.types.placeholders.contains(&id);
                         match self.types.get(at(i)) {
                             Some(t) => {
-                                if !old && (!t.valid_argument() || placeholder) {
+                                if !old && !t.valid_argument() {
                                     return Err(self.error("Invalid function argument type"));
                                 }
                                 found += 1;
@@ -648,7 +844,7 @@ impl ModuleReader {
                     if !self.all_types(&ops, 1, count) {
                         return Err(self.error("Invalid type"));
                     }
-                    Type::Struct
+                    Type::Struct { opaque: false }
                 }
                 type_code::STRUCT_NAMED | type_code::OPAQUE => {
                     let named = code == type_code::STRUCT_NAMED;
@@ -669,7 +865,7 @@ impl ModuleReader {
                     if named && !self.all_types(&ops, 1, count) {
                         return Err(self.error("Invalid named struct record"));
                     }
-                    Type::Struct
+                    Type::Struct { opaque: !named }
                 }
                 type_code::TARGET_TYPE => {
                     if count == 0 {
@@ -736,6 +932,75 @@ impl ModuleReader {
     /// the first that does not).
     fn all_types(&mut self, ops: &[u64], from: usize, count: usize) -> bool {
         (from..count).all(|i| self.types.get(ops.get(i).copied().unwrap_or(0)).is_some())
+    }
+}
+
+/// LLVM 22's attribute kinds, as its bitcode reader classifies their
+/// codes (found by loading an attribute group entry of each code and
+/// selector with LLVM 22 itself).
+mod attributes {
+    /// What an attribute code is.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(super) enum Class {
+        Enum,
+        Int,
+        Type,
+        Range,
+        RangeList,
+    }
+
+    /// Integer attributes (alignment, stack alignment, dereferenceable,
+    /// ..., `uwtable`, memory, `nofpclass`, `captures`): each takes one
+    /// value.
+    const INT: [u64; 11] = [1, 25, 33, 41, 42, 51, 74, 82, 86, 87, 102];
+    /// Type attributes (`byval`, `sret`, `inalloca`, `preallocated`,
+    /// `byref`, `elementtype`).
+    const TYPE: [u64; 6] = [3, 29, 38, 65, 69, 77];
+    const RANGE: u64 = 92;
+    const RANGE_LIST: u64 = 94;
+    /// Codes LLVM 22 no longer knows as attributes (`nocapture`, the old
+    /// memory attributes, a retired code).
+    const RETIRED: [u64; 5] = [11, 45, 49, 50, 95];
+
+    /// The class of an attribute code; `None` for "Unknown attribute
+    /// kind".
+    pub(super) fn class_of(kind: u64) -> Option<Class> {
+        if kind == 0 || kind > 105 || RETIRED.contains(&kind) {
+            return None;
+        }
+        Some(if INT.contains(&kind) {
+            Class::Int
+        } else if TYPE.contains(&kind) {
+            Class::Type
+        } else if kind == RANGE {
+            Class::Range
+        } else if kind == RANGE_LIST {
+            Class::RangeList
+        } else {
+            Class::Enum
+        })
+    }
+
+    pub(super) enum Use {
+        Fits,
+        Unknown,
+        Other,
+    }
+
+    /// Whether `kind` can be an enum attribute (selector 0). Some codes
+    /// are upgraded there: `nocapture` (to `captures(none)`), `byval`,
+    /// `sret` and `inalloca` without a type, `uwtable` without a value;
+    /// on a function, the old memory attributes (to `memory(...)`).
+    pub(super) fn enum_use(kind: u64, function: bool) -> Use {
+        match kind {
+            11 | 3 | 29 | 38 | 33 => Use::Fits,
+            45 | 49 | 50 if function => Use::Fits,
+            _ => match class_of(kind) {
+                None => Use::Unknown,
+                Some(Class::Enum) => Use::Fits,
+                Some(_) => Use::Other,
+            },
+        }
     }
 }
 

@@ -89,7 +89,7 @@ pub enum BitcodeError {
     /// reports with this text (an abbreviation ID with no abbreviation, an
     /// operand wider than 64 bits, an invalid operand encoding, ...).
     Bitstream(&'static str),
-    /// A sub-block whose abbreviation ID width is above 64 bits.
+    /// A sub-block whose abbreviation ID width is above 32 bits.
     CodeWidthTooLarge(u64),
     /// A field runs past the end of the stream. LLVM's reader loads the
     /// stream in 64-bit words: `Some((next, size))` when the field needed
@@ -142,7 +142,7 @@ impl fmt::Display for BitcodeError {
             BitcodeError::CodeWidthTooLarge(width) => {
                 write!(
                     f,
-                    "can't read more than 64 at a time, trying to read {width}"
+                    "can't read more than 32 at a time, trying to read {width}"
                 )
             }
         }
