@@ -164,3 +164,33 @@ fn coff_relocations_without_data_are_refused() {
         );
     }
 }
+
+/// A Control Flow Guard table (`.gfids$y`) of 5 bytes: llvm-objcopy 22
+/// maps its one whole symbol index and writes the section's fifth byte
+/// from beyond the 4 bytes it mapped into, so clang-offload-bundler-22
+/// exits 0 with a byte from outside its buffer in the host. We refuse
+/// (docs/compat.md, object bundles, policy 3), leaving no output.
+#[test]
+fn a_cfg_table_with_a_partial_entry_is_refused() {
+    let case = Case {
+        file: "coff-cfg-table-partial-entry.o".into(),
+        args: "-unbundle -type=o -targets=host-x86_64-pc-windows-msvc- -input={in} -output={o1}"
+            .into(),
+        exit: 1,
+        stderr: Some(
+            "section '.gfids$y' holds symbol indexes but its size is not a multiple of 4".into(),
+        ),
+        outputs: Vec::new(),
+    };
+    check(
+        Path::new(env!("CARGO_BIN_EXE_clang-offload-bundler")),
+        &case,
+        "ours",
+    );
+    let llvm = Path::new("/usr/lib/llvm-22/bin/clang-offload-bundler");
+    if llvm.exists() {
+        let (status, _, files) = run(llvm, &case);
+        assert_eq!(status, 0);
+        assert!(files[0].is_some(), "LLVM 22 writes the host");
+    }
+}

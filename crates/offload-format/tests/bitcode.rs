@@ -1093,3 +1093,24 @@ fn type_records_are_checked_as_llvm_checks_them() {
         assert_eq!(llvm.as_deref(), Some("Malformed block"));
     }
 }
+
+/// A record whose operand count cannot be read: LLVM's `readRecord` says
+/// so before the reader's own text.
+#[test]
+fn an_unreadable_operand_count_is_failed_to_read_size() {
+    let mut b = Bits::magic();
+    let module = b.enter(2, 8, 3);
+    b.put(3, 3);
+    b.vbr(1, 6);
+    // Twelve chunks that all continue: more than 32 bits of count.
+    for _ in 0..12 {
+        b.put(0x3F, 6);
+    }
+    b.end(3, module);
+    let data = b.finish();
+    let text = "Failed to read size: Unterminated VBR";
+    assert_eq!(archive_symbols(&data).unwrap_err().to_string(), text);
+    if let Some(llvm) = llvm_nm_error(&data) {
+        assert_eq!(llvm.as_deref(), Some(text));
+    }
+}
