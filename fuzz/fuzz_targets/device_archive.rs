@@ -93,8 +93,41 @@ fuzz_target!(|data: &[u8]| {
         for out in &outputs {
             let read = Archive::parse(out).expect("an output archive parses");
             for m in read.members() {
-                m.expect("every output member reads");
+                if let Err(e) = m {
+                    // GNU long names end at a newline: a member name with
+                    // one in it is written as LLVM 22 writes it, and
+                    // neither tool reads it back.
+                    assert!(
+                        long_name_with_newline(out),
+                        "every output member reads: {e:?}"
+                    );
+                    break;
+                }
             }
         }
     }
 });
+
+/// Whether the archive's long-name table (`//`, after an optional symbol
+/// table) holds a name with a newline inside it (one not ending an entry).
+fn long_name_with_newline(archive: &[u8]) -> bool {
+    let mut at = 8;
+    while let Some(header) = archive.get(at..at + 60) {
+        let size: usize = std::str::from_utf8(&header[48..58])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        let body = archive.get(at + 60..).unwrap_or_default();
+        let body = &body[..size.min(body.len())];
+        if header.starts_with(b"// ") {
+            return body
+                .windows(2)
+                .any(|w| w[1] == b'\n' && w[0] != b'/');
+        }
+        if !header.starts_with(b"/ ") && !header.starts_with(b"/SYM64/") {
+            return false;
+        }
+        at += 60 + size + size % 2;
+    }
+    false
+}
