@@ -557,6 +557,19 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The code of a record laid out by the abbreviation `ops`, its first
+    /// operand. LLVM checks an abbreviation's shape when a record uses it,
+    /// not when it is defined: its texts, in its order.
+    fn read_record_code(&mut self, ops: &[AbbrevOp]) -> Result<u64, BitcodeError> {
+        let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
+        if matches!(first, AbbrevOp::Array | AbbrevOp::Blob) {
+            return Err(BitcodeError::Bitstream(
+                "Abbreviation starts with an Array or a Blob",
+            ));
+        }
+        self.read_scalar(first)
+    }
+
     /// LLVM's `skipRecord`, which its file-level walk uses for records
     /// between the top-level blocks: unlike a read, it takes an operand
     /// count as it comes (no plausibility check), jumps over fixed-width
@@ -573,13 +586,7 @@ impl<'a> Cursor<'a> {
         }
         let abbrev = self.abbrev(id)?;
         let ops = &abbrev.ops;
-        let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
-        if matches!(first, AbbrevOp::Array | AbbrevOp::Blob) {
-            return Err(BitcodeError::Bitstream(
-                "Abbreviation starts with an Array or a Blob",
-            ));
-        }
-        self.read_scalar(first)?;
+        self.read_record_code(ops)?;
         let mut i = 1;
         while i < ops.len() {
             match ops[i] {
@@ -642,15 +649,7 @@ impl<'a> Cursor<'a> {
         }
         let abbrev = self.abbrev(id)?;
         let ops = &abbrev.ops;
-        let first = *ops.first().ok_or_else(|| malformed("empty abbreviation"))?;
-        // LLVM checks an abbreviation's shape when a record uses it, not
-        // when it is defined: its texts, in its order.
-        if matches!(first, AbbrevOp::Array | AbbrevOp::Blob) {
-            return Err(BitcodeError::Bitstream(
-                "Abbreviation starts with an Array or a Blob",
-            ));
-        }
-        let code = self.read_scalar(first)?;
+        let code = self.read_record_code(ops)?;
         let mut blob = None;
         let mut i = 1;
         while i < ops.len() {
