@@ -228,6 +228,15 @@ impl Bits {
         self.align();
         self.bytes
     }
+    /// An unabbreviated record in a block of abbreviation width `width`.
+    fn record(&mut self, width: u32, code: u64, ops: &[u64]) {
+        self.put(3, width);
+        self.vbr(code, 6);
+        self.vbr(ops.len() as u64, 6);
+        for &op in ops {
+            self.vbr(op, 6);
+        }
+    }
 }
 
 #[test]
@@ -841,24 +850,16 @@ fn type_table_and_global_records_fail_as_llvm_fails() {
 /// A module with an identification block (producer `LLVM22.1.8`) and one
 /// attribute group block holding `entries` (unabbreviated records).
 fn module_with_attribute_groups(entries: &[&[u64]]) -> Vec<u8> {
-    let record = |b: &mut Bits, width: u32, code: u64, ops: &[u64]| {
-        b.put(3, width);
-        b.vbr(code, 6);
-        b.vbr(ops.len() as u64, 6);
-        for &op in ops {
-            b.vbr(op, 6);
-        }
-    };
     let mut b = Bits::magic();
     let at = b.enter(2, 13, 5);
-    record(&mut b, 5, 1, &b"LLVM22.1.8".map(u64::from));
-    record(&mut b, 5, 2, &[0]);
+    b.record(5, 1, &b"LLVM22.1.8".map(u64::from));
+    b.record(5, 2, &[0]);
     b.end(5, at);
     let module = b.enter(2, 8, 3);
-    record(&mut b, 3, 1, &[2]);
+    b.record(3, 1, &[2]);
     let group = b.enter(3, 10, 4);
     for entry in entries {
-        record(&mut b, 4, 3, entry);
+        b.record(4, 3, entry);
     }
     b.end(4, group);
     b.end(3, module);
@@ -936,12 +937,7 @@ fn attribute_group_entries_are_checked_as_llvm_checks_them() {
         let module = b.enter(2, 8, 3);
         for _ in 0..2 {
             let group = b.enter(3, 10, 4);
-            b.put(3, 4);
-            b.vbr(3, 6);
-            b.vbr(4, 6);
-            for op in [1, 1, 0, 2] {
-                b.vbr(op, 6);
-            }
+            b.record(4, 3, &[1, 1, 0, 2]);
             b.end(4, group);
         }
         b.end(3, module);
@@ -959,24 +955,13 @@ fn attribute_group_entries_are_checked_as_llvm_checks_them() {
 /// A module holding one type table: `NUMENTRY` (the number of `types`),
 /// then each `(code, operands)` record.
 fn module_with_types(types: &[(u64, &[u64])]) -> Vec<u8> {
-    let record = |b: &mut Bits, code: u64, ops: &[u64]| {
-        b.put(3, 4);
-        b.vbr(code, 6);
-        b.vbr(ops.len() as u64, 6);
-        for &op in ops {
-            b.vbr(op, 6);
-        }
-    };
     let mut b = Bits::magic();
     let module = b.enter(2, 8, 3);
-    b.put(3, 3);
-    b.vbr(1, 6);
-    b.vbr(1, 6);
-    b.vbr(2, 6);
+    b.record(3, 1, &[2]);
     let table = b.enter(3, 17, 4);
-    record(&mut b, 1, &[types.len() as u64]);
+    b.record(4, 1, &[types.len() as u64]);
     for (code, ops) in types {
-        record(&mut b, *code, ops);
+        b.record(4, *code, ops);
     }
     b.end(4, table);
     b.end(3, module);
@@ -1076,10 +1061,7 @@ fn type_records_are_checked_as_llvm_checks_them() {
         let module = b.enter(2, 8, 3);
         let table = b.enter(3, 17, 4);
         for (code, op) in [(1u64, 2u64), (INTEGER, 32)] {
-            b.put(3, 4);
-            b.vbr(code, 6);
-            b.vbr(1, 6);
-            b.vbr(op, 6);
+            b.record(4, code, &[op]);
         }
         b.end(4, table);
         b.end(3, module);

@@ -18,20 +18,10 @@ use std::rc::Rc;
 
 use super::bitstream::{Abbrev, Cursor, Entry};
 use super::ir::{self, ModuleReader, Type};
-use super::{block_id, BitcodeError, BitcodeFile};
+use super::{block_id, module_code, BitcodeError, BitcodeFile};
 
 const NAMED_METADATA: &[u8] = b"llvm.embedded.objects";
 const SECTION: &[u8] = b".llvm.offloading";
-
-mod module_code {
-    pub(super) const VERSION: u64 = 1;
-    pub(super) const GLOBALVAR: u64 = 7;
-    pub(super) const FUNCTION: u64 = 8;
-    pub(super) const ALIAS_OLD: u64 = 9;
-    pub(super) const VSTOFFSET: u64 = 13;
-    pub(super) const ALIAS: u64 = 14;
-    pub(super) const IFUNC: u64 = 18;
-}
 
 mod cst_code {
     pub(super) const SETTYPE: u64 = 1;

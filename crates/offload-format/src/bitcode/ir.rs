@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use super::bitstream::{Cursor, Entry};
-use super::BitcodeError;
+use super::{module_code, BitcodeError};
 
 /// The LLVM release whose reader is emulated (its `LLVM_VERSION_STRING`).
 pub(crate) const LLVM_VERSION: &str = "22.1.8";
@@ -49,21 +49,6 @@ mod type_code {
     pub(super) const X86_AMX: u32 = 24;
     pub(super) const OPAQUE_POINTER: u32 = 25;
     pub(super) const TARGET_TYPE: u32 = 26;
-}
-
-mod module_code {
-    pub(super) const VERSION: u32 = 1;
-    pub(super) const TRIPLE: u32 = 2;
-    pub(super) const DATALAYOUT: u32 = 3;
-    pub(super) const SECTIONNAME: u32 = 5;
-    pub(super) const GLOBALVAR: u32 = 7;
-    pub(super) const FUNCTION: u32 = 8;
-    pub(super) const ALIAS_OLD: u32 = 9;
-    pub(super) const GCNAME: u32 = 11;
-    pub(super) const COMDAT: u32 = 12;
-    pub(super) const VSTOFFSET: u32 = 13;
-    pub(super) const ALIAS: u32 = 14;
-    pub(super) const IFUNC: u32 = 18;
 }
 
 /// What the reader needs to know about a type.
@@ -240,7 +225,9 @@ impl ModuleReader {
         count: usize,
     ) -> Result<(), BitcodeError> {
         let invalid = |s: &Self| Err(s.error("Invalid record"));
-        match code as u32 {
+        // LLVM takes a record's code in 32 bits.
+        let code = u64::from(code as u32);
+        match code {
             module_code::VERSION => {
                 let Some(&version) = ops.first() else {
                     return Err(self.error("Invalid version record"));
@@ -281,7 +268,7 @@ impl ModuleReader {
                 self.function(ops, count)?;
             }
             module_code::ALIAS | module_code::ALIAS_OLD | module_code::IFUNC => {
-                self.indirect_symbol(code as u32, ops, count)?;
+                self.indirect_symbol(code, ops, count)?;
             }
             _ => {}
         }
@@ -393,7 +380,7 @@ impl ModuleReader {
 
     fn indirect_symbol(
         &mut self,
-        code: u32,
+        code: u64,
         ops: &[u64],
         count: usize,
     ) -> Result<(), BitcodeError> {

@@ -59,6 +59,23 @@ pub(crate) mod block_id {
     pub(crate) const SYMTAB: u64 = 25;
 }
 
+/// Record codes of the module block (`MODULE_CODE_*`).
+pub(crate) mod module_code {
+    pub(crate) const VERSION: u64 = 1;
+    pub(crate) const TRIPLE: u64 = 2;
+    pub(crate) const DATALAYOUT: u64 = 3;
+    pub(crate) const ASM: u64 = 4;
+    pub(crate) const SECTIONNAME: u64 = 5;
+    pub(crate) const GLOBALVAR: u64 = 7;
+    pub(crate) const FUNCTION: u64 = 8;
+    pub(crate) const ALIAS_OLD: u64 = 9;
+    pub(crate) const GCNAME: u64 = 11;
+    pub(crate) const COMDAT: u64 = 12;
+    pub(crate) const VSTOFFSET: u64 = 13;
+    pub(crate) const ALIAS: u64 = 14;
+    pub(crate) const IFUNC: u64 = 18;
+}
+
 /// Errors from reading bitcode.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -9,18 +9,8 @@
 //! assembly exists and the target is known.
 
 use super::bitstream::{Cursor, Entry};
+use super::module_code as code;
 use super::{block_id, BitcodeError, ModuleRef};
-
-mod code {
-    pub(super) const VERSION: u64 = 1;
-    pub(super) const ASM: u64 = 4;
-    pub(super) const DATALAYOUT: u64 = 3;
-    pub(super) const SECTIONNAME: u64 = 5;
-    pub(super) const GLOBALVAR: u64 = 7;
-    pub(super) const FUNCTION: u64 = 8;
-    pub(super) const ALIAS: u64 = 14;
-    pub(super) const IFUNC: u64 = 18;
-}
 
 /// Linkage classes that matter for the archive index.
 #[derive(Clone, Copy, PartialEq, Eq)]
