@@ -8,7 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_format::{fatbin, hip_fatbin, payload};
+use offload_format::nvidia::fatbin;
+use offload_format::{hip_fatbin, payload};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks known starts (every 64th byte where its bits
@@ -54,13 +55,20 @@ fuzz_target!(|data: &[u8]| {
     for w in hip_fatbin::parse_wrappers(region, 8, switch & 1 != 0) {
         assert!(w.pointer_offset + 8 <= region.len());
     }
-    let nv = fatbin::scan(region);
+    let nv = if switch & 2 != 0 {
+        fatbin::scan_embedded(region)
+    } else {
+        fatbin::scan(region)
+    };
     for c in &nv.containers {
         assert!(c.offset as u64 + c.len() <= region.len() as u64);
         for e in &c.entries {
             assert!(e.offset >= c.offset);
             assert!(e.payload_offset + e.payload.len() <= c.offset + c.len() as usize);
             let _ = payload::classify(e.payload);
+            if let Ok(head) = e.head(4096) {
+                assert!(head.len() <= 4096);
+            }
         }
     }
     for d in &nv.damage {

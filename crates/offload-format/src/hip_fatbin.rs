@@ -27,8 +27,6 @@
 //! runs to the next item start (known, or a CCOB magic) with trailing zero
 //! bytes removed. Either way the item says so ([`Item::size_inferred`]).
 
-use std::fmt;
-
 use crate::bundle;
 use crate::bytes::{Bytes, Endian};
 use crate::ccob::{self, Header as CcobHeader};
@@ -55,20 +53,7 @@ pub struct Item<'a> {
     pub size_inferred: bool,
 }
 
-/// Damage found in a region (or in an NVIDIA fat binary, [`crate::fatbin`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Damage {
-    /// Offset in the region.
-    pub offset: usize,
-    /// What is wrong.
-    pub what: String,
-}
-
-impl fmt::Display for Damage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at offset {}: {}", self.offset, self.what)
-    }
-}
+pub use crate::damage::{Damage, DamageKind};
 
 /// What [`scan`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -160,6 +145,7 @@ pub fn scan<'a>(region: &'a [u8], starts: &[usize]) -> Scan<'a> {
         if let Some(k) = known.iter().copied().find(|&k| k > pos && k < zero_end) {
             out.damage.push(Damage {
                 offset: k,
+                kind: DamageKind::DanglingPointer,
                 what: "the wrapper points here, but there are only zero bytes".to_owned(),
             });
         }
@@ -208,6 +194,7 @@ pub fn scan<'a>(region: &'a [u8], starts: &[usize]) -> Scan<'a> {
                 if let Some(k) = limit.filter(|&k| k < end) {
                     out.damage.push(Damage {
                         offset: pos,
+                        kind: DamageKind::Container,
                         what: format!(
                             "item of {len} bytes runs over the next bundle, which starts at offset {k}"
                         ),
@@ -227,6 +214,7 @@ pub fn scan<'a>(region: &'a [u8], starts: &[usize]) -> Scan<'a> {
                 let next = resume(region, pos);
                 out.damage.push(Damage {
                     offset: pos,
+                    kind: DamageKind::NotAContainer,
                     what: match next {
                         Some(n) => format!("{what} (skipped to offset {n})"),
                         None => format!("{what} (nothing after it is read)"),

@@ -23,7 +23,8 @@
 //! | [`archive`] | `ar` archives: reading, and deterministic GNU output |
 //! | [`device_archive`] | heterogeneous device archives (`-unbundle -type=a`) |
 //! | [`hip_fatbin`] | regions of concatenated bundles and CCOBs (`.hip_fatbin`), HIP wrapper records |
-//! | [`fatbin`] | NVIDIA fat binary containers (`.nv_fatbin`) |
+//! | [`nvidia`] | NVIDIA fat binaries (`.nv_fatbin`), their codecs, CUDA architectures |
+//! | [`damage`] | what the scanning readers report where a region is damaged |
 //! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
@@ -41,13 +42,14 @@ pub mod bitcode;
 pub mod bundle;
 pub mod bytes;
 pub mod ccob;
+pub mod damage;
 pub mod device_archive;
 pub mod entry_id;
-pub mod fatbin;
 pub mod hash;
 pub mod hip_fatbin;
 pub mod identify;
 pub mod llvm;
+pub mod nvidia;
 pub mod object_bundle;
 pub mod objfile;
 pub mod offload_binary;
@@ -58,3 +60,4 @@ pub mod text_bundle;
 pub mod thin;
 pub mod triple;
 pub mod wrapper;
+mod zstd_bounded;

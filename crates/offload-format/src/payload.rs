@@ -427,14 +427,7 @@ const ZSTD_HEAD: usize = 4096;
 /// The first [`ZSTD_HEAD`] bytes (fewer if the content is shorter) of the
 /// zstd frame starting `data`; `None` if they do not decode.
 fn zstd_head(data: &[u8]) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut decoder = zstd::stream::read::Decoder::with_buffer(data).ok()?;
-    let mut head = Vec::with_capacity(ZSTD_HEAD);
-    (&mut decoder)
-        .take(ZSTD_HEAD as u64)
-        .read_to_end(&mut head)
-        .ok()?;
-    Some(head)
+    crate::zstd_bounded::head(data, ZSTD_HEAD)
 }
 
 /// PTX text: printable ASCII whose first directives include `.version`

@@ -122,6 +122,11 @@ pub struct ExtractArgs {
     /// than one selected entry is an error.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Write NVIDIA entries as their container stores them (compressed ones
+    /// still compressed, named with `.zst` or `.nvlz` added) instead of
+    /// decoded as cuobjdump writes them.
+    #[arg(long)]
+    pub raw: bool,
     /// Inputs.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

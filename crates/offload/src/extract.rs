@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use offload_cli::fsio::{self, Outputs};
 use offload_format::entry_id::{self, EntryId};
 use offload_format::hip_fatbin;
+use offload_format::nvidia::fatbin::{self, EntryKind};
+use offload_format::nvidia::{Codec, CudaArch, Isa, Variant};
 use offload_format::target_id::TargetId;
 use offload_format::triple::Triple;
 
@@ -31,8 +33,11 @@ pub enum Request {
         /// The triple.
         triple: Triple,
     },
-    /// Anything else (`sm_90`, `spir64`): the entry's target, triple or
-    /// ID must be spelt the same.
+    /// A CUDA architecture (`sm_90`, `sm_90a`, `compute_90`, `90`): see
+    /// [`Request::cuda_matches`].
+    Cuda(Isa, CudaArch),
+    /// Anything else (`spir64`): the entry's target, triple or ID must be
+    /// spelt the same.
     Exact(String),
 }
 
@@ -61,6 +66,9 @@ impl Request {
                 };
             }
             return Request::Triple(Triple::new(text));
+        }
+        if let Ok((isa, arch)) = CudaArch::parse(text) {
+            return Request::Cuda(isa, arch);
         }
         if TargetId::parse(text, &amdgcn()).is_ok() {
             return Request::TargetId(text.to_owned());
@@ -100,12 +108,47 @@ impl Request {
                         .as_deref()
                         .is_some_and(|t| Triple::new(t).is_compatible_with(triple))
             }
-            // `sm_90`; or the architecture-only triple of a SYCL entry
-            // (`spir64`) or its whole ID.
+            Request::Cuda(isa, arch) => Request::cuda_matches(*isa, *arch, e),
+            // The architecture-only triple of a SYCL entry (`spir64`) or its
+            // whole ID.
             Request::Exact(want) => {
                 e.target_id.as_deref() == Some(want.as_str())
                     || e.triple.as_deref() == Some(want.as_str())
                     || e.id == *want
+            }
+        }
+    }
+}
+
+impl Request {
+    /// Whether a CUDA request takes the entry. For NVIDIA fat binary
+    /// entries, by what a GPU can use:
+    ///
+    /// - `sm_90`: every cubin that runs on a GPU of capability 9.0
+    ///   (`sm_90` and `sm_90a` cubins; `sm_80` cubins run on 8.x only);
+    /// - `sm_90a`, `sm_100f`: the cubins of exactly that variant;
+    /// - `compute_90`: every PTX a 9.0 GPU can compile (`compute_80` PTX
+    ///   too); `compute_90a`: exactly that PTX;
+    /// - `90`: both, everything a 9.0 GPU can use.
+    ///
+    /// Other entries (offload binaries, bundles) whose target is a CUDA
+    /// architecture are taken when it is spelt the same.
+    fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
+        let Some(nv) = &e.nvidia else {
+            let have = e.target_id.as_deref().and_then(|t| CudaArch::parse(t).ok());
+            return have.is_some_and(|(_, have)| have == want);
+        };
+        let ptx = nv.kind == EntryKind::Ptx;
+        let cubin = nv.kind == EntryKind::Elf;
+        let exact = want.variant() != Variant::Plain;
+        match isa {
+            Isa::Real if exact => cubin && nv.arch == want,
+            Isa::Real => cubin && nv.arch.cubin_runs_on(want),
+            Isa::Virtual if exact => ptx && nv.arch == want,
+            Isa::Virtual => ptx && nv.arch.ptx_runs_on(want),
+            Isa::Bare if exact => nv.arch == want,
+            Isa::Bare => {
+                (cubin && nv.arch.cubin_runs_on(want)) || (ptx && nv.arch.ptx_runs_on(want))
             }
         }
     }
@@ -201,11 +244,29 @@ pub fn selected(e: &Entry, requests: &[Request], kind: Option<&str>, hip_openmp:
 }
 
 /// The output file name of an entry (see `offload extract --help`).
-pub fn output_name(input: &Path, container: Option<usize>, e: &Entry) -> String {
+/// `raw`: NVIDIA entries are written as stored.
+pub fn output_name(input: &Path, container: Option<usize>, e: &Entry, raw: bool) -> String {
     let source = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "input".to_owned());
+    if let Some(nv) = &e.nvidia {
+        // cuobjdump's name: the input's name without its last extension,
+        // spaces as '-', then the entry's number among those of its kind.
+        let stem = match source.rfind('.') {
+            Some(dot) if dot > 0 => &source[..dot],
+            _ => source.as_str(),
+        };
+        let mut name = format!("{}.{}.{}", stem.replace(' ', "-"), nv.number, nv.suffix());
+        if raw {
+            match nv.codec {
+                Some(Codec::Zstd) => name.push_str(".zst"),
+                Some(Codec::Lz) => name.push_str(".nvlz"),
+                None => {}
+            }
+        }
+        return name;
+    }
     let id: String =
         e.id.chars()
             .map(|c| {
@@ -216,14 +277,10 @@ pub fn output_name(input: &Path, container: Option<usize>, e: &Entry) -> String 
                 }
             })
             .collect();
-    let mut name = match container {
+    match container {
         Some(n) => format!("{source}.{n}.{id}"),
         None => format!("{source}.{id}"),
-    };
-    if e.compression.is_some() {
-        name.push_str(".compressed");
     }
-    name
 }
 
 /// A selected entry with where it goes.
@@ -253,7 +310,7 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
                 ) {
                     continue;
                 }
-                let base = output_name(input, node.index, e);
+                let base = output_name(input, node.index, e, args.raw);
                 let mut name = base.clone();
                 let mut k = 1;
                 while !names.insert(name.clone()) {
@@ -269,6 +326,24 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
         });
     }
     out
+}
+
+/// Writes one entry's bytes (`stored`: as the container stores them): an
+/// NVIDIA entry decoded as cuobjdump writes it, unless `raw`; anything
+/// else as stored.
+fn write_entry(out: &mut dyn Write, e: &Entry, stored: &[u8], raw: bool) -> Result<(), String> {
+    match &e.nvidia {
+        Some(nv) if !raw => fatbin::write_content(
+            nv.kind,
+            nv.codec,
+            nv.uncompressed_size.unwrap_or(0),
+            stored,
+            out,
+        )
+        .map(drop)
+        .map_err(|err| err.to_string()),
+        _ => out.write_all(stored).map_err(|err| err.to_string()),
+    }
 }
 
 /// Writes the jobs; all outputs or none. Returns an error message.
@@ -293,10 +368,9 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Strin
         let result = match &e.location {
             Location::Derived => {
                 let bytes = e.data.as_deref().unwrap_or_default();
-                outputs
-                    .file(index)
-                    .write_all(bytes)
-                    .map_err(|err| err.to_string())
+                write_entry(outputs.file(index), e, bytes, args.raw)
+                    .map_err(|err| format!("{}: entry {}: {err}", job.file.display(), e.id))?;
+                Ok(())
             }
             Location::File { offset, size }
             | Location::Ccob {
@@ -333,10 +407,12 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Strin
                             .write_all(&bytes)
                             .map_err(|err| err.to_string())
                     }
-                    _ => outputs
-                        .file(index)
-                        .write_all(range)
-                        .map_err(|err| err.to_string()),
+                    _ => {
+                        write_entry(outputs.file(index), e, range, args.raw).map_err(|err| {
+                            format!("{}: entry {}: {err}", job.file.display(), e.id)
+                        })?;
+                        Ok(())
+                    }
                 }
             }
         };

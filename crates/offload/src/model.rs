@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use offload_format::nvidia::fatbin::EntryKind;
+use offload_format::nvidia::{Codec, CudaArch};
+
 /// What a node of the tree is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
@@ -124,10 +127,37 @@ pub struct Entry {
     pub size: u64,
     /// Where they are.
     pub location: Location,
-    /// A fat binary entry stored compressed (`zstd`, `nvidia`).
-    pub compression: Option<&'static str>,
+    /// What an NVIDIA fat binary entry's header records.
+    pub nvidia: Option<NvEntry>,
     /// The bytes, for [`Location::Derived`].
     pub data: Option<Vec<u8>>,
+}
+
+/// The typed facts of an NVIDIA fat binary entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NvEntry {
+    /// What the payload is (cubin, PTX...).
+    pub kind: EntryKind,
+    /// The architecture, variant included.
+    pub arch: CudaArch,
+    /// How the payload is stored, if compressed.
+    pub codec: Option<Codec>,
+    /// The uncompressed size the header records (compressed entries).
+    pub uncompressed_size: Option<u64>,
+    /// The entry's number among the entries of its kind in its file, from
+    /// 1, as cuobjdump numbers them (`ELF file 3`).
+    pub number: usize,
+}
+
+impl NvEntry {
+    /// `sm_90a.cubin`: the end of the name cuobjdump gives the entry.
+    pub fn suffix(&self) -> String {
+        format!(
+            "{}.{}",
+            self.arch.cuobjdump_name(self.kind == EntryKind::Ptx),
+            self.kind.extension()
+        )
+    }
 }
 
 /// A place in the tree.

@@ -3,11 +3,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::model::{Entry, Location, Node};
+use offload_format::nvidia::{Codec, Variant};
+
+use crate::model::{Entry, Location, Node, NvEntry};
 
 /// The JSON schema version (docs/tools/offload-json.md). Raised when a
 /// field changes meaning or goes away; new fields may appear without it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `file://PATH#offset=N&size=M`, the ROCm code object URI.
 pub fn uri(file: &Path, offset: u64, size: u64) -> String {
@@ -80,7 +82,7 @@ fn entry_lines(file: &Path, e: &Entry) -> Vec<String> {
     let what = match (e.payload, &e.payload_target) {
         (Some(p), Some(t)) => format!("{p} {t}"),
         (Some(p), None) => p.to_owned(),
-        (None, _) => match e.compression {
+        (None, _) => match e.nvidia.and_then(|n| n.codec) {
             Some(c) => format!("stored compressed ({c})"),
             None => "in compressed bundle".to_owned(),
         },
@@ -104,6 +106,13 @@ fn entry_lines(file: &Path, e: &Entry) -> Vec<String> {
     }
     if let Some(s) = &e.standardised {
         lines.push(format!("LLVM 22 spelling: {s}"));
+    }
+    if let Some(nv) = &e.nvidia {
+        if let (Some(codec), Some(n)) = (nv.codec, nv.uncompressed_size) {
+            lines.push(format!(
+                "stored compressed ({codec}), {n} bytes uncompressed"
+            ));
+        }
     }
     if let Some(n) = &e.note {
         lines.push(format!("note: {n}"));
@@ -205,6 +214,23 @@ fn opt_num(n: Option<u64>) -> String {
     n.map_or_else(|| "null".to_owned(), |n| n.to_string())
 }
 
+/// The `cuda` object of an NVIDIA entry.
+fn cuda_json(n: &NvEntry) -> String {
+    format!(
+        "{{\"kind\":{},\"arch\":{},\"number\":{},\"variant\":{},\"cuobjdump_name\":{},\"cuobjdump_index\":{}}}",
+        js(n.kind.extension()),
+        js(&n.arch.to_string()),
+        n.arch.number(),
+        js(match n.arch.variant() {
+            Variant::Plain => "plain",
+            Variant::Specific => "a",
+            Variant::Family => "f",
+        }),
+        js(&n.suffix()),
+        n.number
+    )
+}
+
 fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
     let location = match &e.location {
         Location::File { offset, size } => format!(
@@ -227,7 +253,7 @@ fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
     let nesting: Vec<String> = nesting.iter().map(|s| js(s)).collect();
     let _ = write!(
         out,
-        "{{\"id\":{},\"kind\":{},\"triple\":{},\"target_id\":{},\"standardised_id\":{},\"note\":{},\"payload\":{{\"type\":{},\"target\":{},\"matches_entry\":{}}},\"size\":{},\"compression\":{},\"location\":{location},\"nesting\":[{}]}}",
+        "{{\"id\":{},\"kind\":{},\"triple\":{},\"target_id\":{},\"standardised_id\":{},\"note\":{},\"payload\":{{\"type\":{},\"target\":{},\"matches_entry\":{}}},\"size\":{},\"compression\":{},\"uncompressed_size\":{},\"cuda\":{},\"location\":{location},\"nesting\":[{}]}}",
         js(&e.id),
         opt_str(e.kind.as_deref()),
         opt_str(e.triple.as_deref()),
@@ -238,7 +264,9 @@ fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
         opt_str(e.payload_target.as_deref()),
         e.payload_matches.map_or("null".to_owned(), |b| b.to_string()),
         e.size,
-        opt_str(e.compression),
+        opt_str(e.nvidia.and_then(|n| n.codec).map(Codec::name)),
+        opt_num(e.nvidia.and_then(|n| n.uncompressed_size)),
+        e.nvidia.map_or_else(|| "null".to_owned(), |n| cuda_json(&n)),
         nesting.join(",")
     );
 }

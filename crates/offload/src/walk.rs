@@ -12,12 +12,13 @@ use offload_cli::fsio;
 use offload_format::archive::{thin_member_path, Archive, MemberContent};
 use offload_format::hip_fatbin::{self, ItemKind};
 use offload_format::identify::{identify, FileKind};
+use offload_format::nvidia::fatbin;
 use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
-use offload_format::{bitcode, bundle, entry_id, fatbin, text_bundle};
+use offload_format::{bitcode, bundle, entry_id, text_bundle};
 
-use crate::model::{Damage, Entry, Location, Node, NodeKind};
+use crate::model::{Damage, Entry, Location, Node, NodeKind, NvEntry};
 use crate::objects;
 
 /// How deep containers may nest before the walk stops.
@@ -80,6 +81,9 @@ pub struct Walker {
     /// Decompress every CCOB completely: check its hash and name the
     /// payloads inside (`ls --verify`).
     pub verify: bool,
+    /// NVIDIA entries met so far in the current file: (ELF, PTX), for
+    /// cuobjdump's numbering.
+    nv_numbers: (usize, usize),
 }
 
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
@@ -94,6 +98,7 @@ impl Walker {
     pub fn file(&mut self, path: &Path) -> Node {
         // Containers are numbered per input.
         self.next_index = 0;
+        self.nv_numbers = (0, 0);
         let mut node = Node::new(
             NodeKind::File,
             path.display().to_string(),
@@ -178,7 +183,7 @@ impl Walker {
             FileKind::Archive | FileKind::ThinArchive => self.archive(data, place, node, depth),
             FileKind::OffloadBundle | FileKind::Ccob => self.region(data, place, &[], node, depth),
             FileKind::OffloadBinary => self.offload_binaries(data, place, node, depth),
-            FileKind::NvFatbin => self.fatbins(data, place, node),
+            FileKind::NvFatbin => self.fatbins(data, place, node, false),
             FileKind::Bitcode | FileKind::BitcodeWrapper => self.bitcode(data, node, depth),
             FileKind::MachOUniversal => self.universal(data, place, node, depth),
             _ => self.other(data, place, node, depth, top),
@@ -377,7 +382,12 @@ impl Walker {
                 objects::Role::OffloadBinaries => {
                     self.offload_binaries(sec.data, sec_place, &mut child, depth)
                 }
-                objects::Role::Fatbin => self.fatbins(sec.data, sec_place, &mut child),
+                objects::Role::Fatbin => self.fatbins(sec.data, sec_place, &mut child, false),
+                objects::Role::Sniff if fatbin::has_magic(sec.data) => {
+                    // Not a section made for fat binaries: they lie among
+                    // other data (cuBLASLt's `.cask_resource`).
+                    self.fatbins(sec.data, sec_place, &mut child, true)
+                }
                 objects::Role::Sniff => {
                     self.inspect(sec.data, sec_place, &mut child, depth + 1, false)
                 }
@@ -634,13 +644,26 @@ impl Walker {
         }
     }
 
-    fn fatbins(&mut self, data: &[u8], place: Place, node: &mut Node) {
-        let scan = fatbin::scan(data);
+    /// The fat binary containers of `data`. `embedded`: `data` is a
+    /// section that holds other things too (`.cask_resource`), whose bytes
+    /// between containers are not damage.
+    fn fatbins(&mut self, data: &[u8], place: Place, node: &mut Node, embedded: bool) {
+        let scan = if embedded {
+            fatbin::scan_embedded(data)
+        } else {
+            fatbin::scan(data)
+        };
         for d in scan.damage {
             node.damage.push(Damage {
                 offset: place.plus(d.offset).offset(),
                 message: format!("fat binary: {}", d.what),
             });
+        }
+        if embedded && !scan.containers.is_empty() {
+            node.detail = Some(format!(
+                "{} fat binary containers among other data",
+                scan.containers.len()
+            ));
         }
         for c in scan.containers {
             let mut n = Node::new(NodeKind::Fatbin, "", node.file.clone());
@@ -650,47 +673,76 @@ impl Walker {
             n.size = Some(c.len());
             n.detail = Some(format!("{} entries", c.entries.len()));
             for e in &c.entries {
-                let arch = e.arch_name();
-                let kind_name = e.kind.name();
-                let mut entry = Entry {
-                    id: format!("{arch}.{kind_name}"),
-                    kind: Some("cuda".to_owned()),
-                    triple: Some("nvptx64-nvidia-cuda".to_owned()),
-                    target_id: Some(arch.clone()),
-                    standardised: None,
-                    note: None,
-                    payload: None,
-                    payload_target: None,
-                    payload_matches: None,
-                    size: e.payload.len() as u64,
-                    location: location(place.plus(e.payload_offset), e.payload.len()),
-                    compression: e.compression(),
-                    data: None,
-                };
-                if entry.compression.is_none() {
-                    let p = classify(e.payload);
-                    entry.payload_matches = match &p {
-                        Payload::Cubin { sm } => Some(*sm == e.arch),
-                        Payload::Ptx => Some(e.kind == fatbin::EntryKind::Ptx),
-                        _ => None,
-                    };
-                    entry.payload_target = p.target();
-                    entry.payload = Some(p.name());
-                } else {
-                    entry.note = Some(format!(
-                        "stored compressed ({}), {} bytes uncompressed",
-                        e.compression().unwrap_or("?"),
-                        e.uncompressed_size
-                    ));
-                }
-                if let (Location::Derived, false) = (&entry.location, e.payload.is_empty()) {
-                    entry.data = Some(e.payload.to_vec());
-                }
+                let entry = self.fatbin_entry(e, place, &mut n.damage);
                 n.entries.push(entry);
             }
             node.children.push(n);
             self.done_with(place.plus(c.offset), c.len() as usize);
         }
+    }
+
+    /// One fat binary entry: its header's facts, and its payload named from
+    /// its first bytes (decoded, when compressed: only those).
+    fn fatbin_entry(
+        &mut self,
+        e: &fatbin::Entry<'_>,
+        place: Place,
+        damage: &mut Vec<Damage>,
+    ) -> Entry {
+        let counter = match e.kind {
+            fatbin::EntryKind::Ptx => &mut self.nv_numbers.1,
+            _ => &mut self.nv_numbers.0,
+        };
+        *counter += 1;
+        let nv = NvEntry {
+            kind: e.kind,
+            arch: e.arch,
+            codec: e.codec(),
+            uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
+            number: *counter,
+        };
+        let mut entry = Entry {
+            id: nv.suffix(),
+            kind: Some("cuda".to_owned()),
+            triple: Some("nvptx64-nvidia-cuda".to_owned()),
+            target_id: Some(e.arch.to_string()),
+            standardised: None,
+            note: None,
+            payload: None,
+            payload_target: None,
+            payload_matches: None,
+            size: e.payload.len() as u64,
+            location: location(place.plus(e.payload_offset), e.payload.len()),
+            nvidia: Some(nv),
+            data: None,
+        };
+        let head = if e.is_compressed() {
+            e.head(HEAD)
+        } else {
+            Ok(fsio::head(e.payload, HEAD))
+        };
+        match head {
+            Ok(head) => {
+                let p = payload::classify(&head);
+                entry.payload_matches = match &p {
+                    Payload::Cubin { sm } => {
+                        Some(*sm == e.arch.number() && e.kind == fatbin::EntryKind::Elf)
+                    }
+                    Payload::Ptx => Some(e.kind == fatbin::EntryKind::Ptx),
+                    _ => None,
+                };
+                entry.payload_target = p.target();
+                entry.payload = Some(p.name());
+            }
+            Err(err) => damage.push(Damage {
+                offset: place.plus(e.offset).offset(),
+                message: format!("fat binary entry {}: {err}", entry.id),
+            }),
+        }
+        if let (Location::Derived, false) = (&entry.location, e.payload.is_empty()) {
+            entry.data = Some(e.payload.to_vec());
+        }
+        entry
     }
 
     fn bitcode(&mut self, data: &[u8], node: &mut Node, depth: usize) {
@@ -897,7 +949,7 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         payload_matches,
         size: data.len() as u64,
         location: location(place, data.len()),
-        compression: None,
+        nvidia: None,
         data: None,
     };
     if matches!(place, Place::Derived) && !data.is_empty() {
@@ -933,7 +985,7 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
         payload_matches,
         size: bin.image.len() as u64,
         location: location(img_place, bin.image.len()),
-        compression: None,
+        nvidia: None,
         data: None,
     };
     if matches!(img_place, Place::Derived) && !bin.image.is_empty() {

@@ -61,7 +61,7 @@ fn ls_json(args: &[&str]) -> json::V {
     let o = run(&a);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = json::parse(&stdout(&o));
-    assert_eq!(doc.get("schema_version").num(), Some(1));
+    assert_eq!(doc.get("schema_version").num(), Some(2));
     doc
 }
 
@@ -733,14 +733,25 @@ fn unreadable_input_is_an_error_naming_it() {
 
 #[test]
 fn nvidia_fat_binaries() {
-    // Two containers: sm_80 ELF (an ELF header with e_machine 190, sm 80
-    // in e_flags) and compressed PTX.
+    // Two containers: an sm_80 ELF (an ELF header with e_machine 190, sm 80
+    // in e_flags) and zstd-compressed sm_90a PTX. (Real nvcc builds are in
+    // tests/nvidia.rs.)
     let mut cubin = b"\x7fELF\x02\x01\x01\x33\x07".to_vec();
     cubin.resize(64, 0);
     cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
     cubin[48..52].copy_from_slice(&0x0050_0550u32.to_le_bytes());
+    let ptx = b"//\n.version 9.0\n.target sm_90a\n.address_size 64\n\0";
+    let zptx = zstd::bulk::compress(ptx, 3).unwrap();
     let mut data = test_support::fatbin(&[(2, 80, 0x11, &cubin, 0)]);
-    data.extend(test_support::fatbin(&[(1, 90, 0x2011, b"compressed!", 11)]));
+    data.extend(test_support::fatbin_with(&[test_support::FatbinEntry {
+        kind: 1,
+        arch: 90,
+        flags: 0x10_8011,
+        payload: &zptx,
+        compressed_size: zptx.len() as u32,
+        uncompressed_size: ptx.len() as u64,
+        header_size: 80,
+    }]));
     let tmp = tempfile::tempdir().unwrap();
     fs::write(tmp.path().join("k.fatbin"), &data).unwrap();
     let o = run_in(tmp.path(), &["ls", "--json", "k.fatbin"]);
@@ -748,24 +759,51 @@ fn nvidia_fat_binaries() {
     let doc = json::parse(&stdout(&o));
     let e = entries(&doc);
     assert_eq!(e.len(), 2);
-    assert_eq!(e[0].1.get("id").str(), Some("sm_80.elf"));
+    assert_eq!(e[0].1.get("id").str(), Some("sm_80.cubin"));
     assert_eq!(e[0].1.get("payload").get("target").str(), Some("sm_80"));
     assert_eq!(
         e[0].1.get("payload").get("matches_entry"),
         &json::V::Bool(true)
     );
     assert_eq!(e[0].1.get("location").get("offset").num(), Some(16 + 64));
-    assert_eq!(e[1].1.get("compression").str(), Some("nvidia"));
+    assert_eq!(e[1].1.get("id").str(), Some("sm_90a.ptx"));
+    assert_eq!(e[1].1.get("target_id").str(), Some("sm_90a"));
+    assert_eq!(e[1].1.get("compression").str(), Some("zstd"));
+    assert_eq!(
+        e[1].1.get("uncompressed_size").num(),
+        Some(ptx.len() as u64)
+    );
+    // The payload of a compressed entry is named from its decoded head.
+    assert_eq!(e[1].1.get("payload").get("type").str(), Some("ptx"));
+    assert_eq!(e[1].1.get("cuda").get("variant").str(), Some("a"));
+    assert_eq!(e[1].1.get("cuda").get("cuobjdump_index").num(), Some(1));
+    // Extracted decoded, named as cuobjdump names them.
     let o = run_in(tmp.path(), &["extract", "k.fatbin"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(tmp.path().join("k.1.sm_80.cubin")).unwrap(), cubin);
     assert_eq!(
-        fs::read(tmp.path().join("k.fatbin.0.sm_80.elf")).unwrap(),
-        cubin
+        fs::read(tmp.path().join("k.1.sm_90a.ptx")).unwrap(),
+        &ptx[..ptx.len() - 1]
     );
-    assert_eq!(
-        fs::read(tmp.path().join("k.fatbin.1.sm_90.ptx.compressed")).unwrap(),
-        b"compressed!"
-    );
+    // --raw: as stored.
+    let raw = tmp.path().join("raw");
+    let o = run_in(tmp.path(), &["extract", "--raw", "-d", "raw", "k.fatbin"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read(raw.join("k.1.sm_90a.ptx.zst")).unwrap(), zptx);
+    // A compressed entry whose recorded size lies: ls reports it (exit
+    // 1), extract writes nothing.
+    let mut bad = data.clone();
+    let at = bad.len() - zptx.len().next_multiple_of(8) - 80 + 56;
+    bad[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    fs::write(tmp.path().join("bad.fatbin"), &bad).unwrap();
+    let o = run_in(tmp.path(), &["ls", "bad.fatbin"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("sm_90a.ptx"), "{}", stderr(&o));
+    let out = tmp.path().join("bad-out");
+    let o = run_in(tmp.path(), &["extract", "-d", "bad-out", "bad.fatbin"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.fatbin"), "{}", stderr(&o));
+    assert!(!out.join("bad.1.sm_80.cubin").exists());
 }
 
 #[test]

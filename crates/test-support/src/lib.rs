@@ -144,22 +144,61 @@ pub fn sparse_file(path: &Path, len: u64, pieces: &[(u64, &[u8])]) -> bool {
 /// size): a 64-byte entry header (version 7.1) and the payload padded to 8
 /// bytes. The tests' one builder of such containers.
 pub fn fatbin(entries: &[(u16, u32, u64, &[u8], u32)]) -> Vec<u8> {
+    let entries: Vec<FatbinEntry<'_>> = entries
+        .iter()
+        .map(
+            |&(kind, arch, flags, payload, compressed_size)| FatbinEntry {
+                kind,
+                arch,
+                flags,
+                payload,
+                compressed_size,
+                uncompressed_size: 0,
+                header_size: 64,
+            },
+        )
+        .collect();
+    fatbin_with(&entries)
+}
+
+/// One entry for [`fatbin_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct FatbinEntry<'a> {
+    /// 1 PTX, 2 ELF.
+    pub kind: u16,
+    /// The SM number.
+    pub arch: u32,
+    /// The flags word (0x2000 LZ, 0x8000 zstd, 0x100000 `a`...).
+    pub flags: u64,
+    /// The payload as stored (padded to 8 by the builder).
+    pub payload: &'a [u8],
+    /// The compressed-size field.
+    pub compressed_size: u32,
+    /// The uncompressed-size field.
+    pub uncompressed_size: u64,
+    /// The entry header's size (64, 80, 112...).
+    pub header_size: u32,
+}
+
+/// A fat binary container of `entries`, each with every field given.
+pub fn fatbin_with(entries: &[FatbinEntry<'_>]) -> Vec<u8> {
     let mut body = Vec::new();
-    for &(kind, arch, flags, payload, csize) in entries {
-        let stored = payload.len().div_ceil(8) * 8;
-        let mut h = vec![0u8; 64];
-        h[0..2].copy_from_slice(&kind.to_le_bytes());
+    for e in entries {
+        let stored = e.payload.len().div_ceil(8) * 8;
+        let mut h = vec![0u8; e.header_size.max(64) as usize];
+        h[0..2].copy_from_slice(&e.kind.to_le_bytes());
         h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
-        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[4..8].copy_from_slice(&e.header_size.to_le_bytes());
         h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
-        h[16..20].copy_from_slice(&csize.to_le_bytes());
+        h[16..20].copy_from_slice(&e.compressed_size.to_le_bytes());
         h[24..26].copy_from_slice(&7u16.to_le_bytes());
         h[26..28].copy_from_slice(&1u16.to_le_bytes());
-        h[28..32].copy_from_slice(&arch.to_le_bytes());
-        h[40..48].copy_from_slice(&flags.to_le_bytes());
+        h[28..32].copy_from_slice(&e.arch.to_le_bytes());
+        h[40..48].copy_from_slice(&e.flags.to_le_bytes());
+        h[56..64].copy_from_slice(&e.uncompressed_size.to_le_bytes());
         body.extend_from_slice(&h);
-        body.extend_from_slice(payload);
-        body.resize(body.len() + stored - payload.len(), 0);
+        body.extend_from_slice(e.payload);
+        body.resize(body.len() + stored - e.payload.len(), 0);
     }
     let mut out = Vec::new();
     out.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());

@@ -462,13 +462,21 @@ fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
     let limit = body_size.saturating_add(1);
     let mut body = Vec::new();
     let result = if packed.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        zstd::stream::read::Decoder::new(packed)
-            .and_then(|d| d.take(limit).read_to_end(&mut body))
-            .map_err(|e| format!("zstd: {e}"))
+        crate::zstd_bounded::decode::<()>(packed, u64::MAX, &mut |piece| {
+            let take = piece.len().min((limit - body.len() as u64) as usize);
+            body.extend_from_slice(&piece[..take]);
+            Ok((body.len() as u64) < limit)
+        })
+        .map(drop)
+        .map_err(|e| match e {
+            crate::zstd_bounded::Stop::Corrupt(e) => format!("zstd: {e}"),
+            _ => "zstd: stopped".to_owned(),
+        })
     } else {
         flate2::read::ZlibDecoder::new(packed)
             .take(limit)
             .read_to_end(&mut body)
+            .map(drop)
             .map_err(|e| format!("zlib: {e}"))
     };
     result.map_err(K::Decompress)?;

@@ -1,0 +1,125 @@
+//! The crate's one bounded zstd decoder, for every zstd stream whose
+//! decoded size a file records (NVIDIA fat binary entries, offload binary
+//! bodies) or whose first bytes are enough (naming a payload).
+//!
+//! It decodes in pieces of [`PIECE`] bytes, hands each to the caller, and
+//! stops with an error as soon as the output would pass the caller's limit:
+//! a recorded size is never allocated up front, and a stream that decodes
+//! to more than it claims is caught after at most one piece. Its memory is
+//! one piece plus zstd's window (at most 2^27 bytes: zstd's default limit,
+//! which refuses frames that ask for more).
+//!
+//! (The compressed offload bundle codec, `ccob`, keeps its own calls into
+//! zstd: it reproduces LLVM's one-shot decoding and its error texts.)
+
+use std::io::Read;
+
+/// Output handed to the caller at a time.
+pub(crate) const PIECE: usize = 64 << 10;
+
+/// Why decoding stopped.
+#[derive(Debug)]
+pub(crate) enum Stop<E> {
+    /// The output would pass the limit.
+    Overrun,
+    /// zstd's own error text (a damaged or cut frame).
+    Corrupt(String),
+    /// The caller's error, from its sink.
+    Sink(E),
+}
+
+/// Decodes the zstd frames of `src`, handing the output to `sink` in
+/// pieces; `sink` returns `Ok(false)` to stop early. Fails with
+/// [`Stop::Overrun`] when the output would pass `limit` bytes. Returns the
+/// output length (so far, when stopped early).
+pub(crate) fn decode<E>(
+    src: &[u8],
+    limit: u64,
+    sink: &mut dyn FnMut(&[u8]) -> Result<bool, E>,
+) -> Result<u64, Stop<E>> {
+    let mut decoder =
+        zstd::stream::read::Decoder::with_buffer(src).map_err(|e| Stop::Corrupt(e.to_string()))?;
+    let mut piece = vec![0u8; PIECE];
+    let mut total = 0u64;
+    loop {
+        let n = match decoder.read(&mut piece) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Stop::Corrupt(e.to_string())),
+        };
+        if total + n as u64 > limit {
+            return Err(Stop::Overrun);
+        }
+        total += n as u64;
+        if !sink(&piece[..n]).map_err(Stop::Sink)? {
+            return Ok(total);
+        }
+    }
+}
+
+/// The content size a zstd frame header records, if it records one.
+pub(crate) fn content_size(src: &[u8]) -> Option<u64> {
+    zstd::zstd_safe::get_frame_content_size(src).ok().flatten()
+}
+
+/// The first `n` decoded bytes (fewer if the content is shorter) of the
+/// zstd frames in `src`; `None` if they do not decode.
+pub(crate) fn head(src: &[u8], n: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(n.min(PIECE));
+    let result = decode::<()>(src, u64::MAX, &mut |piece| {
+        let take = piece.len().min(n - out.len());
+        out.extend_from_slice(&piece[..take]);
+        Ok(out.len() < n)
+    });
+    result.ok().map(|_| out)
+}
+
+/// All of `src` decoded, which must be exactly `expected` bytes long:
+/// `Err` with zstd's text, or a sentence saying the size is not the one
+/// recorded.
+#[cfg(test)]
+pub(crate) fn decode_exact(src: &[u8], expected: u64) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    match decode::<()>(src, expected, &mut |piece| {
+        out.extend_from_slice(piece);
+        Ok(true)
+    }) {
+        Ok(n) if n == expected => Ok(out),
+        Ok(n) => Err(format!("decoded {n} bytes, {expected} recorded")),
+        Err(Stop::Overrun) => Err(format!(
+            "decodes to more than the {expected} bytes recorded"
+        )),
+        Err(Stop::Corrupt(e)) => Err(e),
+        Err(Stop::Sink(())) => Err("stopped".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_limits_and_heads() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 97) as u8).collect();
+        let frame = zstd::bulk::compress(&data, 3).unwrap();
+        assert_eq!(content_size(&frame), Some(data.len() as u64));
+        assert_eq!(decode_exact(&frame, data.len() as u64).unwrap(), data);
+        assert!(decode_exact(&frame, data.len() as u64 - 1)
+            .unwrap_err()
+            .contains("more than"));
+        assert!(decode_exact(&frame, data.len() as u64 + 1)
+            .unwrap_err()
+            .contains("decoded 300000 bytes"));
+        assert_eq!(head(&frame, 10).unwrap(), &data[..10]);
+        assert_eq!(head(&frame, 1 << 20).unwrap(), data);
+        // Cut frames and garbage are errors, never panics.
+        for cut in [0, 1, 4, 10, frame.len() / 2, frame.len() - 1] {
+            assert!(
+                decode_exact(&frame[..cut], data.len() as u64).is_err(),
+                "{cut}"
+            );
+        }
+        assert!(decode_exact(b"\x28\xb5\x2f\xfdgarbage", 10).is_err());
+    }
+}
