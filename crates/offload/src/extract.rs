@@ -258,7 +258,7 @@ pub fn output_name(input: &Path, container: Option<usize>, e: &Entry, raw: bool)
             _ => source.as_str(),
         };
         let mut name = format!("{}.{}.{}", stem.replace(' ', "-"), nv.number, nv.suffix());
-        if raw {
+        if raw && nv.member.is_none() {
             match nv.codec {
                 Some(Codec::Zstd) => name.push_str(".zst"),
                 Some(Codec::Lz) => name.push_str(".nvlz"),
@@ -333,6 +333,20 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
 /// else as stored.
 fn write_entry(out: &mut dyn Write, e: &Entry, stored: &[u8], raw: bool) -> Result<(), String> {
     match &e.nvidia {
+        // A member of a concatenated entry has no stored form of its own.
+        Some(nv) if nv.member.is_some() => {
+            let (offset, size) = nv.member.unwrap_or_default();
+            fatbin::write_range(
+                nv.codec,
+                nv.uncompressed_size.unwrap_or(0),
+                stored,
+                offset,
+                size,
+                out,
+            )
+            .map(drop)
+            .map_err(|err| err.to_string())
+        }
         Some(nv) if !raw => fatbin::write_content(
             nv.kind,
             nv.codec,

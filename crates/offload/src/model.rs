@@ -147,6 +147,10 @@ pub struct NvEntry {
     /// The entry's number among the entries of its kind in its file, from
     /// 1, as cuobjdump numbers them (`ELF file 3`).
     pub number: usize,
+    /// For a member of a concatenated entry (CUDA 13's `--concat`): its
+    /// offset and size in the decoded payload, which it shares with the
+    /// other members.
+    pub member: Option<(u64, u64)>,
 }
 
 impl NvEntry {

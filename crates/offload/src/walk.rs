@@ -671,78 +671,144 @@ impl Walker {
             n.name = format!("fatbin #{}", n.index.unwrap_or(0));
             n.offset = place.plus(c.offset).offset();
             n.size = Some(c.len());
-            n.detail = Some(format!("{} entries", c.entries.len()));
             for e in &c.entries {
-                let entry = self.fatbin_entry(e, place, &mut n.damage);
-                n.entries.push(entry);
+                let entries = self.fatbin_entries(data, e, place, &mut n.damage);
+                n.entries.extend(entries);
             }
+            n.detail = Some(if n.entries.len() == c.entries.len() {
+                format!("{} entries", c.entries.len())
+            } else {
+                format!(
+                    "{} entries, {} stored ({} concatenated)",
+                    n.entries.len(),
+                    c.entries.len(),
+                    c.entries
+                        .iter()
+                        .filter(|e| e.kind == fatbin::EntryKind::Concatenated)
+                        .count()
+                )
+            });
             node.children.push(n);
             self.done_with(place.plus(c.offset), c.len() as usize);
         }
     }
 
-    /// One fat binary entry: its header's facts, and its payload named from
-    /// its first bytes (decoded, when compressed: only those).
-    fn fatbin_entry(
-        &mut self,
-        e: &fatbin::Entry<'_>,
-        place: Place,
-        damage: &mut Vec<Damage>,
-    ) -> Entry {
-        let counter = match e.kind {
+    /// The next cuobjdump number for an entry of `kind` in this file.
+    fn nv_number(&mut self, kind: fatbin::EntryKind) -> usize {
+        let counter = match kind {
             fatbin::EntryKind::Ptx => &mut self.nv_numbers.1,
             _ => &mut self.nv_numbers.0,
         };
         *counter += 1;
-        let nv = NvEntry {
-            kind: e.kind,
-            arch: e.arch,
-            codec: e.codec(),
-            uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
-            number: *counter,
+        *counter
+    }
+
+    /// The model entries of one fat binary entry (one, or one per member
+    /// of a concatenated entry): the header's facts, and each payload named
+    /// from its first bytes (decoded, when compressed: only those).
+    fn fatbin_entries(
+        &mut self,
+        data: &[u8],
+        e: &fatbin::Entry<'_>,
+        place: Place,
+        damage: &mut Vec<Damage>,
+    ) -> Vec<Entry> {
+        let at = place.plus(e.offset).offset();
+        let members = match e.members(data) {
+            Ok(m) => m,
+            Err(err) => {
+                damage.push(Damage {
+                    offset: at,
+                    message: format!("fat binary concatenated entry: {err}"),
+                });
+                Vec::new()
+            }
         };
-        let mut entry = Entry {
+        let base = |nv: NvEntry, size: u64| Entry {
             id: nv.suffix(),
             kind: Some("cuda".to_owned()),
             triple: Some("nvptx64-nvidia-cuda".to_owned()),
-            target_id: Some(e.arch.to_string()),
+            target_id: Some(nv.arch.to_string()),
             standardised: None,
             note: None,
             payload: None,
             payload_target: None,
             payload_matches: None,
-            size: e.payload.len() as u64,
+            size,
             location: location(place.plus(e.payload_offset), e.payload.len()),
             nvidia: Some(nv),
             data: None,
         };
-        let head = if e.is_compressed() {
-            e.head(HEAD)
+        let (mut entries, heads) = if members.is_empty() {
+            let nv = NvEntry {
+                kind: e.kind,
+                arch: e.arch,
+                codec: e.codec(),
+                uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
+                number: self.nv_number(e.kind),
+                member: None,
+            };
+            let head = if e.is_compressed() {
+                e.head(HEAD).map(|h| vec![h.into_owned()])
+            } else {
+                Ok(vec![fsio::head(e.payload, HEAD).into_owned()])
+            };
+            (vec![base(nv, e.payload.len() as u64)], head)
         } else {
-            Ok(fsio::head(e.payload, HEAD))
-        };
-        match head {
-            Ok(head) => {
-                let p = payload::classify(&head);
-                entry.payload_matches = match &p {
-                    Payload::Cubin { sm } => {
-                        Some(*sm == e.arch.number() && e.kind == fatbin::EntryKind::Elf)
-                    }
-                    Payload::Ptx => Some(e.kind == fatbin::EntryKind::Ptx),
-                    _ => None,
+            let mut entries = Vec::new();
+            for m in &members {
+                let nv = NvEntry {
+                    kind: m.kind,
+                    arch: m.arch,
+                    codec: e.codec(),
+                    uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
+                    number: self.nv_number(m.kind),
+                    member: Some((m.offset, m.size)),
                 };
-                entry.payload_target = p.target();
-                entry.payload = Some(p.name());
+                let mut entry = base(nv, m.size);
+                entry.note = Some(format!(
+                    "one of {} entries compressed together, at {} in the decoded payload",
+                    members.len(),
+                    m.offset
+                ));
+                entries.push(entry);
+            }
+            let ranges: Vec<(u64, u64)> = members.iter().map(|m| (m.offset, m.size)).collect();
+            let last = ranges.iter().map(|r| r.0).max().unwrap_or(0);
+            let heads = if last > HEADS_DECODE_MAX {
+                Ok(Vec::new())
+            } else {
+                e.range_heads(&ranges, HEAD as u64)
+            };
+            (entries, heads)
+        };
+        match heads {
+            Ok(heads) => {
+                for (entry, head) in entries.iter_mut().zip(&heads) {
+                    let nv = entry.nvidia.expect("an NVIDIA entry");
+                    let p = payload::classify(head);
+                    entry.payload_matches = match &p {
+                        Payload::Cubin { sm } => {
+                            Some(*sm == nv.arch.number() && nv.kind == fatbin::EntryKind::Elf)
+                        }
+                        Payload::Ptx => Some(nv.kind == fatbin::EntryKind::Ptx),
+                        _ => None,
+                    };
+                    entry.payload_target = p.target();
+                    entry.payload = Some(p.name());
+                }
             }
             Err(err) => damage.push(Damage {
-                offset: place.plus(e.offset).offset(),
-                message: format!("fat binary entry {}: {err}", entry.id),
+                offset: at,
+                message: format!("fat binary entry {}: {err}", entries[0].id),
             }),
         }
-        if let (Location::Derived, false) = (&entry.location, e.payload.is_empty()) {
-            entry.data = Some(e.payload.to_vec());
+        if let (Location::Derived, false) = (&entries[0].location, e.payload.is_empty()) {
+            for entry in &mut entries {
+                entry.data = Some(e.payload.to_vec());
+            }
         }
-        entry
+        entries
     }
 
     fn bitcode(&mut self, data: &[u8], node: &mut Node, depth: usize) {

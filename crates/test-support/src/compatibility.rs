@@ -115,3 +115,74 @@ pub fn compatibility() -> Vec<Compatibility> {
         })
         .collect()
 }
+
+/// One example of CUDA's rule: the code (`sm_` cubin or `compute_` PTX),
+/// the GPU's capability, and whether the GPU can use the code.
+#[derive(Clone, Copy, Debug)]
+pub struct CudaCompatibility {
+    /// `sm_90a`, `compute_80`...
+    pub code: &'static str,
+    /// The GPU, as `sm_NN`.
+    pub device: &'static str,
+    /// Whether it runs (cubin) or can be JIT-compiled (PTX) there.
+    pub usable: bool,
+}
+
+/// Columns: code, device, `yes` or `no`. From CUDA's compatibility rules
+/// (the CUDA C++ Programming Guide's "Binary Compatibility", "PTX
+/// Compatibility" and architecture- and family-specific features); the
+/// plain and `a` rows for sm_90 were checked on an H200 (nvidia.md).
+const CUDA_TABLE: &str = "\
+sm_90         sm_90    yes
+sm_90a        sm_90    yes
+sm_80         sm_90    no
+sm_80         sm_86    yes
+sm_80         sm_89    yes
+sm_86         sm_80    no
+sm_89         sm_86    no
+sm_90         sm_100   no
+sm_100        sm_103   yes
+sm_100a       sm_103   no
+sm_100a       sm_100   yes
+sm_100f       sm_100   yes
+sm_100f       sm_103   yes
+sm_103f       sm_100   no
+sm_100f       sm_110   no
+sm_120        sm_121   yes
+sm_120a       sm_121   no
+sm_120f       sm_121   yes
+sm_121a       sm_121   yes
+sm_75         sm_80    no
+compute_90    sm_90    yes
+compute_80    sm_90    yes
+compute_80    sm_120   yes
+compute_90    sm_80    no
+compute_90a   sm_90    yes
+compute_90a   sm_100   no
+compute_100a  sm_103   no
+compute_100f  sm_103   yes
+compute_100f  sm_120   no
+compute_120   sm_121   yes
+compute_121   sm_120   no
+compute_75    sm_75    yes
+";
+
+/// The rows of the CUDA table.
+pub fn cuda_compatibility() -> Vec<CudaCompatibility> {
+    CUDA_TABLE
+        .lines()
+        .map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(cols.len(), 3, "{line}");
+            CudaCompatibility {
+                code: cols[0],
+                device: cols[1],
+                usable: match cols[2] {
+                    "yes" => true,
+                    "no" => false,
+                    other => panic!("{other}"),
+                },
+            }
+        })
+        .collect()
+}

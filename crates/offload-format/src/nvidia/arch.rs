@@ -241,6 +241,20 @@ mod tests {
     }
 
     #[test]
+    fn cuda_compatibility_table() {
+        for row in test_support::compatibility::cuda_compatibility() {
+            let (isa, code) = CudaArch::parse(row.code).unwrap();
+            let (_, device) = CudaArch::parse(row.device).unwrap();
+            let usable = match isa {
+                Isa::Real => code.cubin_runs_on(device),
+                Isa::Virtual => code.ptx_runs_on(device),
+                Isa::Bare => unreachable!("{row:?}"),
+            };
+            assert_eq!(usable, row.usable, "{row:?}");
+        }
+    }
+
+    #[test]
     fn cuobjdump_names() {
         assert_eq!(arch("sm_100f").cuobjdump_name(false), "sm_100");
         assert_eq!(arch("sm_100f").cuobjdump_name(true), "sm_100f");

@@ -79,6 +79,9 @@ pub enum EntryKind {
     Elf,
     /// NVVM IR (link-time optimisation input).
     NvvmIr,
+    /// Several entries compressed together (CUDA 13's `--concat`, kind
+    /// 0x100): see [`Entry::members`].
+    Concatenated,
     /// A kind this reader does not know.
     Other(u16),
 }
@@ -89,6 +92,7 @@ impl EntryKind {
             1 => EntryKind::Ptx,
             2 => EntryKind::Elf,
             4 => EntryKind::NvvmIr,
+            0x100 => EntryKind::Concatenated,
             other => EntryKind::Other(other),
         }
     }
@@ -99,6 +103,7 @@ impl EntryKind {
             EntryKind::Ptx => "ptx".into(),
             EntryKind::Elf => "elf".into(),
             EntryKind::NvvmIr => "nvvm-ir".into(),
+            EntryKind::Concatenated => "concatenated".into(),
             EntryKind::Other(n) => format!("kind-{n}").into(),
         }
     }
@@ -110,7 +115,7 @@ impl EntryKind {
             EntryKind::Ptx => "ptx",
             EntryKind::Elf => "cubin",
             EntryKind::NvvmIr => "nvvm",
-            EntryKind::Other(_) => "bin",
+            EntryKind::Concatenated | EntryKind::Other(_) => "bin",
         }
     }
 }
@@ -204,6 +209,178 @@ impl<'a> Entry<'a> {
             out,
         )
     }
+}
+
+/// One entry inside a concatenated entry ([`EntryKind::Concatenated`]):
+/// its header as the concatenated entry's table records it, and where its
+/// bytes are in the decoded payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its architecture.
+    pub arch: CudaArch,
+    /// Major version of the code.
+    pub major: u16,
+    /// Minor version.
+    pub minor: u16,
+    /// Its flags word.
+    pub flags: u64,
+    /// Offset of its bytes in the decoded payload.
+    pub offset: u64,
+    /// Their number.
+    pub size: u64,
+}
+
+/// Size of one member header in a concatenated entry's table.
+const MEMBER_HEADER: u64 = 64;
+
+impl<'a> Entry<'a> {
+    /// The members of a concatenated entry, from the table its header
+    /// holds after the first 64 bytes (u32 count, u32 table size, then one
+    /// 64-byte header per member: kind at 0, offset in the decoded payload
+    /// at 4, size at 8, versions at 24, architecture at 28, flags at 40).
+    /// Empty for other kinds. `data` is the scanned input (the table is in
+    /// the entry header, at [`Entry::offset`]). Every member must lie
+    /// inside the decoded size the entry records.
+    pub fn members(&self, data: &[u8]) -> Result<Vec<Member>, String> {
+        if self.kind != EntryKind::Concatenated {
+            return Ok(Vec::new());
+        }
+        let header = data
+            .get(self.offset..self.offset.saturating_add(self.header_size as usize))
+            .ok_or("concatenated entry header outside the input")?;
+        let b = Bytes::new(header);
+        let le = Endian::Little;
+        let count = b
+            .u32_at(64, le)
+            .ok_or("concatenated entry header has no member table")?;
+        let total = if self.is_compressed() {
+            self.uncompressed_size
+        } else {
+            self.payload.len() as u64
+        };
+        let mut out = Vec::new();
+        for i in 0..u64::from(count) {
+            let at = 72 + i * MEMBER_HEADER;
+            let m = b.slice(at, MEMBER_HEADER).ok_or_else(|| {
+                format!("member table of {count} entries runs past the entry header")
+            })?;
+            let m = Bytes::new(m);
+            let (
+                Some(kind),
+                Some(offset),
+                Some(size),
+                Some(minor),
+                Some(major),
+                Some(arch),
+                Some(flags),
+            ) = (
+                m.u16_at(0, le),
+                m.u32_at(4, le),
+                m.u64_at(8, le),
+                m.u16_at(24, le),
+                m.u16_at(26, le),
+                m.u32_at(28, le),
+                m.u64_at(40, le),
+            )
+            else {
+                return Err("member header cut short".to_owned());
+            };
+            let offset = u64::from(offset);
+            if offset.checked_add(size).is_none_or(|end| end > total) {
+                return Err(format!(
+                    "member {i} ({size} bytes at {offset}) lies outside the {total} decoded bytes"
+                ));
+            }
+            out.push(Member {
+                kind: EntryKind::from_code(kind),
+                arch: CudaArch::from_entry(arch, flags),
+                major,
+                minor,
+                flags,
+                offset,
+                size,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The first `n` bytes of each of `ranges` (offset, size) of the
+    /// decoded payload, decoding only as far as the last of them needs.
+    pub fn range_heads(&self, ranges: &[(u64, u64)], n: u64) -> Result<Vec<Vec<u8>>, DecodeError> {
+        let wanted: Vec<(u64, u64)> = ranges
+            .iter()
+            .map(|&(o, size)| (o, o.saturating_add(size.min(n))))
+            .collect();
+        let mut heads: Vec<Vec<u8>> = vec![Vec::new(); ranges.len()];
+        let last = wanted.iter().map(|w| w.1).max().unwrap_or(0);
+        let mut copy = |pos: u64, piece: &[u8]| {
+            let end = pos + piece.len() as u64;
+            for (h, &(from, to)) in heads.iter_mut().zip(&wanted) {
+                let (a, b) = (from.max(pos), to.min(end));
+                if a < b {
+                    h.extend_from_slice(&piece[(a - pos) as usize..(b - pos) as usize]);
+                }
+            }
+            end < last
+        };
+        match self.codec() {
+            None => {
+                copy(0, self.payload);
+            }
+            Some(c) => {
+                let mut pos = 0u64;
+                codec::decode(c, self.payload, self.uncompressed_size, &mut |piece| {
+                    let more = copy(pos, piece);
+                    pos += piece.len() as u64;
+                    Ok(more)
+                })?;
+            }
+        }
+        Ok(heads)
+    }
+}
+
+/// Writes `size` bytes at `offset` of an entry's decoded payload (a member
+/// of a concatenated entry), decoding only as far as they need.
+pub fn write_range(
+    codec: Option<Codec>,
+    uncompressed_size: u64,
+    payload: &[u8],
+    offset: u64,
+    size: u64,
+    out: &mut dyn Write,
+) -> Result<u64, DecodeError> {
+    let end = offset.saturating_add(size);
+    let mut pos = 0u64;
+    let mut written = 0u64;
+    let mut put = |piece: &[u8]| -> Result<bool, DecodeError> {
+        let piece_end = pos + piece.len() as u64;
+        let (a, b) = (offset.max(pos), end.min(piece_end));
+        if a < b {
+            out.write_all(&piece[(a - pos) as usize..(b - pos) as usize])
+                .map_err(|e| DecodeError::Write(e.to_string()))?;
+            written += b - a;
+        }
+        pos = piece_end;
+        Ok(piece_end < end)
+    };
+    match codec {
+        None => {
+            put(payload)?;
+        }
+        Some(c) => {
+            codec::decode(c, payload, uncompressed_size, &mut put)?;
+        }
+    }
+    if written != size {
+        return Err(DecodeError::Short {
+            decoded: written,
+            recorded: size,
+        });
+    }
+    Ok(written)
 }
 
 /// [`Entry::write_content`] from an entry's facts and its stored payload
