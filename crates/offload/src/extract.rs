@@ -13,7 +13,7 @@ use offload_format::target_id::TargetId;
 use offload_format::triple::Triple;
 
 use crate::cli::ExtractArgs;
-use crate::model::{Entry, Location, Node};
+use crate::model::{Entry, Location, Node, NodeKind};
 
 /// One `--target` request.
 #[derive(Debug)]
@@ -244,8 +244,15 @@ pub fn selected(e: &Entry, requests: &[Request], kind: Option<&str>, hip_openmp:
 }
 
 /// The output file name of an entry (see `offload extract --help`).
-/// `raw`: NVIDIA entries are written as stored.
-pub fn output_name(input: &Path, container: Option<usize>, e: &Entry, raw: bool) -> String {
+/// `raw`: NVIDIA entries are written as stored. `section`: the section
+/// holding the entry, if any.
+pub fn output_name(
+    input: &Path,
+    container: Option<usize>,
+    e: &Entry,
+    raw: bool,
+    section: Option<&str>,
+) -> String {
     let source = input
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -257,7 +264,20 @@ pub fn output_name(input: &Path, container: Option<usize>, e: &Entry, raw: bool)
             Some(dot) if dot > 0 => &source[..dot],
             _ => source.as_str(),
         };
-        let mut name = format!("{}.{}.{}", stem.replace(' ', "-"), nv.number, nv.suffix());
+        let stem = stem.replace(' ', "-");
+        let mut name = match section.filter(|_| nv.unlisted_in) {
+            // A section cuobjdump does not list: its name tells the numbers
+            // apart from cuobjdump's.
+            Some(sec) => {
+                let sec: String = sec
+                    .trim_start_matches(['.', '_'])
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect();
+                format!("{stem}.{sec}.{}.{}", nv.number, nv.suffix())
+            }
+            None => format!("{stem}.{}.{}", nv.number, nv.suffix()),
+        };
         if raw && nv.member.is_none() {
             match nv.codec {
                 Some(Codec::Zstd) => name.push_str(".zst"),
@@ -310,7 +330,12 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
                 ) {
                     continue;
                 }
-                let base = output_name(input, node.index, e, args.raw);
+                let section = path
+                    .iter()
+                    .rev()
+                    .find(|n| n.kind == NodeKind::Section)
+                    .map(|n| n.name.as_str());
+                let base = output_name(input, node.index, e, args.raw, section);
                 let mut name = base.clone();
                 let mut k = 1;
                 while !names.insert(name.clone()) {

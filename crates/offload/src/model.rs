@@ -151,6 +151,9 @@ pub struct NvEntry {
     /// offset and size in the decoded payload, which it shares with the
     /// other members.
     pub member: Option<(u64, u64)>,
+    /// In a section cuobjdump does not list (an `__nv_relfatbin` beside a
+    /// `.nv_fatbin`, `.cask_resource`): `number` counts in that section.
+    pub unlisted_in: bool,
 }
 
 impl NvEntry {

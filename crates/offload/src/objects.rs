@@ -138,6 +138,12 @@ fn role_by_name(name: &str, kind: u32) -> Option<Role> {
     }
 }
 
+/// Whether a section is the linked fat binary section (`.nv_fatbin`), the
+/// one cuobjdump lists where a file has it.
+pub fn is_nv_fatbin(name: &str) -> bool {
+    matches!(name, ".nv_fatbin" | "__nv_fatbin")
+}
+
 /// The role of a section: by name, else by a magic at its start.
 pub fn section_role(name: &str, kind: u32, data: &[u8]) -> Option<Role> {
     if let Some(r) = role_by_name(name, kind) {

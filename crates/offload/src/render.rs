@@ -217,7 +217,7 @@ fn opt_num(n: Option<u64>) -> String {
 /// The `cuda` object of an NVIDIA entry.
 fn cuda_json(n: &NvEntry) -> String {
     format!(
-        "{{\"kind\":{},\"arch\":{},\"number\":{},\"variant\":{},\"cuobjdump_name\":{},\"cuobjdump_index\":{}}}",
+        "{{\"kind\":{},\"arch\":{},\"number\":{},\"variant\":{},\"cuobjdump_name\":{},\"index\":{},\"listed_by_cuobjdump\":{}}}",
         js(n.kind.extension()),
         js(&n.arch.to_string()),
         n.arch.number(),
@@ -227,7 +227,8 @@ fn cuda_json(n: &NvEntry) -> String {
             Variant::Family => "f",
         }),
         js(&n.suffix()),
-        n.number
+        n.number,
+        !n.unlisted_in
     )
 }
 

@@ -84,6 +84,11 @@ pub struct Walker {
     /// NVIDIA entries met so far in the current file: (ELF, PTX), for
     /// cuobjdump's numbering.
     nv_numbers: (usize, usize),
+    /// The same for the sections cuobjdump does not list, by name.
+    nv_unlisted: HashMap<String, (usize, usize)>,
+    /// Where the fat binaries being read are: `None` where cuobjdump lists
+    /// them, else the name of the section it ignores.
+    nv_section: Option<String>,
 }
 
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
@@ -99,6 +104,7 @@ impl Walker {
         // Containers are numbered per input.
         self.next_index = 0;
         self.nv_numbers = (0, 0);
+        self.nv_unlisted.clear();
         let mut node = Node::new(
             NodeKind::File,
             path.display().to_string(),
@@ -337,6 +343,7 @@ impl Walker {
             message: m.clone(),
         }));
         let mut object_bundle: Option<Node> = None;
+        let has_nv_fatbin = obj.sections.iter().any(|s| objects::is_nv_fatbin(&s.name));
         for sec in &obj.sections {
             let at = offset_in(data, sec.data);
             let sec_place = match at {
@@ -382,11 +389,20 @@ impl Walker {
                 objects::Role::OffloadBinaries => {
                     self.offload_binaries(sec.data, sec_place, &mut child, depth)
                 }
-                objects::Role::Fatbin => self.fatbins(sec.data, sec_place, &mut child, false),
+                objects::Role::Fatbin => {
+                    // cuobjdump lists `.nv_fatbin` where there is one, else
+                    // `__nv_relfatbin`; other sections are not its.
+                    self.nv_section = (has_nv_fatbin && !objects::is_nv_fatbin(&sec.name))
+                        .then(|| sec.name.clone());
+                    self.fatbins(sec.data, sec_place, &mut child, false);
+                    self.nv_section = None;
+                }
                 objects::Role::Sniff if fatbin::has_magic(sec.data) => {
                     // Not a section made for fat binaries: they lie among
                     // other data (cuBLASLt's `.cask_resource`).
-                    self.fatbins(sec.data, sec_place, &mut child, true)
+                    self.nv_section = Some(sec.name.clone());
+                    self.fatbins(sec.data, sec_place, &mut child, true);
+                    self.nv_section = None;
                 }
                 objects::Role::Sniff => {
                     self.inspect(sec.data, sec_place, &mut child, depth + 1, false)
@@ -693,11 +709,16 @@ impl Walker {
         }
     }
 
-    /// The next cuobjdump number for an entry of `kind` in this file.
+    /// The next number for an entry of `kind` in this file: cuobjdump's,
+    /// or, in a section it does not list, that section's own.
     fn nv_number(&mut self, kind: fatbin::EntryKind) -> usize {
+        let numbers = match &self.nv_section {
+            None => &mut self.nv_numbers,
+            Some(name) => self.nv_unlisted.entry(name.clone()).or_default(),
+        };
         let counter = match kind {
-            fatbin::EntryKind::Ptx => &mut self.nv_numbers.1,
-            _ => &mut self.nv_numbers.0,
+            fatbin::EntryKind::Ptx => &mut numbers.1,
+            _ => &mut numbers.0,
         };
         *counter += 1;
         *counter
@@ -747,6 +768,7 @@ impl Walker {
                 uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
                 number: self.nv_number(e.kind),
                 member: None,
+                unlisted_in: self.nv_section.is_some(),
             };
             let head = if e.is_compressed() {
                 e.head(HEAD).map(|h| vec![h.into_owned()])
@@ -764,6 +786,7 @@ impl Walker {
                     uncompressed_size: e.is_compressed().then_some(e.uncompressed_size),
                     number: self.nv_number(m.kind),
                     member: Some((m.offset, m.size)),
+                    unlisted_in: self.nv_section.is_some(),
                 };
                 let mut entry = base(nv, m.size);
                 entry.note = Some(format!(

@@ -776,7 +776,11 @@ fn nvidia_fat_binaries() {
     // The payload of a compressed entry is named from its decoded head.
     assert_eq!(e[1].1.get("payload").get("type").str(), Some("ptx"));
     assert_eq!(e[1].1.get("cuda").get("variant").str(), Some("a"));
-    assert_eq!(e[1].1.get("cuda").get("cuobjdump_index").num(), Some(1));
+    assert_eq!(e[1].1.get("cuda").get("index").num(), Some(1));
+    assert_eq!(
+        e[1].1.get("cuda").get("listed_by_cuobjdump"),
+        &json::V::Bool(true)
+    );
     // Extracted decoded, named as cuobjdump names them.
     let o = run_in(tmp.path(), &["extract", "k.fatbin"]);
     assert!(o.status.success(), "{}", stderr(&o));

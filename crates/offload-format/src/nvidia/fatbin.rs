@@ -486,12 +486,28 @@ fn elf_extent(data: &[u8]) -> usize {
         let (Some(kind), Some(off), Some(size)) = (kind, off, size) else {
             return data.len();
         };
-        // SHT_NOBITS takes no room in the file.
-        if kind != 8 {
+        // SHT_NOBITS takes no room in the file; nor, as cuobjdump counts,
+        // does NVIDIA's 0x7000000A section of relocatable cubins.
+        if kind != 8 && kind != 0x7000_000A {
             match off.checked_add(size) {
                 Some(e) => end = end.max(e),
                 None => return data.len(),
             }
+        }
+    }
+    for i in 0..u64::from(phnum) {
+        let at = phoff + i * u64::from(phentsize);
+        let (off, size) = if is64 {
+            (b.u64_at(at + 8, le), b.u64_at(at + 32, le))
+        } else {
+            (
+                b.u32_at(at + 4, le).map(u64::from),
+                b.u32_at(at + 16, le).map(u64::from),
+            )
+        };
+        match off.zip(size).and_then(|(o, n)| o.checked_add(n)) {
+            Some(e) => end = end.max(e),
+            None => return data.len(),
         }
     }
     usize::try_from(end).map_or(data.len(), |e| e.min(data.len()))
