@@ -65,6 +65,16 @@ impl NodeKind {
     }
 }
 
+/// What kind of object file a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    /// An executable or shared library.
+    Linked,
+    /// An object to be linked (ELF `ET_REL`, COFF object, Mach-O
+    /// `MH_OBJECT`).
+    Relocatable,
+}
+
 /// Damage found at some place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
@@ -182,6 +192,10 @@ pub struct Node {
     pub size: Option<u64>,
     /// More about it (`CCOB v3 zstd`, `ELF`).
     pub detail: Option<String>,
+    /// For an object file (a file, member or slice that is one): whether
+    /// it is linked (an executable or library, whose contents are referred
+    /// to by address) or relocatable.
+    pub linkage: Option<Linkage>,
     /// The index among containers in listing order (for file names).
     pub index: Option<usize>,
     /// Nested places.
@@ -202,6 +216,7 @@ impl Node {
             offset: None,
             size: None,
             detail: None,
+            linkage: None,
             index: None,
             children: Vec::new(),
             entries: Vec::new(),

@@ -34,6 +34,8 @@ pub struct Object<'a> {
     pub sections: Vec<Section<'a>>,
     /// Problems reading section headers.
     pub damage: Vec<String>,
+    /// An object to be linked, not an executable or library.
+    pub relocatable: bool,
 }
 
 /// Opens `data` if it is an object file; `None` when it is not one.
@@ -104,11 +106,13 @@ pub fn open(data: &[u8]) -> Option<Result<Object<'_>, String>> {
         }
         None => format.to_owned(),
     };
+    let relocatable = obj.is_relocatable();
     Some(Ok(Object {
         obj,
         format,
         sections,
         damage,
+        relocatable,
     }))
 }
 

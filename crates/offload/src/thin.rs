@@ -18,7 +18,7 @@ use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
 use crate::extract::Request;
-use crate::model::{Entry, Node, NodeKind};
+use crate::model::{Entry, Linkage, Node, NodeKind};
 use crate::walk::Walker;
 
 /// One `--keep` / `--drop` value.
@@ -97,15 +97,6 @@ enum Kind {
     OffloadBinaries,
 }
 
-/// Whether the object a node lies in is linked (an executable or shared
-/// library: its offload binaries are referenced by address).
-fn is_linked(detail: Option<&str>) -> bool {
-    match detail {
-        Some(d) => !(d.contains("relocatable") || d == "COFF" || d == "archive"),
-        None => false,
-    }
-}
-
 /// Finds the containers of `root` to rewrite.
 fn plan(root: &Node, sel: &Selection) -> Vec<Plan> {
     let mut plans = Vec::new();
@@ -121,9 +112,17 @@ fn dropped_ids(entries: &[Entry], sel: &Selection) -> HashSet<String> {
         .collect()
 }
 
-fn plan_node(node: &Node, file: &Path, sel: &Selection, object: Option<&str>, out: &mut Vec<Plan>) {
+/// `object`: the linkage of the object file the node lies in (its offload
+/// binaries are referred to by address when it is linked).
+fn plan_node(
+    node: &Node,
+    file: &Path,
+    sel: &Selection,
+    object: Option<Linkage>,
+    out: &mut Vec<Plan>,
+) {
     let object = match node.kind {
-        NodeKind::File | NodeKind::Member => node.detail.as_deref().or(object),
+        NodeKind::File | NodeKind::Member | NodeKind::Slice => node.linkage.or(object),
         _ => object,
     };
     if node.file != file {
@@ -153,7 +152,7 @@ fn plan_node(node: &Node, file: &Path, sel: &Selection, object: Option<&str>, ou
             } else {
                 "offload binaries".to_owned()
             };
-            if is_linked(object) {
+            if object == Some(Linkage::Linked) {
                 out.push(Plan::Leave {
                     name,
                     why: "the images of a linked program are registered by address; \

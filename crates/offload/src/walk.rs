@@ -12,13 +12,13 @@ use offload_cli::fsio;
 use offload_format::archive::{thin_member_path, Archive, MemberContent};
 use offload_format::hip_fatbin::{self, ItemKind};
 use offload_format::identify::{identify, FileKind};
-use offload_format::nvidia::fatbin;
+use offload_format::nvidia::{fatbin, CudaArch};
 use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
 use offload_format::{bitcode, bundle, entry_id, text_bundle};
 
-use crate::model::{Damage, Entry, Location, Node, NodeKind, NvEntry};
+use crate::model::{Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry};
 use crate::objects;
 
 /// How deep containers may nest before the walk stops.
@@ -338,6 +338,11 @@ impl Walker {
         depth: usize,
     ) {
         node.detail = Some(obj.format.clone());
+        node.linkage = Some(if obj.relocatable {
+            Linkage::Relocatable
+        } else {
+            Linkage::Linked
+        });
         node.damage.extend(obj.damage.iter().map(|m| Damage {
             offset: place.offset(),
             message: m.clone(),
@@ -810,13 +815,7 @@ impl Walker {
                 for (entry, head) in entries.iter_mut().zip(&heads) {
                     let nv = entry.nvidia.expect("an NVIDIA entry");
                     let p = payload::classify(head);
-                    entry.payload_matches = match &p {
-                        Payload::Cubin { sm } => {
-                            Some(*sm == nv.arch.number() && nv.kind == fatbin::EntryKind::Elf)
-                        }
-                        Payload::Ptx => Some(nv.kind == fatbin::EntryKind::Ptx),
-                        _ => None,
-                    };
+                    entry.payload_matches = payload_agrees(&p, Claim::Nvidia(&nv));
                     entry.payload_target = p.target();
                     entry.payload = Some(p.name());
                 }
@@ -1015,11 +1014,9 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
     let p = classify_with_head(data, head);
-    let payload_matches = match (&p, &target_id) {
-        (Payload::AmdgpuCodeObject(t), Some(tid)) => Some(t.matches_target_id(tid)),
-        (Payload::Cubin { sm }, Some(tid)) => Some(tid == &format!("sm_{sm}")),
-        _ => None,
-    };
+    let payload_matches = target_id
+        .as_deref()
+        .and_then(|tid| payload_agrees(&p, Claim::Target(tid)));
     let triple = lenient.stored_triple().map(str::to_owned);
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
@@ -1047,17 +1044,46 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
     entry
 }
 
+/// What an entry says its payload is for.
+enum Claim<'a> {
+    /// A target ID or architecture (`gfx90a:xnack+`, `sm_90`).
+    Target(&'a str),
+    /// An NVIDIA fat binary entry's header.
+    Nvidia(&'a NvEntry),
+}
+
+/// Whether a payload agrees with what its entry claims: the AMDGPU target
+/// in a code object's flags with the target ID (same processor, features
+/// set alike), a cubin's SM with the architecture (its flags do not record
+/// the `a`/`f` variant), PTX with a PTX entry. `None` where the payload
+/// names nothing to compare.
+fn payload_agrees(p: &Payload, claim: Claim<'_>) -> Option<bool> {
+    match (p, claim) {
+        (Payload::AmdgpuCodeObject(t), Claim::Target(tid)) => Some(t.matches_target_id(tid)),
+        (Payload::Cubin { sm }, Claim::Target(tid)) => {
+            Some(CudaArch::parse(tid).is_ok_and(|(_, a)| a.number() == *sm))
+        }
+        (Payload::Cubin { sm }, Claim::Nvidia(nv)) => {
+            Some(nv.kind == fatbin::EntryKind::Elf && nv.arch.number() == *sm)
+        }
+        (Payload::Ptx, Claim::Nvidia(nv)) => Some(nv.kind == fatbin::EntryKind::Ptx),
+        // A cubin or PTX entry whose payload is neither.
+        (_, Claim::Nvidia(nv)) => {
+            matches!(nv.kind, fatbin::EntryKind::Elf | fatbin::EntryKind::Ptx).then_some(false)
+        }
+        _ => None,
+    }
+}
+
 /// An entry of an offload binary.
 fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
     let triple = String::from_utf8_lossy(bin.triple()).into_owned();
     let arch = String::from_utf8_lossy(bin.arch()).into_owned();
     let kind = bin.offload_kind.name().to_owned();
     let p = classify(&bin.image);
-    let payload_matches = match &p {
-        Payload::AmdgpuCodeObject(t) if !arch.is_empty() => Some(t.matches_target_id(&arch)),
-        Payload::Cubin { sm } if !arch.is_empty() => Some(arch == format!("sm_{sm}")),
-        _ => None,
-    };
+    let payload_matches = (!arch.is_empty())
+        .then(|| payload_agrees(&p, Claim::Target(&arch)))
+        .flatten();
     let img_place = match offset_in(blob, &bin.image) {
         Some(o) => place.plus(o),
         None => Place::Derived,

@@ -127,6 +127,17 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// Whether the file is an object to be linked (an ELF `ET_REL`, a COFF
+    /// object, a Mach-O `MH_OBJECT`), not a linked executable or library,
+    /// whose contents are referred to by address.
+    pub fn is_relocatable(&self) -> bool {
+        match &self.inner {
+            Inner::Elf(e) => e.header().e_type == 1,
+            Inner::Coff(c) => !c.is_image(),
+            Inner::MachO(m) => m.header().filetype == 1,
+        }
+    }
+
     /// The ELF view, for an ELF file.
     pub fn as_elf(&self) -> Option<&elf::ElfFile<'a>> {
         match &self.inner {
