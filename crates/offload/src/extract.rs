@@ -4,11 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use offload_cli::error::Error;
 use offload_cli::fsio::{self, Outputs};
 use offload_format::entry_id::{self, EntryId};
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin::{self, EntryKind};
-use offload_format::nvidia::{Codec, CudaArch, Isa, Variant};
+use offload_format::nvidia::{Codec, CudaArch, DecodeError, Isa, Variant};
 use offload_format::target_id::TargetId;
 use offload_format::triple::Triple;
 
@@ -355,38 +356,32 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
 
 /// Writes one entry's bytes (`stored`: as the container stores them): an
 /// NVIDIA entry decoded as cuobjdump writes it, unless `raw`; anything
-/// else as stored.
-fn write_entry(out: &mut dyn Write, e: &Entry, stored: &[u8], raw: bool) -> Result<(), String> {
+/// else as stored. A failed write is [`DecodeError::Write`].
+fn write_entry(
+    out: &mut dyn Write,
+    e: &Entry,
+    stored: &[u8],
+    raw: bool,
+) -> Result<(), DecodeError> {
     match &e.nvidia {
         // A member of a concatenated entry has no stored form of its own.
         Some(nv) if nv.member.is_some() => {
             let (offset, size) = nv.member.unwrap_or_default();
-            fatbin::write_range(
-                nv.codec,
-                nv.uncompressed_size.unwrap_or(0),
-                stored,
-                offset,
-                size,
-                out,
-            )
-            .map(drop)
-            .map_err(|err| err.to_string())
+            let recorded = nv.uncompressed_size.unwrap_or(0);
+            fatbin::write_range(nv.codec, recorded, stored, offset, size, out).map(drop)
         }
-        Some(nv) if !raw => fatbin::write_content(
-            nv.kind,
-            nv.codec,
-            nv.uncompressed_size.unwrap_or(0),
-            stored,
-            out,
-        )
-        .map(drop)
-        .map_err(|err| err.to_string()),
-        _ => out.write_all(stored).map_err(|err| err.to_string()),
+        Some(nv) if !raw => {
+            let recorded = nv.uncompressed_size.unwrap_or(0);
+            fatbin::write_content(nv.kind, nv.codec, recorded, stored, out).map(drop)
+        }
+        _ => out
+            .write_all(stored)
+            .map_err(|err| DecodeError::Write(err.to_string())),
     }
 }
 
-/// Writes the jobs; all outputs or none. Returns an error message.
-pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, String> {
+/// Writes the jobs; all outputs or none.
+pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error> {
     let mut inputs: HashMap<PathBuf, fsio::Input> = HashMap::new();
     let mut outputs = Outputs::new();
     let mut written = Vec::new();
@@ -396,20 +391,23 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Strin
             (None, Some(d)) => d.join(&job.name),
             (None, None) => PathBuf::from(&job.name),
         };
+        let target_name = target.display().to_string();
         let e = job.entry;
-        let index = outputs.create(target.as_os_str(), true).map_err(|err| {
-            format!(
-                "{}: {}",
-                target.display(),
-                offload_cli::diag::os_error_text(&err)
-            )
-        })?;
-        let result = match &e.location {
+        let index = outputs
+            .create(target.as_os_str(), true)
+            .map_err(|err| Error::file_io(&target_name, &err))?;
+        // Damage in the entry is the input's; a failed write the output's.
+        let fail = |err: DecodeError| match err {
+            DecodeError::Write(text) => Error::file(&target_name, text),
+            other => Error::file(
+                job.file.display().to_string(),
+                format!("entry {}: {other}", e.id),
+            ),
+        };
+        match &e.location {
             Location::Derived => {
                 let bytes = e.data.as_deref().unwrap_or_default();
-                write_entry(outputs.file(index), e, bytes, args.raw)
-                    .map_err(|err| format!("{}: entry {}: {err}", job.file.display(), e.id))?;
-                Ok(())
+                write_entry(outputs.file(index), e, bytes, args.raw).map_err(fail)?;
             }
             Location::File { offset, size }
             | Location::Ccob {
@@ -418,13 +416,8 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Strin
                 ..
             } => {
                 if !inputs.contains_key(&job.file) {
-                    let input = fsio::read_input(job.file.as_os_str()).map_err(|err| {
-                        format!(
-                            "{}: {}",
-                            job.file.display(),
-                            offload_cli::diag::os_error_text(&err)
-                        )
-                    })?;
+                    let input = fsio::read_input(job.file.as_os_str())
+                        .map_err(|err| Error::file_io(job.file.display().to_string(), &err))?;
                     inputs.insert(job.file.clone(), input);
                 }
                 let input = &inputs[&job.file];
@@ -433,43 +426,34 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Strin
                     .zip(usize::try_from(*offset + *size).ok())
                     .and_then(|(a, b)| input.get(a..b))
                     .ok_or_else(|| {
-                        format!("{}: the file changed while being read", job.file.display())
+                        Error::file(
+                            job.file.display().to_string(),
+                            "the file changed while being read",
+                        )
                     })?;
                 match &e.location {
                     Location::Ccob { offset, size, .. } => {
                         let bytes =
                             hip_fatbin::ccob_entry(range, *offset, *size).map_err(|err| {
-                                format!("{}: entry {}: {err}", job.file.display(), e.id)
+                                Error::file(
+                                    job.file.display().to_string(),
+                                    format!("entry {}: {err}", e.id),
+                                )
                             })?;
                         outputs
                             .file(index)
                             .write_all(&bytes)
-                            .map_err(|err| err.to_string())
+                            .map_err(|err| Error::file_io(&target_name, &err))?;
                     }
-                    _ => {
-                        write_entry(outputs.file(index), e, range, args.raw).map_err(|err| {
-                            format!("{}: entry {}: {err}", job.file.display(), e.id)
-                        })?;
-                        Ok(())
-                    }
+                    _ => write_entry(outputs.file(index), e, range, args.raw).map_err(fail)?,
                 }
             }
-        };
-        result.map_err(|err| format!("{}: {err}", target.display()))?;
-        outputs.finish(index).map_err(|err| {
-            format!(
-                "{}: {}",
-                target.display(),
-                offload_cli::diag::os_error_text(&err)
-            )
-        })?;
+        }
+        outputs
+            .finish(index)
+            .map_err(|err| Error::file_io(&target_name, &err))?;
         written.push(target);
     }
-    outputs.commit().map_err(|err| {
-        format!(
-            "writing outputs: {}",
-            offload_cli::diag::os_error_text(&err)
-        )
-    })?;
+    outputs.commit().map_err(|err| Error::io(&err))?;
     Ok(written)
 }

@@ -177,7 +177,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             for dir in made.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
-            diag.error(e);
+            diag.fail(&e);
             ExitCode::FAILURE
         }
     }
