@@ -209,6 +209,13 @@ enum Goal {
     /// `offload ls`: at most 0.02x LLVM's time (judged from
     /// `LIST_TIME_FROM` up; below, start-up dominates) and under 16 MiB.
     List,
+    /// `offload ls` of a CUDA library (issue 23): at most 0.05×
+    /// cuobjdump's time where cuobjdump is installed, else at most 0.1 s;
+    /// under 32 MiB.
+    CudaList,
+    /// `offload extract` of every entry of a CUDA library (issue 23): at
+    /// most cuobjdump's time where it is installed; under 64 MiB.
+    CudaExtract,
     /// The issue sets none; the table still shows the ratios.
     None,
 }
@@ -231,6 +238,8 @@ impl Goal {
             Goal::Archive => "time ≤ 0.2× LLVM",
             Goal::Thin => "time ≤ 1.5× floor (from 64 MiB), memory < 64 MiB",
             Goal::List => "time ≤ 0.02× LLVM (from 1 GiB), memory < 16 MiB",
+            Goal::CudaList => "time ≤ 0.05× cuobjdump (without it: ≤ 0.1 s), memory < 32 MiB",
+            Goal::CudaExtract => "time ≤ cuobjdump (where installed), memory < 64 MiB",
             Goal::None => "none set",
         }
     }
@@ -284,6 +293,27 @@ impl Goal {
                     missed.push(format!("time {time_vs_llvm:.2}× LLVM"));
                 }
             }
+            Goal::CudaList | Goal::CudaExtract => {
+                let (times, mib) = if matches!(self, Goal::CudaList) {
+                    (0.05, 32)
+                } else {
+                    (1.0, 64)
+                };
+                if cuobjdump().is_some() {
+                    if time_vs_llvm > times {
+                        missed.push(format!("time {time_vs_llvm:.3}× cuobjdump"));
+                    }
+                } else if matches!(self, Goal::CudaList) {
+                    if r.ours.secs > 0.1 {
+                        missed.push(format!("time {:.3} s", r.ours.secs));
+                    }
+                } else {
+                    partial = true;
+                }
+                if r.ours.maxrss_kib >= mib * 1024 {
+                    missed.push(format!("memory {:.1} MiB", r.ours.mib()));
+                }
+            }
             Goal::List => {
                 if r.size < LIST_TIME_FROM {
                     partial = true;
@@ -297,6 +327,8 @@ impl Goal {
         }
         Some(if !missed.is_empty() {
             format!("not met: {}", missed.join(", "))
+        } else if partial && matches!(self, Goal::CudaExtract) {
+            "met (memory; no cuobjdump to time against)".into()
         } else if partial {
             let from = if matches!(self, Goal::List) {
                 LIST_TIME_FROM
@@ -783,6 +815,169 @@ fn hip_fatbin_object_with(
     Ok(())
 }
 
+/// cuobjdump, from `$CUOBJDUMP` or PATH, if installed.
+fn cuobjdump() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            std::env::var_os("CUOBJDUMP")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("PATH").and_then(|paths| {
+                        std::env::split_paths(&paths)
+                            .map(|p| p.join("cuobjdump"))
+                            .find(|p| p.is_file())
+                    })
+                })
+                .filter(|p| p.is_file())
+        })
+        .clone()
+}
+
+/// The reference command of the CUDA rows: cuobjdump with `args`, or,
+/// without it, `cp` of the library.
+fn cuda_reference(d: &Path, args: &[&str]) -> Cmd {
+    match cuobjdump() {
+        Some(c) => Cmd::new(c, args),
+        None => Cmd::new("cp", &["lib.so", &p(d, "copy.so")]),
+    }
+}
+
+/// A CUDA library of about `size` bytes: an x86-64 object whose
+/// `.nv_fatbin` holds containers of three zstd-compressed entries each (two
+/// cubins, ELF headers as nvcc 13 writes them, and one PTX text), entry
+/// headers as nvcc 13 writes them; each cubin about 400 KiB before
+/// compression, as in `libtorch_cuda.so`.
+fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
+    const CUBIN: usize = 400 << 10;
+    let per_container = (2 * CUBIN) as u64 * 10 / 18;
+    let containers = (size / per_container).max(1);
+    let body = d.join("body.bin");
+    semi_compressible(&body, (CUBIN + 4096) as u64, 23)?;
+    let body = fs::read(&body).map_err(|e| e.to_string())?;
+    // A cubin cuobjdump accepts: the ELF header, one data section, the
+    // section name table, the section header table.
+    let cubin = |sm: u32, salt: u64| -> Vec<u8> {
+        let payload = &body[(salt % 4096) as usize..][..CUBIN];
+        let names = b"\0.shstrtab\0.nv.global.init\0";
+        let names_at = 64 + payload.len();
+        let shoff = (names_at + names.len()).next_multiple_of(8);
+        let mut v = vec![0u8; 64];
+        v[..4].copy_from_slice(b"\x7fELF");
+        v[4] = 2;
+        v[5] = 1;
+        v[6] = 1;
+        v[7] = 0x41;
+        v[8] = 8;
+        v[16..18].copy_from_slice(&2u16.to_le_bytes());
+        v[18..20].copy_from_slice(&190u16.to_le_bytes());
+        v[20..24].copy_from_slice(&1u32.to_le_bytes());
+        v[40..48].copy_from_slice(&(shoff as u64).to_le_bytes());
+        v[48..52].copy_from_slice(&(0x0600_0004 | (sm << 8)).to_le_bytes());
+        v[52..54].copy_from_slice(&64u16.to_le_bytes());
+        v[54..56].copy_from_slice(&56u16.to_le_bytes());
+        v[58..60].copy_from_slice(&64u16.to_le_bytes());
+        v[60..62].copy_from_slice(&3u16.to_le_bytes());
+        v[62..64].copy_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(payload);
+        v.extend_from_slice(names);
+        v.resize(shoff, 0);
+        let section = |name: u32, kind: u32, flags: u64, off: usize, size: usize, align: u64| {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[8..16].copy_from_slice(&flags.to_le_bytes());
+            h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
+            h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
+            h[48..56].copy_from_slice(&align.to_le_bytes());
+            h
+        };
+        v.extend_from_slice(&[0u8; 64]);
+        v.extend_from_slice(&section(1, 3, 0, names_at, names.len(), 1));
+        v.extend_from_slice(&section(11, 1, 3, 64, payload.len(), 8));
+        v
+    };
+    let ptx = |sm: u32| -> Vec<u8> {
+        let mut v = format!("//\n.version 9.0\n.target sm_{sm}\n.address_size 64\n").into_bytes();
+        v.extend(body[..16 << 10].iter().map(|b| b' ' + b % 90));
+        v.push(0);
+        v
+    };
+    let entry = |kind: u16, sm: u32, header: usize, plain: &[u8]| -> Vec<u8> {
+        let z = zstd::bulk::compress(plain, 3).expect("in-memory compression");
+        let stored = z.len().next_multiple_of(8);
+        let mut h = vec![0u8; header];
+        h[0..2].copy_from_slice(&kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&(header as u32).to_le_bytes());
+        h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
+        h[16..20].copy_from_slice(&(z.len() as u32).to_le_bytes());
+        if header > 64 {
+            h[20..24].copy_from_slice(&64u32.to_le_bytes());
+            h[64..68].copy_from_slice(&72u32.to_le_bytes());
+        }
+        let (minor, major) = if kind == 1 { (0u16, 9u16) } else { (8, 1) };
+        h[24..26].copy_from_slice(&minor.to_le_bytes());
+        h[26..28].copy_from_slice(&major.to_le_bytes());
+        h[28..32].copy_from_slice(&sm.to_le_bytes());
+        h[40..48].copy_from_slice(&0x8011u64.to_le_bytes());
+        h[56..64].copy_from_slice(&(plain.len() as u64).to_le_bytes());
+        h.extend_from_slice(&z);
+        h.resize(header + stored, 0);
+        h
+    };
+    let region = d.join("region.bin");
+    let mut out = std::io::BufWriter::new(fs::File::create(&region).map_err(|e| e.to_string())?);
+    for c in 0..containers {
+        let mut entries = entry(2, 80, 64, &cubin(80, c));
+        entries.extend(entry(2, 90, 64, &cubin(90, c + 7)));
+        entries.extend(entry(1, 90, 80, &ptx(90)));
+        let mut header = Vec::with_capacity(16);
+        header.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+        header.extend_from_slice(&1u16.to_le_bytes());
+        header.extend_from_slice(&16u16.to_le_bytes());
+        header.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        out.write_all(&header).map_err(|e| e.to_string())?;
+        out.write_all(&entries).map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
+    fs::write(d.join("host.c"), "int host(void) { return 0; }\n").map_err(|e| e.to_string())?;
+    t.llvm_run(d, "clang", &["-c", "host.c", "-o", "host.o"])?;
+    t.llvm_run(
+        d,
+        "llvm-objcopy",
+        &[
+            "--add-section",
+            ".nv_fatbin=region.bin",
+            "host.o",
+            "added.o",
+        ],
+    )?;
+    t.llvm_run(
+        d,
+        "llvm-objcopy",
+        &[
+            "--set-section-alignment",
+            ".nv_fatbin=8",
+            "added.o",
+            "objcopy.o",
+        ],
+    )?;
+    fs::copy(d.join("objcopy.o"), d.join("lib.so")).map_err(|e| e.to_string())?;
+    for f in [
+        "region.bin",
+        "body.bin",
+        "host.c",
+        "host.o",
+        "added.o",
+        "objcopy.o",
+    ] {
+        fs::remove_file(d.join(f)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// The device targets of each bundle of [`hip_fatbin_object`].
 const DEVICES: &[&str] = &[
     "gfx803",
@@ -866,6 +1061,41 @@ const SCENARIOS: &[Scenario] = &[
                     "cp",
                     &["-r", &p(d, "entries"), &p(d, "floor.out")],
                 )),
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-ls",
+        about: "`offload ls` of a generated CUDA library as large as PyTorch's \
+                `libtorch_cuda.so` (450 MiB, ~2,800 zstd-compressed cubin and PTX entries \
+                in 700 containers), against `cuobjdump --list-elf --list-ptx` where \
+                cuobjdump is on PATH (or `$CUOBJDUMP`), else against `cp` of the file",
+        sizes: Sizes::Once(450 * MIB),
+        goal: Goal::CudaList,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_library(d, size, t)?;
+            Ok(Trio {
+                ours: t.ours("offload", &["ls", "lib.so"]),
+                llvm: cuda_reference(d, &["--list-elf", "--list-ptx", "lib.so"]),
+                floor: None,
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-extract",
+        about: "`offload extract` of every entry of that library (each decoded, as \
+                cuobjdump writes it), against `cuobjdump -xelf all -xptx all` where \
+                cuobjdump is on PATH (or `$CUOBJDUMP`), else against `cp` of the file",
+        sizes: Sizes::Once(450 * MIB),
+        goal: Goal::CudaExtract,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_library(d, size, t)?;
+            Ok(Trio {
+                ours: t.ours("offload", &["extract", "lib.so"]),
+                llvm: cuda_reference(d, &["-xelf", "all", "-xptx", "all", "lib.so"]),
+                floor: None,
             })
         },
     },

@@ -447,6 +447,12 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
                     }
                     _ => write_entry(outputs.file(index), e, range, args.raw).map_err(fail)?,
                 }
+                // Done with those input pages: extracting a large library
+                // does not end up holding all of it.
+                if let (Ok(a), Ok(b)) = (usize::try_from(*offset), usize::try_from(*offset + *size))
+                {
+                    input.release(a..b);
+                }
             }
         }
         outputs

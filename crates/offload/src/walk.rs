@@ -669,24 +669,30 @@ impl Walker {
     /// section that holds other things too (`.cask_resource`), whose bytes
     /// between containers are not damage.
     fn fatbins(&mut self, data: &[u8], place: Place, node: &mut Node, embedded: bool) {
-        let scan = if embedded {
-            fatbin::scan_embedded(data)
-        } else {
-            fatbin::scan(data)
-        };
-        for d in scan.damage {
-            node.damage.push(Damage {
-                offset: place.plus(d.offset).offset(),
-                message: format!("fat binary: {}", d.what),
-            });
-        }
-        if embedded && !scan.containers.is_empty() {
-            node.detail = Some(format!(
-                "{} fat binary containers among other data",
-                scan.containers.len()
-            ));
-        }
-        for c in scan.containers {
+        let mut scanner = fatbin::Scanner::new(data, embedded);
+        let mut containers = 0usize;
+        // What was read of `data` and is not yet dropped (see done_with):
+        // the scan touches every entry header, the naming each payload's
+        // first block.
+        let mut held = 0usize;
+        while let Some(found) = scanner.next() {
+            let c = match found {
+                fatbin::Found::Damage(d) => {
+                    node.damage.push(Damage {
+                        offset: place.plus(d.offset).offset(),
+                        message: format!("fat binary: {}", d.what),
+                    });
+                    continue;
+                }
+                fatbin::Found::Container(c, damage) => {
+                    node.damage.extend(damage.map(|d| Damage {
+                        offset: place.plus(d.offset).offset(),
+                        message: format!("fat binary: {}", d.what),
+                    }));
+                    c
+                }
+            };
+            containers += 1;
             let mut n = Node::new(NodeKind::Fatbin, "", node.file.clone());
             n.index = Some(self.index());
             n.name = format!("fatbin #{}", n.index.unwrap_or(0));
@@ -710,7 +716,15 @@ impl Walker {
                 )
             });
             node.children.push(n);
-            self.done_with(place.plus(c.offset), c.len() as usize);
+            let upto = scanner.position();
+            self.done_with(place.plus(held), upto.saturating_sub(held));
+            held = upto;
+        }
+        self.done_with(place.plus(held), data.len().saturating_sub(held));
+        if embedded && containers > 0 {
+            node.detail = Some(format!(
+                "{containers} fat binary containers among other data"
+            ));
         }
     }
 

@@ -711,7 +711,7 @@ fn read_container(
 /// container is reported as damage, and the walk resumes at the next magic
 /// on an 8-byte boundary.
 pub fn scan(data: &[u8]) -> Scan<'_> {
-    scan_with(data, false)
+    collect(Scanner::new(data, false))
 }
 
 /// Walks the containers held in `data`, a section that holds other data
@@ -720,64 +720,110 @@ pub fn scan(data: &[u8]) -> Scan<'_> {
 /// other than 1, header size other than 16, a size past the section) is
 /// taken for other data. Damage inside a container that fits is reported.
 pub fn scan_embedded(data: &[u8]) -> Scan<'_> {
-    scan_with(data, true)
+    collect(Scanner::new(data, true))
 }
 
-fn scan_with(data: &[u8], embedded: bool) -> Scan<'_> {
+fn collect(scanner: Scanner<'_>) -> Scan<'_> {
     let mut out = Scan::default();
-    let mut pos = 0usize;
-    while pos < data.len() {
-        // Skip zero padding.
-        match data.get(pos..).and_then(|t| t.iter().position(|&b| b != 0)) {
-            Some(skip) => pos += skip,
-            None => break,
-        }
-        if embedded && !(has_magic(&data[pos..]) && plausible_header(data, pos)) {
-            match next_embedded(data, pos + 1) {
-                Some(r) => {
-                    pos = r;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        if !has_magic(&data[pos..]) {
-            let resume = next_magic(data, pos + 1);
-            out.damage.push(Damage {
-                offset: pos,
-                kind: DamageKind::NotAContainer,
-                what: match resume {
-                    Some(r) => format!(
-                        "{} bytes that are not a fat binary container (resuming at offset {r})",
-                        r - pos
-                    ),
-                    None => "bytes that are not a fat binary container, up to the end".to_owned(),
-                },
-            });
-            match resume {
-                Some(r) => {
-                    pos = r;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        match read_container(data, pos) {
-            Ok((container, next, damage)) => {
-                out.containers.push(container);
+    for found in scanner {
+        match found {
+            Found::Container(c, damage) => {
+                out.containers.push(c);
                 out.damage.extend(damage);
-                pos = next;
             }
-            Err(d) => {
-                out.damage.push(d);
-                match next_magic(data, pos + 1) {
-                    Some(r) => pos = r,
-                    None => break,
-                }
-            }
+            Found::Damage(d) => out.damage.push(d),
         }
     }
     out
+}
+
+/// What a [`Scanner`] finds next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found<'a> {
+    /// A container, and the damage that stopped its entry walk, if any.
+    Container(Container<'a>, Option<Damage>),
+    /// Damage between containers, or a container that cannot be read.
+    Damage(Damage),
+}
+
+/// [`scan`] and [`scan_embedded`] one find at a time, in input order, so
+/// that a caller can be done with each container's bytes before the next
+/// is read. [`Scanner::position`] says how far it has read.
+#[derive(Clone, Debug)]
+pub struct Scanner<'a> {
+    data: &'a [u8],
+    pos: usize,
+    embedded: bool,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner of `data`; `embedded` as [`scan_embedded`].
+    pub fn new(data: &'a [u8], embedded: bool) -> Scanner<'a> {
+        Scanner {
+            data,
+            pos: 0,
+            embedded,
+        }
+    }
+
+    /// The offset the scan has reached: everything before it was read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for Scanner<'a> {
+    type Item = Found<'a>;
+
+    fn next(&mut self) -> Option<Found<'a>> {
+        let data = self.data;
+        loop {
+            let pos = self.pos;
+            if pos >= data.len() {
+                return None;
+            }
+            // Skip zero padding.
+            match data[pos..].iter().position(|&b| b != 0) {
+                Some(skip) => self.pos += skip,
+                None => {
+                    self.pos = data.len();
+                    return None;
+                }
+            }
+            let pos = self.pos;
+            if self.embedded && !(has_magic(&data[pos..]) && plausible_header(data, pos)) {
+                self.pos = next_embedded(data, pos + 1).unwrap_or(data.len());
+                continue;
+            }
+            if !has_magic(&data[pos..]) {
+                let resume = next_magic(data, pos + 1);
+                self.pos = resume.unwrap_or(data.len());
+                return Some(Found::Damage(Damage {
+                    offset: pos,
+                    kind: DamageKind::NotAContainer,
+                    what: match resume {
+                        Some(r) => format!(
+                            "{} bytes that are not a fat binary container (resuming at offset {r})",
+                            r - pos
+                        ),
+                        None => {
+                            "bytes that are not a fat binary container, up to the end".to_owned()
+                        }
+                    },
+                }));
+            }
+            return Some(match read_container(data, pos) {
+                Ok((container, next, damage)) => {
+                    self.pos = next;
+                    Found::Container(container, damage)
+                }
+                Err(d) => {
+                    self.pos = next_magic(data, pos + 1).unwrap_or(data.len());
+                    Found::Damage(d)
+                }
+            });
+        }
+    }
 }
 
 /// Whether the container header at `at` is one nvcc writes: version 1,
