@@ -5,6 +5,7 @@
 mod bench;
 mod ci;
 mod conformance;
+mod cuobjdump;
 mod e2e;
 mod fixtures;
 mod fuzz;

@@ -68,60 +68,31 @@ fn md5_lines(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The entries of `offload ls --json FILE`, in listing order.
-fn ls_entries(file: &str) -> Vec<json::V> {
+/// cuobjdump's lines, made from the JSON listing (shared with xtask's
+/// real-world checks).
+#[path = "../../../xtask/src/cuobjdump.rs"]
+mod cuobjdump;
+
+/// `offload ls --json FILE`.
+fn ls_json(file: &str) -> json::V {
     let o = run_in(&fixtures(), &["ls", "--json", file]);
     assert!(o.status.success(), "{file}: {}", text(&o.stderr));
     let doc = json::parse(&text(&o.stdout));
     assert_eq!(doc.get("schema_version").num(), Some(2));
-    fn walk(n: &json::V, out: &mut Vec<json::V>) {
-        out.extend(n.get("entries").arr().iter().cloned());
-        for c in n.get("children").arr() {
-            walk(c, out);
-        }
-    }
-    let mut out = Vec::new();
-    for f in doc.get("files").arr() {
-        walk(f, &mut out);
-    }
-    out
-}
-
-/// cuobjdump's `--list-elf --list-ptx` lines for the entries it lists, as
-/// our listing gives them (the `member <path>:` lines of an archive are
-/// cuobjdump's own and left out).
-fn as_cuobjdump_list(file: &str, entries: &[json::V]) -> Vec<String> {
-    let stem = match file.rfind('.') {
-        Some(dot) if dot > 0 => &file[..dot],
-        _ => file,
-    };
-    entries
-        .iter()
-        .filter(|e| e.get("cuda").get("listed_by_cuobjdump") == &json::V::Bool(true))
-        .map(|e| {
-            let cuda = e.get("cuda");
-            let kind = if cuda.get("kind").str() == Some("ptx") {
-                "PTX"
-            } else {
-                "ELF"
-            };
-            let k = cuda.get("index").num().unwrap();
-            let name = cuda.get("cuobjdump_name").str().unwrap();
-            format!("{kind} file {k:>4}: {stem}.{k}.{name}")
-        })
-        .collect()
+    doc
 }
 
 #[test]
 fn listings_name_and_number_every_entry_as_cuobjdump_does() {
     for file in BUILDS {
         let recorded = fs::read_to_string(fixtures().join(format!("{file}.list"))).unwrap();
-        let want: Vec<&str> = recorded
-            .lines()
-            .filter(|l| l.starts_with("ELF file") || l.starts_with("PTX file"))
-            .collect();
-        let entries = ls_entries(file);
-        assert_eq!(as_cuobjdump_list(file, &entries), want, "{file}");
+        let doc = ls_json(file);
+        let entries = cuobjdump::entries(&doc);
+        assert_eq!(
+            cuobjdump::list_lines(file, &entries),
+            cuobjdump::recorded_lines(&recorded),
+            "{file}"
+        );
         for e in &entries {
             // Every payload is named, compressed or not, and agrees with
             // its header.

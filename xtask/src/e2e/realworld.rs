@@ -26,7 +26,12 @@
 //!   by `offload extract`) is read by `llvm-readelf-22 -h`: the processor
 //!   and every feature the entry ID sets appear in its flags;
 //! - every NVIDIA ELF entry: `llvm-readelf-22 -h` says NVIDIA CUDA with the
-//!   entry's `sm_NN`; the containers tile the section (no damage).
+//!   entry's `sm_NN`; the containers tile the section (no damage);
+//! - the NVIDIA libraries recorded with cuobjdump 13.5 in
+//!   `tests/fixtures/nvidia/real/` (cuRAND and cuBLAS of CUDA 13,
+//!   bitsandbytes' CUDA 11.8 to 13.2 libraries; about 500 MB more to
+//!   download): the listing numbers and names every entry as cuobjdump
+//!   did, and every file cuobjdump extracted is among ours, byte for byte.
 //!
 //! Prints the figures (files, bundles, entries, checks, disagreements).
 
@@ -129,6 +134,8 @@ struct Tally {
     readelf: usize,
     readobj_lines: usize,
     zstd_frames: usize,
+    cuobjdump_lines: usize,
+    cuobjdump_files: usize,
     disagreements: Vec<String>,
 }
 
@@ -302,10 +309,18 @@ fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> 
                     let tid = e.get("target_id").str().unwrap_or("");
                     check_code_object(&cut, tid, tally, &what);
                 }
+                // A compressed entry's bytes are its stream: the
+                // cuobjdump records check those (check_cuobjdump_records).
+                "cubin" if e.get("compression").str().is_some() => {}
                 "cubin" => {
                     fs::write(&cut, &data[off..off + size]).map_err(|e| e.to_string())?;
                     tally.readelf += 1;
-                    let sm = e.get("target_id").str().unwrap_or("");
+                    // The cubin's flags carry the number, not the variant.
+                    let sm = match e.get("cuda").get("number").num() {
+                        Some(n) => format!("sm_{n}"),
+                        None => e.get("target_id").str().unwrap_or("").to_owned(),
+                    };
+                    let sm = sm.as_str();
                     match readelf_flags(&cut) {
                         Ok((text, tokens))
                             if text.contains("NVIDIA CUDA architecture")
@@ -395,6 +410,145 @@ fn check_library(lib: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> 
     Ok(())
 }
 
+/// The libraries whose cuobjdump 13.5 listings and extracted files' md5s
+/// are recorded in `tests/fixtures/nvidia/real/` (by its `real.sh`): each
+/// wheel of `wheels.txt` is fetched at its recorded version and checked
+/// against its recorded sha256; then every recorded library must hash as
+/// recorded, `offload ls` must list and number its entries as cuobjdump
+/// did, and every file cuobjdump extracted must be among `offload
+/// extract`'s, byte for byte.
+fn check_cuobjdump_records(
+    dir: &Path,
+    offload: &Path,
+    work: &Path,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let records = workspace_root().join("tests/fixtures/nvidia/real");
+    let wheels = fs::read_to_string(records.join("wheels.txt")).map_err(|e| e.to_string())?;
+    let nv = dir.join("nvidia-records");
+    for line in wheels.lines() {
+        let mut cols = line.split_whitespace();
+        let (Some(wheel), Some(sha)) = (cols.next(), cols.next()) else {
+            continue;
+        };
+        // `pip download --no-deps NAME==VERSION`.
+        let spec = cols.last().ok_or("wheels.txt: no package spec")?;
+        let stem = wheel.split("-py3").next().unwrap_or(wheel);
+        let libs_dir = records.join(stem);
+        if !libs_dir.is_dir() {
+            continue; // no library with device code in this wheel
+        }
+        let path = nv.join(wheel);
+        if !path.exists() {
+            sh(Command::new("pip")
+                .args(["download", "--no-deps", "-d"])
+                .arg(&nv)
+                .arg(spec))?;
+        }
+        let got = sh(Command::new("sha256sum").arg(&path))?;
+        if !String::from_utf8_lossy(&got.stdout).starts_with(sha) {
+            return Err(format!("{wheel}: not the recorded wheel (sha256)"));
+        }
+        let unpacked = nv.join(stem);
+        if !unpacked.exists() {
+            sh(Command::new("python3")
+                .args(["-m", "zipfile", "-e"])
+                .arg(&path)
+                .arg(&unpacked))?;
+        }
+        for rec in fs::read_dir(&libs_dir).map_err(|e| e.to_string())? {
+            let rec = rec.map_err(|e| e.to_string())?.path();
+            let Some(lib_name) = rec
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".sha256"))
+            else {
+                continue;
+            };
+            let lib = find_file(&unpacked, lib_name)
+                .ok_or_else(|| format!("{stem}: {lib_name} not in the wheel"))?;
+            let what = format!("{stem}/{lib_name}");
+            let want_sha = fs::read_to_string(&rec).map_err(|e| e.to_string())?;
+            let got = sh(Command::new("sha256sum").arg(&lib))?;
+            let got = String::from_utf8_lossy(&got.stdout);
+            if want_sha.split_whitespace().next() != got.split_whitespace().next() {
+                tally
+                    .disagreements
+                    .push(format!("{what}: not the recorded file"));
+                continue;
+            }
+            tally.files += 1;
+            // The listing.
+            let out = sh(Command::new(offload).args(["ls", "--json"]).arg(&lib))?;
+            let doc = json::parse(&String::from_utf8_lossy(&out.stdout));
+            let entries = crate::cuobjdump::entries(&doc);
+            tally.entries += entries.len();
+            let list = libs_dir.join(format!("{lib_name}.list"));
+            let list = fs::read_to_string(list).map_err(|e| e.to_string())?;
+            let want = crate::cuobjdump::recorded_lines(&list);
+            let ours = crate::cuobjdump::list_lines(lib_name, &entries);
+            tally.cuobjdump_lines += want.len();
+            // cuobjdump stops at an ELF it cannot read (recorded in the
+            // library's .stderr); what it listed must be ours.
+            if ours.len() < want.len() || ours[..want.len()] != want[..] {
+                tally.disagreements.push(format!(
+                    "{what}: listing differs from cuobjdump's ({} vs {} lines)",
+                    ours.len(),
+                    want.len()
+                ));
+            }
+            // The extracted files.
+            let md5s = libs_dir.join(format!("{lib_name}.md5"));
+            let Ok(md5s) = fs::read_to_string(md5s) else {
+                continue;
+            };
+            let out_dir = work.join("cuobjdump-extract");
+            let _ = fs::remove_dir_all(&out_dir);
+            fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+            sh(Command::new(offload)
+                .args(["extract", "-d"])
+                .arg(&out_dir)
+                .arg(&lib))?;
+            for line in md5s.lines() {
+                let Some((sum, name)) = line.split_once("  ") else {
+                    continue;
+                };
+                tally.cuobjdump_files += 1;
+                let ours = out_dir.join(name);
+                let same = ours.exists()
+                    && sh(Command::new("md5sum").arg(&ours))
+                        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with(sum));
+                if !same {
+                    tally
+                        .disagreements
+                        .push(format!("{what}: {name} is not cuobjdump's"));
+                }
+            }
+            let _ = fs::remove_dir_all(&out_dir);
+            eprintln!(
+                "  {what}: {} entries, checked against cuobjdump",
+                entries.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The first file named `name` under `dir`.
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in fs::read_dir(dir).ok()? {
+        let p = e.ok()?.path();
+        if p.is_dir() {
+            if let Some(found) = find_file(&p, name) {
+                return Some(found);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
 pub fn run() -> Result<(), String> {
     let dir = std::env::var_os("OFFLOAD_REALWORLD_DIR")
         .map(PathBuf::from)
@@ -414,10 +568,11 @@ pub fn run() -> Result<(), String> {
             tally.disagreements.len() - before.2
         );
     }
+    check_cuobjdump_records(&dir, &offload, work.path(), &mut tally)?;
     eprintln!(
         "realworld: {} files, {} bundles ({} compressed), {} fat binary containers, {} entries; \
          checked: {} bundler -list runs, {} CCOBs decoded, {} llvm-readelf runs, {} llvm-readobj lines, \
-         {} zstd frames; {} disagreements",
+         {} zstd frames, {} cuobjdump listing lines, {} cuobjdump-extracted files; {} disagreements",
         tally.files,
         tally.bundles,
         tally.ccobs,
@@ -428,6 +583,8 @@ pub fn run() -> Result<(), String> {
         tally.readelf,
         tally.readobj_lines,
         tally.zstd_frames,
+        tally.cuobjdump_lines,
+        tally.cuobjdump_files,
         tally.disagreements.len()
     );
     for d in tally.disagreements.iter().take(50) {

@@ -164,8 +164,38 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
         ],
         // Structured targets start from nothing: libFuzzer's first inputs
         // already decode to small valid values.
+        "nvidia_lz" => nvidia_streams(offload_format::nvidia::Codec::Lz),
+        "nvidia_zstd" => nvidia_streams(offload_format::nvidia::Codec::Zstd),
         _ => Vec::new(),
     })
+}
+
+/// The compressed entries of the nvcc-built fixtures (tests/fixtures/
+/// nvidia) stored with `codec`, as the codec targets read them: a kind
+/// byte (bit 0: PTX), the recorded decoded size (u32), the stream.
+fn nvidia_streams(codec: offload_format::nvidia::Codec) -> Seeds {
+    use offload_format::nvidia::fatbin::{self, EntryKind};
+    let mut out = Vec::new();
+    for (name, file) in fixture_tree("nvidia", 64 << 10) {
+        let Some(at) = file
+            .windows(4)
+            .position(|w| w == 0xBA55_ED50u32.to_le_bytes())
+        else {
+            continue;
+        };
+        for c in fatbin::scan(&file[at..]).containers {
+            for (i, e) in c.entries.iter().enumerate() {
+                if e.codec() != Some(codec) || e.payload.len() > 8192 {
+                    continue;
+                }
+                let mut seed = vec![u8::from(e.kind == EntryKind::Ptx)];
+                seed.extend_from_slice(&(e.uncompressed_size as u32).to_le_bytes());
+                seed.extend_from_slice(e.payload);
+                out.push((format!("{name}-{}-{i}", c.offset), seed));
+            }
+        }
+    }
+    out
 }
 
 /// CCOBs from our writer: each method and writable version, and a
