@@ -44,7 +44,7 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
     // objects go from the input file to the outputs in the kernel.
     let data = read_input(input_name).map_err(|e| Fail::file_io(input_name.as_bytes(), &e))?;
     let mut input = Input::from_bytes(&data[..], Path::new(input_name))
-        .map_err(|e| Fail::msg(e.to_string()))?
+        .map_err(|e| Fail::bytes(e.to_bytes()))?
         .with_release(|range| data.release(range))
         .with_thin_members(read_member_file);
 
@@ -56,18 +56,15 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
             write_stderr(ccob::format_decompress_report(&report).as_bytes())
         }
         Note::Uncompressed | Note::Decompressed(_) => {}
-        Note::Warning(w) => diag.bare_warning(w.to_string()),
+        Note::Warning(w) => diag.bare_warning(w.to_bytes()),
         Note::HostObjectSkipped => print_command(&command::unbundle_host_command_line(
             &objcopy,
             &temp_name(),
             &temp_name(),
         )),
     };
-    let fail = |e: offload_format::device_archive::Error| match e {
-        // Header bytes quoted as stored, as LLVM prints them.
-        offload_format::device_archive::Error::Archive(e) => Fail::bytes(e.to_bytes()),
-        e => Fail::msg(e.to_string()),
-    };
+    // Member names and header bytes quoted as stored, as LLVM prints them.
+    let fail = |e: offload_format::device_archive::Error| Fail::bytes(e.to_bytes());
     let mut plan =
         Unbundled::read(&mut input, &targets, &options, &shown, &mut notes).map_err(fail)?;
 

@@ -624,10 +624,27 @@ fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, HostFail> {
         );
         if unreadable {
             HostFail::LlvmGoesOn(fail)
+        } else if let object_bundle::Error::Elf(_) = e {
+            // llvm-objcopy 22 refuses the host with this text, then the
+            // bundler reports the tool's failure.
+            HostFail::Now(objcopy_failed(&fail.message, &job.inputs[0]))
         } else {
             HostFail::Now(fail)
         }
     })
+}
+
+/// What LLVM 22 prints when the llvm-objcopy it runs fails with `message`:
+/// llvm-objcopy's own `llvm-objcopy: error: <message>` (printed here), then
+/// the bundler's `'llvm-objcopy' tool failed` (the returned error), whose
+/// explanation says what failed.
+fn objcopy_failed(message: &[u8], input: &OsStr) -> Fail {
+    Diag::new(OsStr::new("llvm-objcopy")).error(message);
+    let mut why = b"llvm-objcopy cannot rewrite the host object of '".to_vec();
+    why.extend_from_slice(input.as_bytes());
+    why.extend_from_slice(b"' without its bundle sections: ");
+    why.extend_from_slice(message);
+    Fail::msg("'llvm-objcopy' tool failed").explained(why)
 }
 
 /// Why the host object was not made: an error LLVM 22 stops at, or a

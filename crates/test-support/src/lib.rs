@@ -14,6 +14,7 @@ use std::process::{Command, Output, Stdio};
 pub mod ar;
 pub mod compatibility;
 pub mod hostile;
+pub mod llvm_text;
 pub mod output_safety;
 
 /// The environment variables that change the bundler's behaviour

@@ -13,8 +13,9 @@ pub enum ArchiveError {
     /// A structural problem; the text is what LLVM puts in parentheses
     /// after "truncated or malformed archive".
     Malformed(String),
-    /// The same, with a text that quotes header bytes as stored (LLVM does
-    /// not escape the length of a `#1/` name when it steps to a member):
+    /// The same, with a text that quotes header bytes as stored (a member
+    /// name, a size field; LLVM does not escape the length of a `#1/` name
+    /// when it steps to a member):
     /// `Display` shows bytes that are not UTF-8 as U+FFFD,
     /// [`ArchiveError::to_bytes`] gives them as stored.
     MalformedBytes(Vec<u8>),
@@ -104,14 +105,23 @@ pub struct MemberWarning {
     pub message: String,
 }
 
+impl MemberWarning {
+    /// `'<member>': <message>` with the member name as stored (LLVM prints
+    /// it byte for byte); `Display` shows bytes that are not UTF-8 as U+FFFD.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        [
+            b"'",
+            self.member.as_slice(),
+            b"': ",
+            self.message.as_bytes(),
+        ]
+        .concat()
+    }
+}
+
 impl fmt::Display for MemberWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "'{}': {}",
-            String::from_utf8_lossy(&self.member),
-            self.message
-        )
+        f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
     }
 }
 
@@ -136,21 +146,25 @@ pub enum ArchiveWriteError {
     },
 }
 
-impl fmt::Display for ArchiveWriteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ArchiveWriteError {
+    /// The message as bytes, member names as stored (LLVM prints them byte
+    /// for byte); `Display` shows bytes that are not UTF-8 as U+FFFD.
+    pub fn to_bytes(&self) -> Vec<u8> {
         match self {
-            ArchiveWriteError::Io(e) => f.write_str(&crate::llvm::os_error_text(e)),
+            ArchiveWriteError::Io(e) => crate::llvm::os_error_text(e).into_bytes(),
             ArchiveWriteError::Member { name, reason } => {
-                write!(f, "'{}': {}", String::from_utf8_lossy(name), reason)
+                [b"'", name.as_slice(), b"': ", reason.as_bytes()].concat()
             }
             ArchiveWriteError::TooLarge { name } => {
-                write!(
-                    f,
-                    "File {} exceeds size limit",
-                    String::from_utf8_lossy(name)
-                )
+                [b"File ", name.as_slice(), b" exceeds size limit"].concat()
             }
         }
+    }
+}
+
+impl fmt::Display for ArchiveWriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
     }
 }
 

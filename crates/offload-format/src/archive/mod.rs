@@ -29,7 +29,9 @@ mod write;
 
 pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
 pub(crate) use read::load_thin_with;
-pub use read::{thin_member_path, Archive, ArchiveKind, LoadThin, Member, MemberContent, Members};
+pub use read::{
+    thin_member_path, Archive, ArchiveKind, CutMember, LoadThin, Member, MemberContent, Members,
+};
 pub(crate) use symbols::member_symbols_and_module_asm;
 pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{

@@ -61,6 +61,19 @@ pub struct Member<'a> {
     pub header: &'a [u8],
 }
 
+/// A regular member whose data runs past the end of the archive: what the
+/// file holds of it. LLVM hands such a member out (reading the rest from
+/// beyond its buffer) before it reports the archive's damage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutMember<'a> {
+    /// The member name, resolved.
+    pub name: &'a [u8],
+    /// The member's bytes up to the end of the archive.
+    pub present: &'a [u8],
+    /// The size its header records (more than `present.len()`).
+    pub size: u64,
+}
+
 /// Parsed header fields needed to walk the archive.
 struct Child<'a> {
     offset: usize,
@@ -74,6 +87,12 @@ struct Child<'a> {
 
 fn malformed(text: String) -> ArchiveError {
     ArchiveError::Malformed(text)
+}
+
+/// A structural problem whose text quotes header bytes (a member name, a
+/// size field) as stored: LLVM prints them byte for byte.
+fn malformed_bytes(pieces: &[&[u8]]) -> ArchiveError {
+    ArchiveError::MalformedBytes(pieces.concat())
 }
 
 fn malformed_name(text: String) -> ArchiveError {
@@ -292,6 +311,7 @@ impl<'a> Archive<'a> {
         Members {
             archive: self,
             state: self.first_regular.map_or(State::Done, State::At),
+            cut: None,
         }
     }
 
@@ -326,7 +346,7 @@ impl<'a> Archive<'a> {
             // Name the member if its name field is there and resolvable.
             let msg = "remaining size of archive too small for next archive member header ";
             return Err(match self.partial_name(offset, remaining) {
-                Some(name) => malformed(format!("{msg}for {}", String::from_utf8_lossy(&name))),
+                Some(name) => malformed_bytes(&[msg.as_bytes(), b"for ", &name]),
                 None => malformed(format!("{msg}at offset {offset}")),
             });
         };
@@ -344,7 +364,7 @@ impl<'a> Archive<'a> {
                 thin: false,
             };
             return Err(match self.name_with_size(&probe, remaining as u64) {
-                Ok(name) => malformed(format!("{msg}for {}", String::from_utf8_lossy(name))),
+                Ok(name) => malformed_bytes(&[msg.as_bytes(), b"for ", name]),
                 Err(_) => malformed(format!("{msg}at offset {offset}")),
             });
         }
@@ -391,11 +411,11 @@ impl<'a> Archive<'a> {
     fn size_field(&self, child: &Child<'_>) -> Result<u64, ArchiveError> {
         let raw = rtrim(&child.header[48..58], b' ');
         crate::llvm::decimal_u64(raw).ok_or_else(|| {
-            malformed(format!(
-                "characters in size field in archive member header are not all decimal numbers: '{}' for the archive member header at offset {}",
-                String::from_utf8_lossy(raw),
-                child.offset
-            ))
+            malformed_bytes(&[
+                b"characters in size field in archive member header are not all decimal numbers: '",
+                raw,
+                format!("' for the archive member header at offset {}", child.offset).as_bytes(),
+            ])
         })
     }
 
@@ -520,7 +540,7 @@ impl<'a> Archive<'a> {
     fn past_end_error(&self, child: &Child<'a>) -> ArchiveError {
         let msg = "offset to next archive member past the end of the archive after member ";
         match self.name(child) {
-            Ok(name) => malformed(format!("{msg}{}", String::from_utf8_lossy(name))),
+            Ok(name) => malformed_bytes(&[msg.as_bytes(), name]),
             Err(_) => malformed(format!("{msg}at offset {}", child.offset)),
         }
     }
@@ -536,6 +556,24 @@ impl<'a> Archive<'a> {
             Some(n) if n < self.data.len() as u64 => self.child_at(n as usize).map(Some),
             _ => Err(self.past_end_error(child)),
         }
+    }
+
+    /// The member at `child` if its data runs past the end of the archive.
+    fn cut_member(&self, child: &Child<'a>) -> Option<CutMember<'a>> {
+        if child.thin {
+            return None;
+        }
+        let start = child.offset as u64 + child.start_of_file;
+        let end = (child.offset as u64 + HEADER_SIZE as u64).checked_add(child.raw_size)?;
+        let len = self.data.len() as u64;
+        if start > len || end <= len || start > end {
+            return None;
+        }
+        Some(CutMember {
+            name: self.name(child).ok()?,
+            present: &self.data[start as usize..],
+            size: end - start,
+        })
     }
 
     fn member(&self, child: &Child<'a>) -> Result<Member<'a>, ArchiveError> {
@@ -560,6 +598,15 @@ impl<'a> Archive<'a> {
 pub struct Members<'r, 'a> {
     archive: &'r Archive<'a>,
     state: State,
+    cut: Option<CutMember<'a>>,
+}
+
+impl<'a> Members<'_, 'a> {
+    /// After the iterator gave an error: the member it was at, when the
+    /// error is that member's data running past the end of the archive.
+    pub fn cut_member(&self) -> Option<CutMember<'a>> {
+        self.cut
+    }
 }
 
 enum State {
@@ -577,12 +624,12 @@ impl<'a> Iterator for Members<'_, 'a> {
             State::Failed(e) => return Some(Err(e)),
             State::At(offset) => offset,
         };
-        let result = self
-            .archive
-            .child_at(offset)
-            .and_then(|child| Ok((self.archive.member(&child)?, child)));
-        match result {
-            Ok((member, child)) => {
+        let child = match self.archive.child_at(offset) {
+            Ok(child) => child,
+            Err(e) => return Some(Err(e)),
+        };
+        match self.archive.member(&child) {
+            Ok(member) => {
                 // The next header is only looked at after this member is
                 // handed out, so a consumer sees it before a later error,
                 // as with LLVM's iterator.
@@ -593,7 +640,10 @@ impl<'a> Iterator for Members<'_, 'a> {
                 };
                 Some(Ok(member))
             }
-            Err(e) => Some(Err(e)),
+            Err(e) => {
+                self.cut = self.archive.cut_member(&child);
+                Some(Err(e))
+            }
         }
     }
 }

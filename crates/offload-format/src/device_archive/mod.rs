@@ -74,8 +74,8 @@ use crate::object_bundle;
 pub(crate) use entries::ids_for_check;
 pub use entries::{entries, EntriesError, Entry, EntryData};
 use gather::Gather;
-pub use source::Input;
 use source::MemberBytes;
+pub use source::{cut_member_error, first_cut_member_error, Input};
 
 /// A requested target: a standardised entry ID such as
 /// `hip-amdgcn-amd-amdhsa--gfx90a:xnack+`.
@@ -250,25 +250,45 @@ fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The message as bytes. Member names (and the archive error's quoted
+    /// header bytes) are given as stored, as LLVM prints them; `Display`
+    /// is this text with bytes that are not UTF-8 as U+FFFD.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // `'<archive>(<member>)': <what>`
+        let in_archive = |archive: &str, member: &[u8], what: &str| {
+            [
+                b"'",
+                archive.as_bytes(),
+                b"(",
+                member,
+                b")': ",
+                what.as_bytes(),
+            ]
+            .concat()
+        };
         match self {
-            Error::Input { path, error } => {
-                write!(f, "'{}': {}", path.display(), crate::llvm::os_error_text(error))
+            Error::Input { path, error } => format!(
+                "'{}': {}",
+                path.display(),
+                crate::llvm::os_error_text(error)
+            )
+            .into_bytes(),
+            Error::Archive(e) => e.to_bytes(),
+            Error::Damaged { archive, error } => {
+                [b"'", archive.as_bytes(), b"': ", &error.to_bytes()].concat()
             }
-            Error::Archive(e) => e.fmt(f),
-            Error::Damaged { archive, error } => write!(f, "'{archive}': {error}"),
             Error::Decompress {
                 member,
                 archive,
                 error,
-            } if error.is_own_check() => write!(
-                f,
-                "'{archive}({})': Failed to decompress code object: {error}",
-                lossy(member)
+            } if error.is_own_check() => in_archive(
+                archive,
+                member,
+                &format!("Failed to decompress code object: {error}"),
             ),
             Error::Decompress { error, .. } => {
-                write!(f, "Failed to decompress code object: {error}")
+                format!("Failed to decompress code object: {error}").into_bytes()
             }
             Error::Entries {
                 member,
@@ -276,49 +296,61 @@ impl fmt::Display for Error {
                 error,
             } => match error.as_ref() {
                 // LLVM's own wording, which names no file.
-                EntriesError::Object(e @ (object_bundle::Error::Elf(_) | object_bundle::Error::Coff(_))) => {
-                    e.fmt(f)
-                }
-                other => write!(f, "'{archive}({})': {other}", lossy(member)),
+                EntriesError::Object(
+                    e @ (object_bundle::Error::Elf(_) | object_bundle::Error::Coff(_)),
+                ) => e.to_string().into_bytes(),
+                other => in_archive(archive, member, &other.to_string()),
             },
-            Error::InvalidBundleId => f.write_str(entry_id::INVALID_ID_IN_CODE_OBJECT),
-            Error::EntryContents(text) => f.write_str(text),
+            Error::InvalidBundleId => entry_id::INVALID_ID_IN_CODE_OBJECT.as_bytes().to_vec(),
+            Error::EntryContents(text) => text.as_bytes().to_vec(),
             Error::HostObject {
                 member,
                 archive,
                 error,
-            } => write!(
-                f,
-                "'{archive}({})': cannot extract the host object: {error}",
-                lossy(member)
+            } => in_archive(
+                archive,
+                member,
+                &format!("cannot extract the host object: {error}"),
             ),
             Error::Conflict {
                 first,
                 second,
                 member,
                 archive,
-            } => write!(
-                f,
-                "conflicting TargetIDs [{first}, {second}] found in {} of {archive}",
-                lossy(member)
-            ),
-            Error::NoCompatible { target, archive } => write!(
-                f,
+            } => [
+                format!("conflicting TargetIDs [{first}, {second}] found in ").as_bytes(),
+                member,
+                format!(" of {archive}").as_bytes(),
+            ]
+            .concat(),
+            Error::NoCompatible { target, archive } => format!(
                 "no compatible code object found for the target '{target}' in heterogeneous archive library: {archive}"
-            ),
-            Error::MemberSymbols { name, reason } => write!(f, "'{}': {reason}", lossy(name)),
-            Error::ModuleAsm { name } => write!(
-                f,
-                "'{}': bitcode with module-level inline assembly cannot be put in a device archive \
-                 (LLVM 22's bundler crashes on it)",
-                lossy(name)
-            ),
-            Error::TooLarge { name } => write!(f, "File {} exceeds size limit", lossy(name)),
-            Error::Changed { archive } => {
-                write!(f, "'{archive}': the archive changed while it was being read")
+            )
+            .into_bytes(),
+            Error::MemberSymbols { name, reason } => {
+                [b"'", name.as_slice(), b"': ", reason.as_bytes()].concat()
             }
-            Error::Output(e) => f.write_str(&crate::llvm::os_error_text(e)),
+            Error::ModuleAsm { name } => [
+                b"'",
+                name.as_slice(),
+                b"': bitcode with module-level inline assembly cannot be put in a device \
+                  archive (LLVM 22's bundler crashes on it)",
+            ]
+            .concat(),
+            Error::TooLarge { name } => {
+                [b"File ", name.as_slice(), b" exceeds size limit"].concat()
+            }
+            Error::Changed { archive } => {
+                format!("'{archive}': the archive changed while it was being read").into_bytes()
+            }
+            Error::Output(e) => crate::llvm::os_error_text(e).into_bytes(),
         }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.to_bytes()))
     }
 }
 

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::archive::{thin_member_path, Archive, ArchiveError, LoadThin, MemberContent};
+use crate::archive::{thin_member_path, Archive, ArchiveError, CutMember, LoadThin, MemberContent};
 
 use super::Error;
 
@@ -101,8 +101,17 @@ impl<'a> Input<'a> {
         // gathers them) and catches the pages the kernel maps around each
         // one touched (fault-around).
         let (mut from, mut mark) = (0, 0);
-        for member in archive.members() {
-            let member = member.map_err(Error::Archive)?;
+        let mut members = archive.members();
+        while let Some(member) = members.next() {
+            let member = match member {
+                Ok(member) => member,
+                Err(e) => {
+                    if let Some(cut) = members.cut_member() {
+                        visit_cut_member(cut, buf, &mut visit)?;
+                    }
+                    return Err(Error::Archive(e));
+                }
+            };
             match member.content {
                 MemberContent::Inline(bytes) => {
                     visit(member.name, MemberBytes::Archive(bytes))?;
@@ -126,6 +135,62 @@ impl<'a> Input<'a> {
         }
         Ok(())
     }
+}
+
+/// The most bytes a member cut by the end of the archive may lack for
+/// [`visit_cut_member`] to look at it.
+const CUT_MEMBER_PAD: u64 = 1 << 20;
+
+/// A member whose data runs past the end of the archive: LLVM 22 hands it
+/// out with whatever lies beyond its buffer, and reports the archive's
+/// damage only after the member. Where the member's own error is decided
+/// by the bytes the file has ([`cut_member_error`]), that error is LLVM's
+/// first: the member is visited, zero-padded, and its error returned.
+/// Otherwise the caller reports the damage.
+fn visit_cut_member<'s>(
+    cut: CutMember<'_>,
+    buf: &mut Vec<u8>,
+    visit: &mut impl FnMut(&[u8], MemberBytes<'s, '_>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if cut_member_error(cut, buf).is_none() {
+        return Ok(());
+    }
+    visit(cut.name, MemberBytes::Loaded(buf))
+}
+
+/// The error of a member cut by the end of the archive (a damaged ELF
+/// header, say) when it is the same whatever follows the bytes the file
+/// has: with them followed by zeros and by `0xFF`s up to the recorded
+/// size (at most [`CUT_MEMBER_PAD`] bytes missing). Leaves the member,
+/// zero-padded, in `buf`.
+pub fn cut_member_error(cut: CutMember<'_>, buf: &mut Vec<u8>) -> Option<String> {
+    if cut.size.saturating_sub(cut.present.len() as u64) > CUT_MEMBER_PAD {
+        return None;
+    }
+    let mut padded = |fill: u8| {
+        buf.clear();
+        buf.extend_from_slice(cut.present);
+        buf.resize(cut.size as usize, fill);
+        super::entries::entries(buf, false)
+            .into_iter()
+            .find_map(Result::err)
+            .map(|e| e.to_string())
+    };
+    let with_ones = padded(0xFF)?;
+    (padded(0) == Some(with_ones.clone())).then_some(with_ones)
+}
+
+/// [`cut_member_error`] for the member of `archive` that runs past its end,
+/// if there is one.
+pub fn first_cut_member_error(archive: &[u8]) -> Option<String> {
+    let archive = Archive::parse(archive).ok()?;
+    let mut members = archive.members();
+    while let Some(member) = members.next() {
+        if member.is_err() {
+            return cut_member_error(members.cut_member()?, &mut Vec::new());
+        }
+    }
+    None
 }
 
 /// A member's bytes during a walk.

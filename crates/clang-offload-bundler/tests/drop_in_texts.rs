@@ -1,0 +1,136 @@
+//! Where LLVM 22's bundler fails cleanly, we print exactly its text (our
+//! own explanation only with `OFFLOAD_TOOLS_EXPLAIN`): cases found by
+//! `cargo xtask mutate`, each checked against clang-offload-bundler-22
+//! when it is installed, else against the recorded text
+//! (`tests/fixtures/drop_in_texts/`).
+
+use std::fs;
+use std::path::Path;
+
+use test_support::llvm_text::{check, Case};
+
+/// A HIP `-fgpu-rdc` library of two objects, `k1.o` and
+/// `k2_with_a_long_name.o` (clang-22 built it: tests/fixtures/archive/gen.sh).
+fn library() -> Vec<u8> {
+    fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/archive/hip-input.a"))
+        .unwrap()
+}
+
+/// Offset of `k1.o`'s member header in [`library`].
+fn k1_header(lib: &[u8]) -> usize {
+    lib.windows(8).position(|w| w == b"k1.o/   ").unwrap()
+}
+
+fn u64_at(b: &[u8], at: usize) -> usize {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
+}
+
+fn unbundle_a(recorded: &'static str, args: &'static [&'static str]) -> Case<'static> {
+    Case {
+        ours: env!("CARGO_BIN_EXE_clang-offload-bundler"),
+        llvm: "clang-offload-bundler-22",
+        arg0: "clang-offload-bundler",
+        args,
+        recorded,
+    }
+}
+
+const UNBUNDLE_A: &[&str] = &[
+    "-unbundle",
+    "-type=a",
+    "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+    "-input=in.a",
+    "-output=o1",
+    "-allow-missing-bundles",
+];
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn header_bytes_that_are_not_utf8_are_quoted_as_stored() {
+    let lib = library();
+    let at = k1_header(&lib);
+    // `k\xFF.o`, then a size field with a byte that is not a digit.
+    let mut size = lib.clone();
+    size[at + 1] = 0xFF;
+    size[at + 50] = 0xFF;
+    let setup = |d: &Path| fs::write(d.join("in.a"), &size).unwrap();
+    let out = check(
+        &unbundle_a("bundler-size-field-not-utf8", UNBUNDLE_A),
+        &setup,
+    );
+    assert!(
+        out.stderr.windows(3).any(|w| w == b"11\xFF"),
+        "{}",
+        stderr(&out)
+    );
+    // The same member name, with a header whose terminator is damaged.
+    let mut term = lib.clone();
+    term[at + 1] = 0xFF;
+    term[at + 58] = 0xFF;
+    let setup = |d: &Path| fs::write(d.join("in.a"), &term).unwrap();
+    let out = check(
+        &unbundle_a("bundler-member-name-not-utf8", UNBUNDLE_A),
+        &setup,
+    );
+    assert!(
+        out.stderr.windows(6).any(|w| w == b"k\xFF.o)\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_damaged_member_cut_by_the_end_reports_the_member_first() {
+    // k1.o's string table section made SHT_NULL, and the archive cut 56
+    // bytes before k1.o's end (in its section table, after the damage).
+    let mut lib = library();
+    let data = k1_header(&lib) + 60;
+    let shoff = u64_at(&lib, data + 0x28);
+    lib[data + shoff + 64 + 4..data + shoff + 64 + 8].fill(0);
+    lib.truncate(12100);
+    let setup = |d: &Path| fs::write(d.join("in.a"), &lib).unwrap();
+    let out = check(
+        &unbundle_a("bundler-cut-damaged-member", UNBUNDLE_A),
+        &setup,
+    );
+    assert!(
+        stderr(&out).contains("invalid sh_type for string table section [index 1]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_host_llvm_objcopy_refuses_prints_both_lines() {
+    // k1.o with `.rela.text`'s sh_link out of range: the bundler reads it,
+    // llvm-objcopy refuses to rewrite it.
+    let lib = library();
+    let data = k1_header(&lib) + 60;
+    let mut k1 = lib[data..data + 11832].to_vec();
+    let shoff = u64_at(&k1, 0x28);
+    k1[shoff + 3 * 64 + 40..shoff + 3 * 64 + 44].copy_from_slice(&99u32.to_le_bytes());
+    let setup = |d: &Path| fs::write(d.join("in.o"), &k1).unwrap();
+    let case = Case {
+        args: &[
+            "-unbundle",
+            "-type=o",
+            "-targets=host-x86_64-pc-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906",
+            "-input=in.o",
+            "-output=o1",
+            "-output=o2",
+        ],
+        ..unbundle_a("bundler-objcopy-refuses-host", &[])
+    };
+    let out = check(&case, &setup);
+    assert!(
+        stderr(&out).ends_with(
+            "clang-offload-bundler: note: llvm-objcopy cannot rewrite the host object of 'in.o' \
+             without its bundle sections: Link field value 99 in section .rela.text is invalid\n"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
