@@ -448,10 +448,13 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
                     _ => write_entry(outputs.file(index), e, range, args.raw).map_err(fail)?,
                 }
                 // Done with those input pages: extracting a large library
-                // does not end up holding all of it.
+                // does not end up holding all of it. The kernel maps pages
+                // around each one read (fault-around, 64 KiB aligned), so
+                // the neighbourhood goes too.
+                const AROUND: usize = 64 << 10;
                 if let (Ok(a), Ok(b)) = (usize::try_from(*offset), usize::try_from(*offset + *size))
                 {
-                    input.release(a..b);
+                    input.release(a.saturating_sub(AROUND)..b.saturating_add(AROUND));
                 }
             }
         }

@@ -12,7 +12,7 @@ use offload_cli::fsio;
 use offload_format::archive::{thin_member_path, Archive, MemberContent};
 use offload_format::hip_fatbin::{self, ItemKind};
 use offload_format::identify::{identify, FileKind};
-use offload_format::nvidia::{fatbin, CudaArch};
+use offload_format::nvidia::{fatbin, CudaArch, DecodeError};
 use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
@@ -675,6 +675,7 @@ impl Walker {
         // the scan touches every entry header, the naming each payload's
         // first block.
         let mut held = 0usize;
+        let mut batch = HeadBatch::new();
         while let Some(found) = scanner.next() {
             let c = match found {
                 fatbin::Found::Damage(d) => {
@@ -699,7 +700,14 @@ impl Walker {
             n.offset = place.plus(c.offset).offset();
             n.size = Some(c.len());
             for e in &c.entries {
-                let entries = self.fatbin_entries(data, e, place, &mut n.damage);
+                let (entries, heads) = self.fatbin_entries(data, e, place, &mut n.damage);
+                let at = place.plus(e.offset).offset();
+                batch.jobs.push(HeadJob {
+                    node: batch.nodes.len(),
+                    first: n.entries.len(),
+                    at,
+                    heads,
+                });
                 n.entries.extend(entries);
             }
             n.detail = Some(if n.entries.len() == c.entries.len() {
@@ -715,11 +723,15 @@ impl Walker {
                         .count()
                 )
             });
-            node.children.push(n);
-            let upto = scanner.position();
-            self.done_with(place.plus(held), upto.saturating_sub(held));
-            held = upto;
+            batch.nodes.push(n);
+            if batch.jobs.len() >= batch.limit {
+                batch.finish(&mut node.children);
+                let upto = scanner.position();
+                self.done_with(place.plus(held), upto.saturating_sub(held));
+                held = upto;
+            }
         }
+        batch.finish(&mut node.children);
         self.done_with(place.plus(held), data.len().saturating_sub(held));
         if embedded && containers > 0 {
             node.detail = Some(format!(
@@ -746,19 +758,18 @@ impl Walker {
     /// The model entries of one fat binary entry (one, or one per member
     /// of a concatenated entry): the header's facts, and each payload named
     /// from its first bytes (decoded, when compressed: only those).
-    fn fatbin_entries(
+    fn fatbin_entries<'a>(
         &mut self,
-        data: &[u8],
-        e: &fatbin::Entry<'_>,
+        data: &'a [u8],
+        e: &fatbin::Entry<'a>,
         place: Place,
         damage: &mut Vec<Damage>,
-    ) -> Vec<Entry> {
-        let at = place.plus(e.offset).offset();
+    ) -> (Vec<Entry>, Heads<'a>) {
         let members = match e.members(data) {
             Ok(m) => m,
             Err(err) => {
                 damage.push(Damage {
-                    offset: at,
+                    offset: place.plus(e.offset).offset(),
                     message: format!("fat binary concatenated entry: {err}"),
                 });
                 Vec::new()
@@ -790,9 +801,9 @@ impl Walker {
                 unlisted_in: self.nv_section.is_some(),
             };
             let head = if e.is_compressed() {
-                e.head(HEAD).map(|h| vec![h.into_owned()])
+                Heads::Decode(*e)
             } else {
-                Ok(vec![fsio::head(e.payload, HEAD).into_owned()])
+                Heads::Ready(Ok(vec![fsio::head(e.payload, HEAD).into_owned()]))
             };
             (vec![base(nv, e.payload.len() as u64)], head)
         } else {
@@ -818,33 +829,18 @@ impl Walker {
             let ranges: Vec<(u64, u64)> = members.iter().map(|m| (m.offset, m.size)).collect();
             let last = ranges.iter().map(|r| r.0).max().unwrap_or(0);
             let heads = if last > HEADS_DECODE_MAX {
-                Ok(Vec::new())
+                Heads::Ready(Ok(Vec::new()))
             } else {
-                e.range_heads(&ranges, HEAD as u64)
+                Heads::Ranges(*e, ranges)
             };
             (entries, heads)
         };
-        match heads {
-            Ok(heads) => {
-                for (entry, head) in entries.iter_mut().zip(&heads) {
-                    let nv = entry.nvidia.expect("an NVIDIA entry");
-                    let p = payload::classify(head);
-                    entry.payload_matches = payload_agrees(&p, Claim::Nvidia(&nv));
-                    entry.payload_target = p.target();
-                    entry.payload = Some(p.name());
-                }
-            }
-            Err(err) => damage.push(Damage {
-                offset: at,
-                message: format!("fat binary entry {}: {err}", entries[0].id),
-            }),
-        }
         if let (Location::Derived, false) = (&entries[0].location, e.payload.is_empty()) {
             for entry in &mut entries {
                 entry.data = Some(e.payload.to_vec());
             }
         }
-        entries
+        (entries, heads)
     }
 
     fn bitcode(&mut self, data: &[u8], node: &mut Node, depth: usize) {
@@ -1056,6 +1052,115 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         entry.data = Some(data.to_vec());
     }
     entry
+}
+
+/// How the first bytes of a fat binary entry's payload (or of each member
+/// of a concatenated one) are had.
+enum Heads<'a> {
+    /// Already read (stored payloads: from the file, with `pread`).
+    Ready(Result<Vec<Vec<u8>>, DecodeError>),
+    /// Decoded from a compressed entry's stream.
+    Decode(fatbin::Entry<'a>),
+    /// Decoded from a concatenated entry, one head per range.
+    Ranges(fatbin::Entry<'a>, Vec<(u64, u64)>),
+}
+
+impl Heads<'_> {
+    fn get(self) -> Result<Vec<Vec<u8>>, DecodeError> {
+        match self {
+            Heads::Ready(r) => r,
+            Heads::Decode(e) => e.head(HEAD).map(|h| vec![h.into_owned()]),
+            Heads::Ranges(e, ranges) => e.range_heads(&ranges, HEAD as u64),
+        }
+    }
+}
+
+/// One entry's heads to get, and where its model entries are.
+struct HeadJob<'a> {
+    /// Index of the container's node in the batch.
+    node: usize,
+    /// Index of its first model entry in that node.
+    first: usize,
+    /// The entry header's offset, for damage.
+    at: Option<u64>,
+    heads: Heads<'a>,
+}
+
+/// Containers whose payloads are named together: decoding a compressed
+/// entry's first block costs far more than reading its header, and the
+/// decodes are independent, so they run on every core, a batch at a time
+/// (the batch bounds the pages held before they are dropped).
+struct HeadBatch<'a> {
+    nodes: Vec<Node>,
+    jobs: Vec<HeadJob<'a>>,
+    threads: usize,
+    limit: usize,
+}
+
+impl<'a> HeadBatch<'a> {
+    fn new() -> HeadBatch<'a> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        HeadBatch {
+            nodes: Vec::new(),
+            jobs: Vec::new(),
+            threads,
+            limit: 16 * threads,
+        }
+    }
+
+    /// Names the payloads of the batch and hands its nodes to `out`.
+    fn finish(&mut self, out: &mut Vec<Node>) {
+        let jobs = std::mem::take(&mut self.jobs);
+        let places: Vec<(usize, usize, Option<u64>)> =
+            jobs.iter().map(|j| (j.node, j.first, j.at)).collect();
+        let heads: Vec<Heads<'a>> = jobs.into_iter().map(|j| j.heads).collect();
+        let results = if self.threads > 1 && heads.len() > 1 {
+            let per = heads.len().div_ceil(self.threads);
+            let mut chunks: Vec<Vec<Heads<'a>>> = Vec::new();
+            let mut heads = heads.into_iter().peekable();
+            while heads.peek().is_some() {
+                chunks.push(heads.by_ref().take(per).collect());
+            }
+            std::thread::scope(|s| {
+                let running: Vec<_> = chunks
+                    .into_iter()
+                    .map(|chunk| {
+                        s.spawn(move || chunk.into_iter().map(Heads::get).collect::<Vec<_>>())
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .flat_map(|t| t.join().expect("naming payloads does not panic"))
+                    .collect::<Vec<_>>()
+            })
+        } else {
+            heads.into_iter().map(Heads::get).collect()
+        };
+        for ((node, first, at), result) in places.into_iter().zip(results) {
+            let n = &mut self.nodes[node];
+            match result {
+                Ok(heads) => {
+                    for (entry, head) in n.entries[first..].iter_mut().zip(&heads) {
+                        let Some(nv) = entry.nvidia else { continue };
+                        let p = payload::classify(head);
+                        entry.payload_matches = payload_agrees(&p, Claim::Nvidia(&nv));
+                        entry.payload_target = p.target();
+                        entry.payload = Some(p.name());
+                    }
+                }
+                Err(err) => {
+                    let id = n.entries[first].id.clone();
+                    n.damage.push(Damage {
+                        offset: at,
+                        message: format!("fat binary entry {id}: {err}"),
+                    });
+                }
+            }
+        }
+        out.append(&mut self.nodes);
+    }
 }
 
 /// What an entry says its payload is for.
