@@ -21,6 +21,11 @@
 //!   the binaries of the kept images, packed at the front on 8-byte
 //!   boundaries as a linker concatenates them; the last one's recorded size
 //!   takes in the freed space (LLVM reads no zero bytes after a binary).
+//! * [`fatbin`]: an NVIDIA fat binary container keeps the kept entries,
+//!   header and stored payload byte for byte (nothing is decompressed or
+//!   compressed again), packed from its start; its size field says how
+//!   much they take. The runtime's registration records point at the
+//!   container's first byte, which does not move.
 //!
 //! Each returns `Ok(None)` when nothing is to be dropped, and an error
 //! (nothing rewritten) when the container cannot be read or its thinned
@@ -30,6 +35,7 @@ use std::fmt;
 
 use crate::bundle as bundle_fmt;
 use crate::ccob as ccob_fmt;
+use crate::nvidia::fatbin as nv;
 use crate::offload_binary::read::{self as ob_read, Binary};
 
 /// One piece of a rewritten container, in order.
@@ -404,6 +410,68 @@ pub fn offload_binaries<'a>(
     }))
 }
 
+/// Rewrites one NVIDIA fat binary container (`data` is the container,
+/// from its header to its recorded end) keeping the entries `keep`
+/// accepts (given their index and header). A container whose entries
+/// cannot all be read is not rewritten. Keeping none leaves a container of
+/// no entries, which the CUDA runtime registers and finds no code in.
+pub fn fatbin<'a>(
+    data: &'a [u8],
+    keep: &mut dyn FnMut(usize, &nv::Entry<'a>) -> bool,
+) -> Result<Option<Thinned<'a>>, ThinError> {
+    let scan = nv::scan(data);
+    if let Some(d) = scan.damage.first() {
+        return Err(ThinError::Read(format!("fat binary: {d}")));
+    }
+    let container = match scan.containers.as_slice() {
+        [c] if c.offset == 0 && c.len() == data.len() as u64 => c,
+        _ => {
+            return Err(ThinError::Read(
+                "not one fat binary container filling its range".to_owned(),
+            ))
+        }
+    };
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    let mut pieces = Vec::new();
+    let mut body = 0u64;
+    for (i, e) in container.entries.iter().enumerate() {
+        let end = e.payload_offset as u64 + e.stored_size;
+        let info = EntryInfo {
+            id: e.cuobjdump_suffix(),
+            size: e.stored_size,
+        };
+        if keep(i, e) {
+            let bytes = data
+                .get(e.offset..end as usize)
+                .ok_or_else(|| ThinError::Read("entry outside the container".to_owned()))?;
+            body += bytes.len() as u64;
+            pieces.push(Piece::Input(bytes));
+            kept.push(info);
+        } else {
+            dropped.push(info);
+        }
+    }
+    if dropped.is_empty() {
+        return Ok(None);
+    }
+    let header_len = u64::from(container.header_size);
+    let mut header = data
+        .get(..header_len as usize)
+        .ok_or_else(|| ThinError::Read("container header cut short".to_owned()))?
+        .to_vec();
+    header[8..16].copy_from_slice(&body.to_le_bytes());
+    let used = header_len + body;
+    pieces.insert(0, Piece::Bytes(header));
+    pieces.push(Piece::Zeros(data.len() as u64 - used));
+    Ok(Some(Thinned {
+        pieces,
+        used,
+        kept,
+        dropped,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,5 +603,51 @@ mod tests {
             ccob(b"CCOB\x03\0\x01\0garbage", &mut |_| false, None),
             Err(ThinError::Read(_))
         ));
+    }
+
+    #[test]
+    fn fat_binary_keeps_entries_byte_for_byte() {
+        use test_support::{fatbin_with, FatbinEntry};
+        let e = |kind: u16, arch: u32, flags: u64, payload: &'static [u8]| FatbinEntry {
+            kind,
+            arch,
+            flags,
+            payload,
+            compressed_size: 0,
+            uncompressed_size: 0,
+            header_size: if kind == 1 { 80 } else { 64 },
+        };
+        let data = fatbin_with(&[
+            e(2, 80, 0x11, b"\x7fELF-sm80"),
+            e(2, 90, 0x100011, b"\x7fELF-sm90a"),
+            e(1, 90, 0x11, b"ptx for compute_90\0"),
+        ]);
+        // Keep the second and third.
+        let t = super::fatbin(&data, &mut |i, _| i > 0).unwrap().unwrap();
+        let out = t.to_vec();
+        assert_eq!(out.len(), data.len());
+        let scan = crate::nvidia::fatbin::scan(&out[..t.used as usize]);
+        assert!(scan.damage.is_empty(), "{:?}", scan.damage);
+        let before = crate::nvidia::fatbin::scan(&data);
+        let (b, a) = (&before.containers[0].entries, &scan.containers[0].entries);
+        assert_eq!(a.len(), 2);
+        for (x, y) in a.iter().zip(&b[1..]) {
+            assert_eq!(x.payload, y.payload);
+            assert_eq!(x.arch, y.arch);
+            assert_eq!(x.flags, y.flags);
+        }
+        assert!(out[t.used as usize..].iter().all(|&z| z == 0));
+        assert_eq!(t.dropped.len(), 1);
+        assert_eq!(t.dropped[0].id, "sm_80.cubin");
+        // Nothing to drop, everything to drop.
+        assert_eq!(super::fatbin(&data, &mut |_, _| true).unwrap(), None);
+        let none = super::fatbin(&data, &mut |_, _| false).unwrap().unwrap();
+        assert_eq!(none.used, 16);
+        assert_eq!(&none.to_vec()[8..16], &0u64.to_le_bytes());
+        // A damaged container is never rewritten.
+        let mut bad = data.clone();
+        bad[16 + 8..16 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(super::fatbin(&bad, &mut |i, _| i > 0).is_err());
+        assert!(super::fatbin(&data[..data.len() - 8], &mut |i, _| i > 0).is_err());
     }
 }
