@@ -155,6 +155,11 @@ pub struct ThinArgs {
     /// Print what would be dropped; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// NVIDIA: also drop a container's PTX where, for every GPU a --keep
+    /// names, a kept cubin runs (without it, PTX those GPUs can compile is
+    /// kept, for GPUs yet to come).
+    #[arg(long)]
+    pub drop_ptx: bool,
     /// Compression level for compressed bundles (default: the level LLVM
     /// 22's bundler uses for the method found: zstd 3, zlib 6).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]

@@ -164,6 +164,9 @@ pub struct NvEntry {
     /// In a section cuobjdump does not list (an `__nv_relfatbin` beside a
     /// `.nv_fatbin`, `.cask_resource`): `number` counts in that section.
     pub unlisted_in: bool,
+    /// The index of the stored entry in its container (the members of a
+    /// concatenated entry share it): what `thin` keeps or drops.
+    pub stored: usize,
 }
 
 impl NvEntry {

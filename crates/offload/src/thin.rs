@@ -17,6 +17,9 @@ use offload_cli::fsio::{self, OutputFile, Outputs};
 use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
+use offload_format::nvidia::fatbin::EntryKind;
+use offload_format::nvidia::{CudaArch, Isa, Variant};
+
 use crate::extract::Request;
 use crate::model::{Entry, Linkage, Node, NodeKind};
 use crate::walk::Walker;
@@ -27,15 +30,62 @@ enum Selector {
     /// A bare AMDGPU processor (`gfx90a`): every entry for it, whatever
     /// its features.
     Processor(String),
+    /// A CUDA architecture: `sm_90` (or `90`) keeps what a GPU of
+    /// capability 9.0 can use, cubins it runs and PTX it compiles;
+    /// `sm_90a`, `sm_100f` exactly those entries; `compute_90` the PTX a
+    /// 9.0 GPU compiles.
+    Cuda(Isa, CudaArch),
     /// Anything else, matched as `offload extract --target` matches.
     Request(Request),
+}
+
+/// Whose device code an entry or a selector is about: `--keep` values
+/// apply to their vendor's code only, so that `--keep gfx942 --keep sm_90`
+/// thins both, and `--keep sm_90` alone leaves AMD code alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vendor {
+    Amd,
+    Nvidia,
+    /// Neither, or a selector (a triple, an entry ID of another target)
+    /// that may name either.
+    Any,
+}
+
+impl Vendor {
+    fn of_entry(e: &Entry) -> Vendor {
+        let triple = e.triple.as_deref().unwrap_or("");
+        if e.nvidia.is_some() || triple.starts_with("nvptx") {
+            Vendor::Nvidia
+        } else if triple.starts_with("amdgcn") {
+            Vendor::Amd
+        } else {
+            Vendor::Any
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Vendor::Amd => "AMD",
+            Vendor::Nvidia => "NVIDIA",
+            Vendor::Any => "other",
+        }
+    }
 }
 
 impl Selector {
     fn parse(text: &str) -> Selector {
         match Request::parse(text) {
             Request::TargetId(t) if !t.contains(':') => Selector::Processor(t),
+            Request::Cuda(isa, arch) => Selector::Cuda(isa, arch),
             r => Selector::Request(r),
+        }
+    }
+
+    fn vendor(&self) -> Vendor {
+        match self {
+            Selector::Processor(_) | Selector::Request(Request::TargetId(_)) => Vendor::Amd,
+            Selector::Cuda(..) => Vendor::Nvidia,
+            Selector::Request(_) => Vendor::Any,
         }
     }
 
@@ -45,6 +95,20 @@ impl Selector {
                 .target_id
                 .as_deref()
                 .is_some_and(|t| t.split(':').next() == Some(p.as_str())),
+            Selector::Cuda(isa, want) => match &e.nvidia {
+                Some(nv) => {
+                    let ptx = nv.kind == EntryKind::Ptx;
+                    let exact = want.variant() != Variant::Plain;
+                    match isa {
+                        _ if exact && *isa != Isa::Virtual => nv.arch == *want,
+                        Isa::Virtual if exact => ptx && nv.arch == *want,
+                        Isa::Virtual => ptx && nv.arch.ptx_runs_on(*want),
+                        _ if ptx => nv.arch.ptx_runs_on(*want),
+                        _ => nv.kind == EntryKind::Elf && nv.arch.cubin_runs_on(*want),
+                    }
+                }
+                None => Request::Cuda(*isa, *want).matches(e, false),
+            },
             Selector::Request(r) => r.matches(e, false),
         }
     }
@@ -54,13 +118,17 @@ impl Selector {
 struct Selection {
     keep: Vec<(String, Selector)>,
     drop: Vec<Selector>,
+    /// `--drop-ptx`: drop an NVIDIA container's PTX where, for every GPU a
+    /// `--keep` names, a kept cubin runs.
+    drop_ptx: bool,
 }
 
 impl Selection {
     /// Whether `e` goes: host entries never; entries a `--drop` names;
-    /// entries for a processor no `--keep` names. Entries for no processor
-    /// (an OpenMP image for the host's triple, `generic`, SPIR-V) stay
-    /// unless dropped.
+    /// entries for a GPU that no `--keep` of their vendor names (a vendor
+    /// no `--keep` names is left alone). Entries for no GPU (an OpenMP
+    /// image for the host's triple, `generic`, SPIR-V) stay unless
+    /// dropped.
     fn drops(&self, e: &Entry) -> bool {
         if e.kind.as_deref() == Some("host") {
             return false;
@@ -72,7 +140,78 @@ impl Selection {
             .target_id
             .as_deref()
             .is_some_and(|t| !t.is_empty() && t != "generic");
-        has_target && !self.keep.is_empty() && !self.keep.iter().any(|(_, s)| s.matches(e))
+        let vendor = Vendor::of_entry(e);
+        let mut keeps = self
+            .keep
+            .iter()
+            .filter(|(_, s)| {
+                s.vendor() == vendor || s.vendor() == Vendor::Any || vendor == Vendor::Any
+            })
+            .peekable();
+        has_target && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e))
+    }
+
+    /// The GPUs the `--keep`s of CUDA architectures name (`sm_90`, `90`):
+    /// what each thinned NVIDIA container is checked against.
+    fn cuda_devices(&self) -> Vec<(&str, CudaArch)> {
+        self.keep
+            .iter()
+            .filter_map(|(text, s)| match s {
+                Selector::Cuda(Isa::Real | Isa::Bare, arch) => Some((text.as_str(), *arch)),
+                Selector::Cuda(Isa::Virtual, arch) => Some((text.as_str(), *arch)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Which stored entries of an NVIDIA container stay (one flag per
+    /// stored entry; a concatenated entry stays if any member does), and
+    /// the `--keep`ed GPUs left with nothing in it they can use.
+    fn fatbin_mask(&self, entries: &[Entry]) -> (Vec<bool>, Vec<String>) {
+        let stored = entries
+            .iter()
+            .filter_map(|e| e.nvidia.map(|n| n.stored + 1))
+            .max()
+            .unwrap_or(0);
+        let mut keep = vec![false; stored];
+        let kept = |e: &Entry| !self.drops(e);
+        for e in entries {
+            if let (Some(nv), true) = (&e.nvidia, kept(e)) {
+                keep[nv.stored] = true;
+            }
+        }
+        let devices = self.cuda_devices();
+        let usable = |e: &Entry, device: CudaArch, cubin_only: bool| {
+            e.nvidia.is_some_and(|nv| match nv.kind {
+                EntryKind::Elf => nv.arch.cubin_runs_on(device),
+                EntryKind::Ptx => !cubin_only && nv.arch.ptx_runs_on(device),
+                _ => false,
+            })
+        };
+        if self.drop_ptx && !devices.is_empty() {
+            let cubins_cover = devices.iter().all(|(_, d)| {
+                entries
+                    .iter()
+                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, true))
+            });
+            if cubins_cover {
+                for e in entries {
+                    if let Some(nv) = e.nvidia.filter(|nv| nv.kind == EntryKind::Ptx) {
+                        keep[nv.stored] = false;
+                    }
+                }
+            }
+        }
+        let bare: Vec<String> = devices
+            .iter()
+            .filter(|(_, d)| {
+                !entries
+                    .iter()
+                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, false))
+            })
+            .map(|(text, _)| (*text).to_owned())
+            .collect();
+        (keep, bare)
     }
 }
 
@@ -86,6 +225,15 @@ enum Plan {
         name: String,
         drop: HashSet<String>,
     },
+    /// Rewrite an NVIDIA container keeping the stored entries `keep`
+    /// flags; `bare`: the `--keep`ed GPUs left with nothing in it.
+    Fatbin {
+        offset: u64,
+        size: u64,
+        name: String,
+        keep: Vec<bool>,
+        bare: Vec<String>,
+    },
     /// Left as it is, and why.
     Leave { name: String, why: String },
 }
@@ -95,6 +243,7 @@ enum Kind {
     Bundle,
     Ccob,
     OffloadBinaries,
+    Fatbin,
 }
 
 /// Finds the containers of `root` to rewrite.
@@ -196,7 +345,29 @@ fn plan_node(
                 }
             }
             NodeKind::OffloadBinary => {}
-            NodeKind::ObjectBundle | NodeKind::TextBundle | NodeKind::Fatbin => {
+            NodeKind::Fatbin => {
+                let (keep, bare) = sel.fatbin_mask(&c.entries);
+                if keep.iter().all(|&k| k) {
+                    continue;
+                }
+                match (c.offset, c.size) {
+                    // In place, even in a linked program: the runtime's
+                    // registration records point at the container's
+                    // start, which does not move.
+                    (Some(offset), Some(size)) => out.push(Plan::Fatbin {
+                        offset,
+                        size,
+                        name: c.name.clone(),
+                        keep,
+                        bare,
+                    }),
+                    _ => out.push(Plan::Leave {
+                        name: c.name.clone(),
+                        why: "not stored contiguously in the file (inside bitcode)".to_owned(),
+                    }),
+                }
+            }
+            NodeKind::ObjectBundle | NodeKind::TextBundle => {
                 if !dropped_ids(&c.entries, sel).is_empty() {
                     out.push(Plan::Leave {
                         name: c.name.clone(),
@@ -231,6 +402,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             .map(|k| (k.clone(), Selector::parse(k)))
             .collect(),
         drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
+        drop_ptx: args.drop_ptx,
     };
     let mut outputs = Outputs::new();
     let mut report = String::new();
@@ -289,9 +461,11 @@ fn thin_file(
     });
     for (text, s) in &sel.keep {
         let targeted = all.iter().any(|e| {
-            e.target_id
-                .as_deref()
-                .is_some_and(|t| !t.is_empty() && t != "generic")
+            let v = Vendor::of_entry(e);
+            (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
+                && e.target_id
+                    .as_deref()
+                    .is_some_and(|t| !t.is_empty() && t != "generic")
         });
         if targeted && !all.iter().any(|e| s.matches(e)) {
             return Err(format!(
@@ -300,6 +474,21 @@ fn thin_file(
         }
     }
     let plans = plan(&root, sel);
+    // A vendor whose code is here but no --keep names is left alone.
+    let mut alone: Vec<Vendor> = Vec::new();
+    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor() == Vendor::Any) {
+        for e in &all {
+            let v = Vendor::of_entry(e);
+            if v != Vendor::Any
+                && !alone.contains(&v)
+                && !sel.keep.iter().any(|(_, s)| s.vendor() == v)
+                && !sel.drops(e)
+                && e.kind.as_deref() != Some("host")
+            {
+                alone.push(v);
+            }
+        }
+    }
     let input = fsio::read_input(file.as_os_str())
         .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
     let mut out = match target {
@@ -322,11 +511,17 @@ fn thin_file(
         (None, false) => format!("{shown}\n"),
     };
     report.push_str(&header);
+    for v in &alone {
+        report.push_str(&format!(
+            "  {} device code left alone: no --keep names a GPU of that vendor\n",
+            v.name()
+        ));
+    }
     let mut totals = Totals::default();
     let mut pos = 0u64;
     let mut containers = 0usize;
     for p in &plans {
-        let (kind, offset, size, name, drop) = match p {
+        let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
                 report.push_str(&format!("  {name}: left alone: {why}\n"));
                 continue;
@@ -337,8 +532,25 @@ fn thin_file(
                 size,
                 name,
                 drop,
-            } => (*kind, *offset, *size, name, drop),
+            } => (*kind, *offset, *size, name, Some(drop), None),
+            Plan::Fatbin {
+                offset,
+                size,
+                name,
+                keep,
+                bare,
+            } => {
+                for gpu in bare {
+                    report.push_str(&format!(
+                        "  {name}: warning: nothing left here that {gpu} can use; \
+                         its kernels in this container will not load there\n"
+                    ));
+                }
+                (Kind::Fatbin, *offset, *size, name, None, Some(keep))
+            }
         };
+        let no_ids = HashSet::new();
+        let drop = drop.unwrap_or(&no_ids);
         containers += 1;
         let range = usize::try_from(offset)
             .ok()
@@ -361,6 +573,10 @@ fn thin_file(
             ),
             Kind::OffloadBinaries => {
                 rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
+            }
+            Kind::Fatbin => {
+                let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
+                rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
             }
         };
         let thinned = match result {

@@ -699,8 +699,8 @@ impl Walker {
             n.name = format!("fatbin #{}", n.index.unwrap_or(0));
             n.offset = place.plus(c.offset).offset();
             n.size = Some(c.len());
-            for e in &c.entries {
-                let (entries, heads) = self.fatbin_entries(data, e, place, &mut n.damage);
+            for (i, e) in c.entries.iter().enumerate() {
+                let (entries, heads) = self.fatbin_entries(data, (i, e), place, &mut n.damage);
                 let at = place.plus(e.offset).offset();
                 batch.jobs.push(HeadJob {
                     node: batch.nodes.len(),
@@ -761,7 +761,7 @@ impl Walker {
     fn fatbin_entries<'a>(
         &mut self,
         data: &'a [u8],
-        e: &fatbin::Entry<'a>,
+        (stored, e): (usize, &fatbin::Entry<'a>),
         place: Place,
         damage: &mut Vec<Damage>,
     ) -> (Vec<Entry>, Heads<'a>) {
@@ -799,6 +799,7 @@ impl Walker {
                 number: self.nv_number(e.kind),
                 member: None,
                 unlisted_in: self.nv_section.is_some(),
+                stored,
             };
             let head = if e.is_compressed() {
                 Heads::Decode(*e)
@@ -817,6 +818,7 @@ impl Walker {
                     number: self.nv_number(m.kind),
                     member: Some((m.offset, m.size)),
                     unlisted_in: self.nv_section.is_some(),
+                    stored,
                 };
                 let mut entry = base(nv, m.size);
                 entry.note = Some(format!(
