@@ -17,7 +17,7 @@ use offload_cli::fsio::{self, OutputFile, Outputs};
 use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
-use crate::extract::Request;
+use crate::extract::{nearest, spellings_present, targets_present, unmatched_value, Request};
 use crate::model::{Entry, Linkage, Node, NodeKind};
 use crate::walk::Walker;
 
@@ -232,9 +232,38 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             .collect(),
         drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
     };
+    let roots: Vec<Node> = args
+        .files
+        .iter()
+        .map(|f| Walker::default().file(f))
+        .collect();
+    // A --drop that matches nothing anywhere is a typo: say so rather
+    // than rewrite nothing.
+    let mut unmatched = false;
+    for (text, s) in args.drop.iter().zip(&sel.drop) {
+        if roots
+            .iter()
+            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e)))
+        {
+            continue;
+        }
+        if roots.iter().any(|r| r.counts().2 > 0) {
+            // Damaged inputs are reported as such below.
+            continue;
+        }
+        unmatched = true;
+        let (err, notes) = unmatched_value("--drop", text, &roots, &args.files);
+        diag.error(err);
+        for n in notes {
+            diag.note(n);
+        }
+    }
+    if unmatched {
+        return ExitCode::FAILURE;
+    }
     let mut outputs = Outputs::new();
     let mut report = String::new();
-    for file in &args.files {
+    for (file, root) in args.files.iter().zip(&roots) {
         let target = match (&args.output, args.in_place) {
             (Some(o), _) => Some(o.clone()),
             (None, true) => Some(file.clone()),
@@ -243,6 +272,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         let target = if args.dry_run { None } else { target };
         if let Err(e) = thin_file(
             file,
+            root,
             target.as_deref(),
             &sel,
             args,
@@ -260,8 +290,29 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     crate::write_stdout(report.as_bytes(), diag)
 }
 
+/// Every entry of a tree.
+fn all_entries(root: &Node) -> Vec<Entry> {
+    let mut all = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        all.extend(path[path.len() - 1].entries.iter().cloned());
+    });
+    all
+}
+
+/// The containers of a tree that `thin` rewrites or reports on.
+fn containers(root: &Node) -> usize {
+    let mut n = 0;
+    root.visit(&mut Vec::new(), &mut |path| {
+        if path[path.len() - 1].kind.is_container() {
+            n += 1;
+        }
+    });
+    n
+}
+
 fn thin_file(
     file: &Path,
+    root: &Node,
     target: Option<&Path>,
     sel: &Selection,
     args: &ThinArgs,
@@ -269,7 +320,6 @@ fn thin_file(
     report: &mut String,
 ) -> Result<(), String> {
     let shown = file.display();
-    let root = Walker::default().file(file);
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         for d in &path[path.len() - 1].damage {
@@ -283,10 +333,7 @@ fn thin_file(
         ));
     }
     // Every --keep must name something the file has.
-    let mut all = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        all.extend(path[path.len() - 1].entries.iter().cloned());
-    });
+    let all = all_entries(root);
     for (text, s) in &sel.keep {
         let targeted = all.iter().any(|e| {
             e.target_id
@@ -294,12 +341,19 @@ fn thin_file(
                 .is_some_and(|t| !t.is_empty() && t != "generic")
         });
         if targeted && !all.iter().any(|e| s.matches(e)) {
+            let refs: Vec<&Entry> = all.iter().collect();
+            let present = spellings_present(&refs);
+            let mean = nearest(text, &present)
+                .map(|n| format!(" (did you mean --keep {n}?)"))
+                .unwrap_or_default();
             return Err(format!(
-                "{shown}: --keep {text} matches no entry (`offload ls {shown}` lists them)"
+                "--keep {text} matches no entry of {shown}{mean}; targets present: {} \
+                 (`offload ls {shown}` lists them)",
+                targets_present(&refs)
             ));
         }
     }
-    let plans = plan(&root, sel);
+    let plans = plan(root, sel);
     let input = fsio::read_input(file.as_os_str())
         .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
     let mut out = match target {
@@ -324,7 +378,7 @@ fn thin_file(
     report.push_str(&header);
     let mut totals = Totals::default();
     let mut pos = 0u64;
-    let mut containers = 0usize;
+    let containers = containers(root);
     for p in &plans {
         let (kind, offset, size, name, drop) = match p {
             Plan::Leave { name, why } => {
@@ -339,7 +393,6 @@ fn thin_file(
                 drop,
             } => (*kind, *offset, *size, name, drop),
         };
-        containers += 1;
         let range = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(offset + size).ok())

@@ -1,0 +1,303 @@
+//! The `offload` command line as a new user meets it (issue 25): options
+//! that take one value per occurrence, picking one translation unit,
+//! selection mistakes that are errors naming the file and the value, all
+//! or nothing across inputs, and a closed standard output.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/offload")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run offload")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A temporary directory holding copies of fixtures.
+fn with(files: &[&str]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for f in files {
+        fs::copy(fixtures().join(f), tmp.path().join(f)).unwrap();
+    }
+    tmp
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn keep_and_drop_take_one_value_each_and_lists() {
+    let tmp = with(&["lib.so"]);
+    let d = tmp.path();
+    // The natural order: the option's value, then the file.
+    let o = run_in(d, &["thin", "--keep", "gfx90a", "-o", "k.so", "lib.so"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("2 of 2 containers rewritten"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_in(d, &["thin", "--dry-run", "--keep", "gfx906", "lib.so"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(dry run)"));
+    // Repeated, or as a comma list: the same.
+    let a = run_in(
+        d,
+        &[
+            "thin",
+            "--dry-run",
+            "--drop",
+            "gfx906",
+            "--drop",
+            "gfx90a:xnack+",
+            "lib.so",
+        ],
+    );
+    let b = run_in(
+        d,
+        &[
+            "thin",
+            "--dry-run",
+            "--drop",
+            "gfx906,gfx90a:xnack+",
+            "lib.so",
+        ],
+    );
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout);
+    assert!(
+        stdout(&a).contains("4 entries would be dropped"),
+        "{}",
+        stdout(&a)
+    );
+    // --target too.
+    let o = run_in(
+        d,
+        &[
+            "extract",
+            "--target",
+            "gfx906,gfx90a:xnack+",
+            "-d",
+            "out",
+            "lib.so",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 4);
+}
+
+#[test]
+fn bundle_picks_one_translation_unit() {
+    let tmp = with(&["lib.so"]);
+    let d = tmp.path();
+    let id = "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+";
+    // Without --bundle: the error says which --bundle to give.
+    let o = run_in(d, &["extract", "--target", id, "-o", "k.co", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("-o writes one entry, but 2 are selected"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("lib.so #0 {id}, lib.so #1 {id}")),
+        "{err}"
+    );
+    assert!(err.contains("--bundle 0 or --bundle 1"), "{err}");
+    assert!(!d.join("k.co").exists());
+    // With it: the entry of that unit, at the place `ls` gives.
+    let o = run_in(
+        d,
+        &[
+            "extract", "--bundle", "1", "--target", id, "-o", "k.co", "lib.so",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lib = fs::read(d.join("lib.so")).unwrap();
+    assert_eq!(fs::read(d.join("k.co")).unwrap(), &lib[36864..36864 + 4528]);
+    // Standard output the same.
+    let o = run_in(d, &["extract", "-b", "1", "-t", id, "-o", "-", "lib.so"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, &lib[36864..36864 + 4528]);
+    // Every entry of one unit.
+    let o = run_in(d, &["extract", "--bundle", "0", "-d", "u0", "lib.so"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(names_in(&d.join("u0"))
+        .iter()
+        .all(|n| n.starts_with("lib.so.0.")));
+    assert_eq!(names_in(&d.join("u0")).len(), 3);
+    // An index the input does not have.
+    let o = run_in(d, &["extract", "--bundle", "7", "-o", "-", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains("--bundle 7: lib.so has containers #0 to #1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn selection_mistakes_are_errors_naming_file_and_value() {
+    let tmp = with(&["lib.so", "hip.o"]);
+    let d = tmp.path();
+    // An unknown kind: a usage error with the nearest valid spelling.
+    let o = run_in(d, &["extract", "--kind", "hipv5", "lib.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("invalid value 'hipv5' for '--kind <K>'"),
+        "{err}"
+    );
+    assert!(err.contains("'hipv4'"), "{err}");
+    for k in ["host", "hip", "hipv4", "openmp", "cuda", "sycl"] {
+        let o = run_in(d, &["extract", "--kind", k, "-d", "kinds", "lib.so"]);
+        assert_ne!(o.status.code(), Some(2), "{k}: {}", stderr(&o));
+    }
+    // A --drop that matches nothing: an error, nothing rewritten.
+    let before = fs::read(d.join("lib.so")).unwrap();
+    let o = run_in(d, &["thin", "--in-place", "--drop", "gfx9o6", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "error: --drop gfx9o6 matches no entry of lib.so (did you mean --drop gfx906?)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("targets present: gfx906, gfx90a:xnack+"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert_eq!(fs::read(d.join("lib.so")).unwrap(), before);
+    // Matching in one input of several is enough for --drop; the other
+    // file's containers are counted.
+    let o = run_in(
+        d,
+        &["thin", "--dry-run", "--drop", "gfx906", "lib.so", "hip.o"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A --keep that matches nothing in a file: an error naming both.
+    let o = run_in(d, &["thin", "--dry-run", "--keep", "gfx90b", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--keep gfx90b matches no entry of lib.so"),
+        "{}",
+        stderr(&o)
+    );
+    // --target: names the files and the nearest spelling present.
+    let o = run_in(
+        d,
+        &[
+            "extract", "--target", "gfx9066", "-o", "-", "lib.so", "hip.o",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains(
+            "--target gfx9066 matches no entry of lib.so and hip.o (did you mean --target gfx906?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing selected by target and kind together: the files and the
+    // selection are named, and no note contradicts it.
+    let o = run_in(
+        d,
+        &[
+            "extract", "--target", "gfx906", "--kind", "openmp", "lib.so",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no entry of lib.so matches the selection (--target gfx906 --kind openmp)"),
+        "{err}"
+    );
+    assert!(!err.contains("present"), "{err}");
+    assert_eq!(names_in(d), ["hip.o", "kinds", "lib.so"]);
+}
+
+#[test]
+fn extract_is_all_or_nothing_across_inputs() {
+    let tmp = with(&["hip.o"]);
+    let d = tmp.path();
+    let o = run_in(d, &["extract", "hip.o", "missing.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("missing.o: cannot read"), "{err}");
+    assert!(err.contains("nothing extracted: missing.o"), "{err}");
+    assert_eq!(names_in(d), ["hip.o"]);
+    let o = run_in(d, &["extract", "-o", "-", "hip.o", "missing.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    // -d: the directory is not left behind either.
+    let o = run_in(d, &["extract", "-d", "out", "hip.o", "missing.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!d.join("out").exists());
+}
+
+/// Runs `offload ARGS`, reads one line of its standard output and closes
+/// it; the status it then exits with.
+fn first_line_then_close(args: &[&str]) -> (String, Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(args)
+        .current_dir(fixtures())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut line).unwrap();
+        // Dropped here: the pipe is closed.
+    }
+    let o = child.wait_with_output().unwrap();
+    (line, o.status.code(), stderr(&o))
+}
+
+#[test]
+fn a_closed_standard_output_ends_the_output() {
+    for args in [
+        &["completions", "bash"][..],
+        &["completions", "zsh"],
+        &["man"],
+        &[
+            "ls", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so",
+        ],
+        &[
+            "ls", "--json", "lib.so", "libz3.so", "hip.o", "omp.o", "gnu.a",
+        ],
+        &["--help"],
+    ] {
+        let (line, code, err) = first_line_then_close(args);
+        assert!(!line.is_empty(), "{args:?}");
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
