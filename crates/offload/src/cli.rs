@@ -73,8 +73,22 @@ not at all: an input that cannot be read completely means no output, and
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print a man page (roff): offload(1), or a subcommand's.
+    #[command(after_help = "\
+Examples:
+  offload man | man -l -                       read offload(1)
+  offload man thin > offload-thin.1            a subcommand's page
+  offload man --dir share/man/man1             write every page")]
+    Man {
+        /// The subcommand whose page to print (offload-PAGE(1)); none:
+        /// offload(1).
+        #[arg(value_parser = crate::man::SUBCOMMANDS, conflicts_with = "dir")]
+        page: Option<String>,
+        /// Write every page (offload.1, offload-ls.1, ...) into DIR
+        /// (created if missing) and print their names.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The text layouts of `ls`.

@@ -3,6 +3,7 @@
 
 mod cli;
 mod extract;
+mod man;
 mod model;
 mod objects;
 mod render;
@@ -40,15 +41,57 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "offload", &mut out);
             write_stdout(&out, &diag)
         }
-        Command::Man => {
-            let mut out = Vec::new();
-            if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                diag.error(format!("man page: {e}"));
-                return ExitCode::FAILURE;
-            }
-            write_stdout(&out, &diag)
-        }
+        Command::Man { page, dir } => man_cmd(page.as_deref(), dir.as_deref(), &diag),
     }
+}
+
+fn man_cmd(page: Option<&str>, dir: Option<&std::path::Path>, diag: &Diag) -> ExitCode {
+    let Some(dir) = dir else {
+        return match man::page(page) {
+            Ok(out) => write_stdout(&out, diag),
+            Err(e) => {
+                diag.error(format!("man page: {e}"));
+                ExitCode::FAILURE
+            }
+        };
+    };
+    let pages = match man::pages() {
+        Ok(p) => p,
+        Err(e) => {
+            diag.error(format!("man page: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        diag.error(format!(
+            "{}: {}",
+            dir.display(),
+            offload_cli::diag::os_error_text(&e)
+        ));
+        return ExitCode::FAILURE;
+    }
+    let mut outputs = offload_cli::fsio::Outputs::new();
+    let mut names = String::new();
+    for (name, bytes) in &pages {
+        let path = dir.join(name);
+        if let Err(e) = outputs.write(path.as_os_str(), false, bytes) {
+            diag.error(format!(
+                "{}: {}",
+                path.display(),
+                offload_cli::diag::os_error_text(&e)
+            ));
+            return ExitCode::FAILURE;
+        }
+        names.push_str(&format!("{}\n", path.display()));
+    }
+    if let Err(e) = outputs.commit() {
+        diag.error(format!(
+            "writing the man pages: {}",
+            offload_cli::diag::os_error_text(&e)
+        ));
+        return ExitCode::FAILURE;
+    }
+    write_stdout(names.as_bytes(), diag)
 }
 
 fn write_stdout(bytes: &[u8], diag: &Diag) -> ExitCode {

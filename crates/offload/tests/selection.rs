@@ -286,6 +286,7 @@ fn a_closed_standard_output_ends_the_output() {
         &["completions", "bash"][..],
         &["completions", "zsh"],
         &["man"],
+        &["man", "thin"],
         &[
             "ls", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so", "lib.so",
         ],
@@ -299,5 +300,71 @@ fn a_closed_standard_output_ends_the_output() {
         assert_eq!(code, Some(0), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_man_page_for_every_subcommand() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man1");
+    let o = run_in(tmp.path(), &["man", "--dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pages = [
+        "offload-completions.1",
+        "offload-extract.1",
+        "offload-ls.1",
+        "offload-man.1",
+        "offload-thin.1",
+        "offload.1",
+    ];
+    assert_eq!(names_in(&dir), pages);
+    assert_eq!(stdout(&o).lines().count(), pages.len());
+    for p in pages {
+        let text = fs::read_to_string(dir.join(p)).unwrap();
+        assert!(text.starts_with(".ie"), "{p}");
+        assert!(text.contains(".SH \"EXIT STATUS\""), "{p}");
+        // Every page it points to is one of those written.
+        for r in text.split("\\fB").skip(1) {
+            let Some((name, rest)) = r.split_once("\\fR(1)") else {
+                continue;
+            };
+            let _ = rest;
+            let name = name.replace("\\-", "-");
+            if name.starts_with("offload") {
+                assert!(pages.contains(&format!("{name}.1").as_str()), "{p}: {name}");
+            }
+        }
+        // The same as `offload man SUB`.
+        let sub = p.trim_end_matches(".1").trim_start_matches("offload");
+        let mut args = vec!["man"];
+        if let Some(s) = sub.strip_prefix('-') {
+            args.push(s);
+        }
+        assert_eq!(run_in(tmp.path(), &args).stdout, text.as_bytes(), "{p}");
+    }
+    // Examples as written: not filled.
+    let thin = fs::read_to_string(dir.join("offload-thin.1")).unwrap();
+    let ex = thin.split(".SH EXAMPLES\n").nth(1).unwrap();
+    assert!(ex.starts_with(".nf\n"), "{ex}");
+    assert!(
+        ex.contains("offload thin \\-\\-keep gfx90a \\-o lib\\-gfx90a.so lib.so"),
+        "{ex}"
+    );
+    let top = fs::read_to_string(dir.join("offload.1")).unwrap();
+    assert!(top.contains("offload\\-thin(1)"), "{top}");
+    // man renders them, where it is installed.
+    if Command::new("man").arg("--version").output().is_ok() {
+        for p in pages {
+            let o = Command::new("man")
+                .args(["-l", "--warnings"])
+                .arg(dir.join(p))
+                .env("MANWIDTH", "100")
+                .env("MANPAGER", "cat")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{p}: {}", stderr(&o));
+            assert!(stderr(&o).is_empty(), "{p}: {}", stderr(&o));
+            assert!(stdout(&o).contains("EXIT STATUS"), "{p}");
+        }
     }
 }
