@@ -7,8 +7,10 @@
 //!   messages, so a new tool crate is installed without a change here;
 //! * `share/man/man1/`: the man pages, from `cargo xtask man` (generated from
 //!   the option tables that also make `--help`), when the workspace has it;
-//! * shell completions of the tools that have their own command line (the
-//!   `offload` inspector: `offload completions SHELL`).
+//! * the man pages and shell completions of the tools that have their own
+//!   command line (the `offload` inspector: `offload man --dir` writes
+//!   `offload.1` and `offload-ls.1`, `offload-extract.1`, ... one per
+//!   subcommand; `offload completions SHELL`).
 //!
 //! Compression: the tools link the system's libzstd and zlib (as LLVM does,
 //! so compressed output is byte-identical to LLVM's) when pkg-config finds
@@ -168,24 +170,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 
     // The tools with a command line of their own (not LLVM's) make their
-    // man page (when `cargo xtask man` did not) and shell completions.
+    // man pages and shell completions.
     for b in &installed.clone() {
         if b.parent() != Some(&bin_dir) || b.file_name().and_then(|n| n.to_str()) != Some("offload")
         {
             continue;
         }
-        let page = man_dir.join("offload.1");
-        if !page.exists() {
-            let out = Command::new(b)
-                .arg("man")
-                .output()
-                .map_err(|e| format!("{}: {e}", b.display()))?;
-            if !out.status.success() {
-                return Err(format!("{} man failed", b.display()));
+        // offload(1) and a page per subcommand (offload-ls(1), ...), all
+        // from its clap definitions.
+        let out = Command::new(b)
+            .args(["man", "--dir"])
+            .arg(&man_dir)
+            .output()
+            .map_err(|e| format!("{}: {e}", b.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} man --dir failed: {}",
+                b.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        for page in String::from_utf8_lossy(&out.stdout).lines() {
+            let page = PathBuf::from(page);
+            if !installed.contains(&page) {
+                installed.push(page);
             }
-            fs::create_dir_all(&man_dir).map_err(|e| format!("{}: {e}", man_dir.display()))?;
-            fs::write(&page, &out.stdout).map_err(|e| format!("{}: {e}", page.display()))?;
-            installed.push(page);
         }
         for (shell, pattern) in COMPLETIONS {
             let out = Command::new(b)
@@ -242,6 +251,12 @@ fn check(prefix: &Path, installed: &[PathBuf], vendored: bool) -> Result<(), Str
     ];
     if workspace_root().join("crates/offload").is_dir() {
         expected.push("offload");
+        for sub in ["ls", "extract", "thin", "completions", "man"] {
+            let page = prefix.join(format!("share/man/man1/offload-{sub}.1"));
+            if !installed.contains(&page) {
+                return Err(format!("{} is not installed", page.display()));
+            }
+        }
         for (_, pattern) in COMPLETIONS {
             let f = prefix.join(pattern.replace("{}", "offload"));
             if !installed.contains(&f) {

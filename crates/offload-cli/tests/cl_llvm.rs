@@ -30,6 +30,7 @@ static BUNDLER: Tool = Tool {
         summary: "",
         description: "",
         see_also: &[],
+        environment: &[],
     },
 };
 

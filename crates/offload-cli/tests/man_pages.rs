@@ -84,3 +84,39 @@ fn man_page_sections() {
     let page = man::render(&tools::OFFLOAD_BINARY, "clang-offload-packager");
     assert!(page.contains("clang\\-offload\\-packager \\- "));
 }
+
+/// Value placeholders keep their shape (`--image=<key>=<value>,...`), and
+/// every page lists the `OFFLOAD_*` variables the tool honours.
+#[test]
+fn man_page_values_and_environment() {
+    let page = man::render(&tools::OFFLOAD_BINARY, "llvm-offload-binary");
+    assert!(
+        page.contains("\\fB\\-\\-image\\fR=\\fI<key>=<value>,...\\fR"),
+        "{page}"
+    );
+    for (name, tool) in tools::ALL {
+        let page = man::render(tool, name);
+        assert!(!page.contains("\\fIkey>"), "{name}");
+        let env = page
+            .split(".SH ENVIRONMENT\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name} lacks ENVIRONMENT"));
+        let env = env.split(".SH ").next().unwrap_or_default();
+        let mut want = vec![
+            "OFFLOAD_TOOLS_EXPLAIN",
+            "OFFLOAD_TOOLS_VERSION",
+            "OFFLOAD_TOOLS_NAMED_STAGING",
+        ];
+        if *name == "clang-offload-bundler" {
+            want.extend([
+                "OFFLOAD_BUNDLER_VERBOSE",
+                "OFFLOAD_BUNDLER_COMPRESS",
+                "OFFLOAD_BUNDLER_COMPRESSION_LEVEL",
+                "OFFLOAD_BUNDLER_IGNORE_ENV_VAR",
+            ]);
+        }
+        for v in want {
+            assert!(env.contains(&format!("\\fB{v}\\fR")), "{name}: {v}");
+        }
+    }
+}

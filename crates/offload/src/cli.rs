@@ -11,11 +11,15 @@ Examples:
   offload ls --json lib.a | jq .           the same, for scripts
   offload ls --format=llvm app             llvm-readobj --offloading's lines, corrected
   offload extract --target gfx90a app      the gfx90a code objects, into the current directory
-  offload extract -o k.co --target gfx906 --kind hipv4 app.o
+  offload extract -o k.co --bundle 1 --target gfx906 --kind hipv4 lib.so
+  offload thin --keep gfx90a -o lib-gfx90a.so lib.so
 
 Exit status: 0 when every input was read completely; 1 when an input could
-not be read or holds damage (reported on stderr, everything else is still
-listed); 2 for usage errors.";
+not be read or holds damage (reported on stderr; ls still lists everything
+else, extract and thin write nothing), or when a selection value (--target,
+--keep, --drop, --bundle) matches nothing; 2 for usage errors (an unknown
+option or --kind value, a missing argument). A closed standard output
+(`| head`) ends the output quietly and does not change the status.";
 
 /// List and extract the device code inside executables, shared libraries,
 /// objects and archives.
@@ -43,16 +47,22 @@ Examples:
   offload extract app                          every entry, into the current directory
   offload extract --target gfx90a -d out app   gfx90a code objects (any xnack/sramecc) into out/
   offload extract --target hipv4-amdgcn-amd-amdhsa--gfx906 -o k.co app.o
+  offload extract --bundle 1 --target hipv4-amdgcn-amd-amdhsa--gfx90a -o k.co lib.so
+                                               one translation unit's entry (#1 of ls)
   offload extract --kind host lib.a            the host entries
-  offload extract --target sm_90 -o - libcurand.so > k.cubin
+  offload extract --target sm_90a --bundle 0 -o - app.o > k.cubin
 
 Files are named <input>.<n>.<entry>, as llvm-objdump --offloading names
 them: the input's file name, the index of the bundle (or offload binary,
 fat binary container) in listing order, and the entry ID with characters
-outside [A-Za-z0-9._+:-] replaced by '_'.
-NVIDIA entries are named sm_NN.elf / sm_NN.ptx; a compressed NVIDIA entry
-is written as stored, with '.compressed' appended. Outputs are written
-together or not at all.")]
+outside [A-Za-z0-9._+:-] replaced by '_'. NVIDIA entries are written and
+named as cuobjdump -xelf all -xptx all writes them (<input>.<k>.sm_90a.cubin,
+.ptx); --raw keeps them as stored.
+
+A --target or --bundle that selects nothing in any input is an error, and
+so is a selection that selects nothing. Outputs are written together or
+not at all: an input that cannot be read completely means no output, and
+-o - writes nothing to standard output unless everything succeeded.")]
     Extract(ExtractArgs),
     /// Rewrite files without the device code of unwanted targets, in place.
     #[command(after_help = crate::thin_help::AFTER_HELP)]
@@ -63,8 +73,22 @@ together or not at all.")]
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print a man page (roff): offload(1), or a subcommand's.
+    #[command(after_help = "\
+Examples:
+  offload man | man -l -                       read offload(1)
+  offload man thin > offload-thin.1            a subcommand's page
+  offload man --dir share/man/man1             write every page")]
+    Man {
+        /// The subcommand whose page to print (offload-PAGE(1)); none:
+        /// offload(1).
+        #[arg(value_parser = crate::man::SUBCOMMANDS, conflicts_with = "dir")]
+        page: Option<String>,
+        /// Write every page (offload.1, offload-ls.1, ...) into DIR
+        /// (created if missing) and print their names.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The text layouts of `ls`.
@@ -103,13 +127,21 @@ pub struct ExtractArgs {
     /// (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), a target ID (`gfx90a`,
     /// `gfx90a:xnack-`), a triple, or an NVIDIA `sm_NN`. Target IDs match
     /// as the bundler's unbundling does: an entry built without xnack or
-    /// sramecc serves a request that sets them. May be repeated.
-    #[arg(long, short = 't', value_name = "T")]
+    /// sramecc serves a request that sets them. One value per occurrence:
+    /// repeat it (or give a comma-separated list) to take several. A value
+    /// that matches no entry of any input is an error.
+    #[arg(long, short = 't', value_name = "T", value_delimiter = ',')]
     pub target: Vec<String>,
     /// Keep entries of this offload kind (`host`, `hip`, `hipv4`, `openmp`,
-    /// `cuda`; `hip` and `hipv4` match each other).
-    #[arg(long, short = 'k', value_name = "K")]
+    /// `cuda`, `sycl`; `hip` and `hipv4` match each other).
+    #[arg(long, short = 'k', value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::extract::KNOWN_KINDS))]
     pub kind: Option<String>,
+    /// Keep the entries of this container only: the `#K` of the `ls` tree
+    /// (bundle, offload binary or fat binary container, counted from 0 in
+    /// each input). Picks one translation unit of a library. Repeat it (or
+    /// give a comma-separated list) to take several.
+    #[arg(long, short = 'b', value_name = "K", value_delimiter = ',')]
+    pub bundle: Vec<usize>,
     /// Also let `hip` entries serve `openmp` requests and the reverse, as
     /// the bundler's `-hip-openmp-compatible`.
     #[arg(long)]
@@ -138,12 +170,15 @@ pub struct ThinArgs {
     /// Keep the device code for this target: a processor (`gfx90a`: every
     /// entry for it, any xnack/sramecc), a target ID (`gfx90a:xnack-`,
     /// matched as the bundler's unbundling matches), an entry ID or a
-    /// triple. Entries for other processors are dropped. May be repeated.
-    #[arg(long, value_name = "TARGET", num_args = 1..)]
+    /// triple. Entries for other processors are dropped. One value per
+    /// occurrence: repeat it (or give a comma-separated list) to keep
+    /// several. A value that matches nothing in an input is an error.
+    #[arg(long, value_name = "TARGET", value_delimiter = ',')]
     pub keep: Vec<String>,
-    /// Drop the device code for this target (same forms as --keep). May be
-    /// repeated.
-    #[arg(long, value_name = "TARGET", num_args = 1..)]
+    /// Drop the device code for this target (same forms as --keep). Repeat
+    /// it, or give a comma-separated list. A value that matches nothing in
+    /// any input is an error.
+    #[arg(long, value_name = "TARGET", value_delimiter = ',')]
     pub drop: Vec<String>,
     /// Write the thinned file here (one input only).
     #[arg(long, short = 'o', value_name = "OUT", conflicts_with = "in_place")]

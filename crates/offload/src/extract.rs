@@ -157,7 +157,7 @@ impl Request {
 
 /// Offload kinds a `--target` may start with: LLVM 22's, and those other
 /// toolchains write (`cuda`, DPC++'s `sycl`).
-const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
+pub(crate) const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
 
 impl Request {
     /// The AMDGPU processor a target ID or entry ID request names.
@@ -173,58 +173,168 @@ impl Request {
     }
 }
 
-/// For each `--target` that selects no entry while entries for the same
-/// processor with other feature settings exist, a sentence saying which:
-/// the bundler's rule (which `--target` follows) hands an entry built
-/// with `xnack+` only to a request for `xnack+`, which surprises.
-pub fn unmatched_hints(roots: &[Node], args: &ExtractArgs) -> Vec<String> {
-    let mut hints = Vec::new();
-    for text in &args.target {
-        let request = Request::parse(text);
-        let Some(processor) = request.processor() else {
-            continue;
-        };
-        let mut matched = false;
-        let mut present: Vec<String> = Vec::new();
-        for root in roots {
-            root.visit(&mut Vec::new(), &mut |path| {
-                for e in &path[path.len() - 1].entries {
-                    if selected(
-                        e,
-                        std::slice::from_ref(&request),
-                        args.kind.as_deref(),
-                        args.hip_openmp_compatible,
-                    ) {
-                        matched = true;
-                    }
-                    let same = e.target_id.as_deref().filter(|t| {
-                        TargetId::parse(t, &amdgcn()).is_ok_and(|t| t.processor() == processor)
-                    });
-                    if let Some(t) = same {
-                        if !present.iter().any(|p| p == t) {
-                            present.push(t.to_owned());
-                        }
-                    }
-                }
-            });
+/// For a `--target` that selects no entry of any input while entries for
+/// the same processor with other feature settings exist, a sentence saying
+/// which: the bundler's rule (which `--target` follows) hands an entry
+/// built with `xnack+` only to a request for `xnack+`, which surprises.
+/// Looks at the target alone, so that it never contradicts `--kind` or
+/// `--bundle`.
+pub fn feature_hint(roots: &[Node], text: &str) -> Option<String> {
+    let request = Request::parse(text);
+    let processor = request.processor()?;
+    let mut matched = false;
+    let mut present: Vec<String> = Vec::new();
+    for e in all_entries(roots) {
+        if request.matches(e, false) {
+            matched = true;
         }
-        if matched || present.is_empty() {
-            continue;
+        let same = e
+            .target_id
+            .as_deref()
+            .filter(|t| TargetId::parse(t, &amdgcn()).is_ok_and(|t| t.processor() == processor));
+        if let Some(t) = same {
+            if !present.iter().any(|p| p == t) {
+                present.push(t.to_owned());
+            }
         }
-        present.sort();
-        let (list, verb, them) = match present.len() {
-            1 => (present[0].clone(), "is", "it by its full target ID"),
-            n => (
-                format!("{} and {}", present[..n - 1].join(", "), present[n - 1]),
-                "are",
-                "them by their full target IDs",
-            ),
-        };
-        hints.push(format!(
-            "--target {text}: no entry for {text}; {list} {verb} present (ask for {them})"
-        ));
     }
-    hints
+    if matched || present.is_empty() {
+        return None;
+    }
+    present.sort();
+    let (list, verb, them) = match present.len() {
+        1 => (present[0].clone(), "is", "it by its full target ID"),
+        n => (
+            format!("{} and {}", present[..n - 1].join(", "), present[n - 1]),
+            "are",
+            "them by their full target IDs",
+        ),
+    };
+    Some(format!(
+        "--target {text}: no entry for {text}; {list} {verb} present (ask for {them})"
+    ))
+}
+
+/// Every entry of the trees, in listing order.
+pub fn all_entries(roots: &[Node]) -> Vec<&Entry> {
+    let mut out = Vec::new();
+    for root in roots {
+        root.visit(&mut Vec::new(), &mut |path| {
+            out.extend(path[path.len() - 1].entries.iter());
+        });
+    }
+    out
+}
+
+/// The input names, for messages: `a.so`, `a.so and b.o`, `a.so, b.o and
+/// c.a`.
+pub fn file_list(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    match names.len() {
+        0 => String::new(),
+        1 => names[0].clone(),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
+/// Edit distance (Levenshtein), by characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(row[j + 1])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The spellings of the targets present (target IDs, entry IDs, triples,
+/// CUDA architectures), sorted, without repeats.
+pub fn spellings_present(entries: &[&Entry]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in entries {
+        let mut add = |s: &str| {
+            if !s.is_empty() && !out.iter().any(|o| o == s) {
+                out.push(s.to_owned());
+            }
+        };
+        add(&e.id);
+        for s in [&e.target_id, &e.triple, &e.standardised]
+            .into_iter()
+            .flatten()
+        {
+            add(s);
+        }
+        if let Some(nv) = &e.nvidia {
+            add(&nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The spelling present nearest to `text`, if near enough to be a typo
+/// of it (at most a third of its length away, and at least 1).
+pub fn nearest<'a>(text: &str, present: &'a [String]) -> Option<&'a str> {
+    let limit = (text.chars().count() / 3).max(1);
+    present
+        .iter()
+        .map(|p| (edit_distance(text, p), p))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, p)| p.as_str())
+}
+
+/// The targets present, for a message: the target IDs (or, where entries
+/// have none, their IDs), sorted.
+pub fn targets_present(entries: &[&Entry]) -> String {
+    let mut out: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.kind.as_deref() != Some("host"))
+        .map(|e| {
+            e.target_id
+                .as_deref()
+                .filter(|t| !t.is_empty())
+                .unwrap_or(&e.id)
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        "none (no device code)".to_owned()
+    } else {
+        out.join(", ")
+    }
+}
+
+/// Why a selection value selects nothing: the error (naming the value
+/// and the inputs, with the nearest spelling present) and notes.
+pub fn unmatched_value(
+    option: &str,
+    text: &str,
+    roots: &[Node],
+    files: &[PathBuf],
+) -> (String, Vec<String>) {
+    let entries = all_entries(roots);
+    let present = spellings_present(&entries);
+    let mut err = format!("{option} {text} matches no entry of {}", file_list(files));
+    let hint = feature_hint(roots, text);
+    if let Some(n) = nearest(text, &present).filter(|_| hint.is_none()) {
+        err.push_str(&format!(" (did you mean {option} {n}?)"));
+    }
+    let mut notes = Vec::new();
+    notes.extend(hint);
+    notes.push(format!("targets present: {}", targets_present(&entries)));
+    (err, notes)
 }
 
 fn amdgcn() -> Triple {
@@ -308,6 +418,10 @@ pub fn output_name(
 pub struct Job<'a> {
     /// The node holding it (for its file).
     pub file: PathBuf,
+    /// The input it comes from, as given.
+    pub input: PathBuf,
+    /// The `#k` of the container holding it.
+    pub container: Option<usize>,
     /// The entry.
     pub entry: &'a Entry,
     /// Output name.
@@ -322,6 +436,9 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
     for (root, input) in roots.iter().zip(&args.files) {
         root.visit(&mut Vec::new(), &mut |path| {
             let node = path[path.len() - 1];
+            if !args.bundle.is_empty() && !node.index.is_some_and(|k| args.bundle.contains(&k)) {
+                return;
+            }
             for e in &node.entries {
                 if !selected(
                     e,
@@ -345,6 +462,8 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
                 }
                 out.push(Job {
                     file: node.file.clone(),
+                    input: input.clone(),
+                    container: node.index,
                     entry: e,
                     name,
                 });
@@ -380,11 +499,22 @@ fn write_entry(
     }
 }
 
+/// What [`write`] produced.
+pub struct Written {
+    /// The files written, in order.
+    pub files: Vec<PathBuf>,
+    /// With `-o -`: the entry's bytes, for standard output (written by the
+    /// caller once everything has succeeded, so a failure writes nothing).
+    pub stdout: Option<Vec<u8>>,
+}
+
 /// Writes the jobs; all outputs or none.
-pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error> {
+pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
     let mut inputs: HashMap<PathBuf, fsio::Input> = HashMap::new();
     let mut outputs = Outputs::new();
     let mut written = Vec::new();
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    let mut buffer: Vec<u8> = Vec::new();
     for job in jobs {
         let target = match (&args.output, &args.output_dir) {
             (Some(o), _) => o.clone(),
@@ -393,9 +523,19 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
         };
         let target_name = target.display().to_string();
         let e = job.entry;
-        let index = outputs
-            .create(target.as_os_str(), true)
-            .map_err(|err| Error::file_io(&target_name, &err))?;
+        let index = if to_stdout {
+            None
+        } else {
+            Some(
+                outputs
+                    .create(target.as_os_str(), false)
+                    .map_err(|err| Error::file_io(&target_name, &err))?,
+            )
+        };
+        let sink: &mut dyn Write = match index {
+            Some(i) => outputs.file(i),
+            None => &mut buffer,
+        };
         // Damage in the entry is the input's; a failed write the output's.
         let fail = |err: DecodeError| match err {
             DecodeError::Write(text) => Error::file(&target_name, text),
@@ -407,7 +547,7 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
         match &e.location {
             Location::Derived => {
                 let bytes = e.data.as_deref().unwrap_or_default();
-                write_entry(outputs.file(index), e, bytes, args.raw).map_err(fail)?;
+                write_entry(sink, e, bytes, args.raw).map_err(fail)?;
             }
             Location::File { offset, size }
             | Location::Ccob {
@@ -440,12 +580,10 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
                                     format!("entry {}: {err}", e.id),
                                 )
                             })?;
-                        outputs
-                            .file(index)
-                            .write_all(&bytes)
+                        sink.write_all(&bytes)
                             .map_err(|err| Error::file_io(&target_name, &err))?;
                     }
-                    _ => write_entry(outputs.file(index), e, range, args.raw).map_err(fail)?,
+                    _ => write_entry(sink, e, range, args.raw).map_err(fail)?,
                 }
                 // Done with those input pages: extracting a large library
                 // does not end up holding all of it. The kernel maps pages
@@ -458,11 +596,16 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Vec<PathBuf>, Error
                 }
             }
         }
-        outputs
-            .finish(index)
-            .map_err(|err| Error::file_io(&target_name, &err))?;
-        written.push(target);
+        if let Some(i) = index {
+            outputs
+                .finish(i)
+                .map_err(|err| Error::file_io(&target_name, &err))?;
+            written.push(target);
+        }
     }
     outputs.commit().map_err(|err| Error::io(&err))?;
-    Ok(written)
+    Ok(Written {
+        files: written,
+        stdout: to_stdout.then_some(buffer),
+    })
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod extract;
+mod man;
 mod model;
 mod objects;
 mod render;
@@ -34,27 +35,72 @@ fn main() -> ExitCode {
             }
         },
         Command::Completions { shell } => {
+            // Made whole, then written: a closed pipe ends the output.
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "offload", &mut std::io::stdout());
-            ExitCode::SUCCESS
-        }
-        Command::Man => {
             let mut out = Vec::new();
-            if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                diag.error(format!("man page: {e}"));
-                return ExitCode::FAILURE;
-            }
+            clap_complete::generate(shell, &mut cmd, "offload", &mut out);
             write_stdout(&out, &diag)
         }
+        Command::Man { page, dir } => man_cmd(page.as_deref(), dir.as_deref(), &diag),
     }
+}
+
+fn man_cmd(page: Option<&str>, dir: Option<&std::path::Path>, diag: &Diag) -> ExitCode {
+    let Some(dir) = dir else {
+        return match man::page(page) {
+            Ok(out) => write_stdout(&out, diag),
+            Err(e) => {
+                diag.error(format!("man page: {e}"));
+                ExitCode::FAILURE
+            }
+        };
+    };
+    let pages = match man::pages() {
+        Ok(p) => p,
+        Err(e) => {
+            diag.error(format!("man page: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        diag.error(format!(
+            "{}: {}",
+            dir.display(),
+            offload_cli::diag::os_error_text(&e)
+        ));
+        return ExitCode::FAILURE;
+    }
+    let mut outputs = offload_cli::fsio::Outputs::new();
+    let mut names = String::new();
+    for (name, bytes) in &pages {
+        let path = dir.join(name);
+        if let Err(e) = outputs.write(path.as_os_str(), false, bytes) {
+            diag.error(format!(
+                "{}: {}",
+                path.display(),
+                offload_cli::diag::os_error_text(&e)
+            ));
+            return ExitCode::FAILURE;
+        }
+        names.push_str(&format!("{}\n", path.display()));
+    }
+    if let Err(e) = outputs.commit() {
+        diag.error(format!(
+            "writing the man pages: {}",
+            offload_cli::diag::os_error_text(&e)
+        ));
+        return ExitCode::FAILURE;
+    }
+    write_stdout(names.as_bytes(), diag)
 }
 
 fn write_stdout(bytes: &[u8], diag: &Diag) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`| head`) is not worth a message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::FAILURE,
+        // A closed pipe (`| head`) is the end of the output, not an error:
+        // no message, and the status is what it would have been.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             diag.error(format!(
                 "writing standard output: {}",
@@ -91,7 +137,36 @@ fn walk_all(files: &[std::path::PathBuf], verify: bool, diag: &Diag) -> (Vec<Nod
     for r in &roots {
         damage += report_damage(r, diag);
     }
+    for (r, f) in roots.iter().zip(files) {
+        if r.counts().0 == 0 {
+            zip_hint(f, diag);
+        }
+    }
     (roots, damage)
+}
+
+/// A zip archive (a Python wheel, a `.jar`) is not read inside: says
+/// what to do instead of listing nothing.
+fn zip_hint(file: &std::path::Path, diag: &Diag) {
+    let mut magic = [0u8; 4];
+    let is_zip = std::fs::File::open(file)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"PK\x03\x04";
+    if !is_zip {
+        return;
+    }
+    let shown = file.display();
+    let dir = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unzipped".to_owned());
+    diag.note(format!(
+        "{shown} is a zip archive (a Python wheel?); offload does not read inside zip \
+         archives yet: unzip it and list its libraries \
+         (`unzip -q -d {dir} {shown} && find {dir} -name '*.so*' -exec offload ls {{}} +`), \
+         or see its members with `unzip -l {shown}`"
+    ));
 }
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
@@ -115,25 +190,126 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     }
 }
 
+/// The selection options as given, for messages.
+fn selection_text(args: &ExtractArgs) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(args.target.iter().map(|t| format!("--target {t}")));
+    if let Some(k) = &args.kind {
+        parts.push(format!("--kind {k}"));
+    }
+    parts.extend(args.bundle.iter().map(|b| format!("--bundle {b}")));
+    if args.hip_openmp_compatible {
+        parts.push("--hip-openmp-compatible".to_owned());
+    }
+    if parts.is_empty() {
+        "all entries".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// Checks that each selection value selects something in some input;
+/// reports those that do not.
+fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
+    let mut ok = true;
+    let entries = extract::all_entries(roots);
+    for text in &args.target {
+        let request = extract::Request::parse(text);
+        if entries
+            .iter()
+            .any(|e| request.matches(e, args.hip_openmp_compatible))
+        {
+            continue;
+        }
+        ok = false;
+        let (err, notes) = extract::unmatched_value("--target", text, roots, &args.files);
+        diag.error(err);
+        for n in notes {
+            diag.note(n);
+        }
+    }
+    if !args.bundle.is_empty() {
+        let mut indices: Vec<usize> = Vec::new();
+        for root in roots {
+            root.visit(&mut Vec::new(), &mut |path| {
+                if let Some(k) = path[path.len() - 1].index {
+                    if !indices.contains(&k) {
+                        indices.push(k);
+                    }
+                }
+            });
+        }
+        indices.sort_unstable();
+        for k in &args.bundle {
+            if indices.contains(k) {
+                continue;
+            }
+            ok = false;
+            let have = match indices.as_slice() {
+                [] => "no containers".to_owned(),
+                [one] => format!("container #{one} only"),
+                [first, .., last] => format!("containers #{first} to #{last}"),
+            };
+            diag.error(format!(
+                "--bundle {k}: {} has {have} (the #k of `offload ls`)",
+                extract::file_list(&args.files)
+            ));
+        }
+    }
+    ok
+}
+
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     let (roots, damage) = walk_all(&args.files, false, diag);
-    let jobs = extract::jobs(&roots, args);
-    let hints = extract::unmatched_hints(&roots, args);
-    if jobs.is_empty() {
-        diag.error("no entry matches the selection (offload ls lists them)");
-        for h in &hints {
-            diag.note(h);
-        }
+    // All or nothing: an input that cannot be read completely means no
+    // output at all.
+    if damage > 0 {
+        let bad: Vec<std::path::PathBuf> = roots
+            .iter()
+            .zip(&args.files)
+            .filter(|(r, _)| r.counts().2 > 0)
+            .map(|(_, f)| f.clone())
+            .collect();
+        diag.error(format!(
+            "nothing extracted: {} could not be read completely (outputs are written for all inputs or none)",
+            extract::file_list(&bad)
+        ));
         return ExitCode::FAILURE;
     }
-    // Other requests matched: what one of them missed is worth a warning.
-    for h in &hints {
-        diag.warning(h);
+    if !check_selection(&roots, args, diag) {
+        return ExitCode::FAILURE;
+    }
+    let jobs = extract::jobs(&roots, args);
+    if jobs.is_empty() {
+        diag.error(format!(
+            "no entry of {} matches the selection ({}); `offload ls` lists them",
+            extract::file_list(&args.files),
+            selection_text(args)
+        ));
+        return ExitCode::FAILURE;
     }
     if args.output.is_some() && jobs.len() > 1 {
-        let names: Vec<&str> = jobs.iter().map(|j| j.entry.id.as_str()).collect();
+        let names: Vec<String> = jobs
+            .iter()
+            .map(|j| match j.container {
+                Some(k) => format!("{} #{k} {}", j.input.display(), j.entry.id),
+                None => format!("{} {}", j.input.display(), j.entry.id),
+            })
+            .collect();
+        let mut containers: Vec<usize> = jobs.iter().filter_map(|j| j.container).collect();
+        containers.sort_unstable();
+        containers.dedup();
+        let how = if containers.len() > 1 {
+            let list: Vec<String> = containers.iter().map(|k| format!("--bundle {k}")).collect();
+            format!(
+                "pick one translation unit with {} (the #k of `offload ls`), or narrow with --target or --kind",
+                list.join(" or ")
+            )
+        } else {
+            "narrow the selection with --target or --kind".to_owned()
+        };
         diag.error(format!(
-            "-o writes one entry, but {} are selected: {}; narrow the selection with --target or --kind",
+            "-o writes one entry, but {} are selected: {}; {how}",
             jobs.len(),
             names.join(", ")
         ));
@@ -155,22 +331,15 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     };
     match extract::write(&jobs, args) {
         Ok(written) => {
-            if args.output.as_deref() != Some(std::path::Path::new("-")) {
-                let mut text = String::new();
-                for w in written {
-                    text.push_str(&w.display().to_string());
-                    text.push('\n');
-                }
-                let status = write_stdout(text.as_bytes(), diag);
-                if status != ExitCode::SUCCESS {
-                    return status;
-                }
+            if let Some(bytes) = written.stdout {
+                return write_stdout(&bytes, diag);
             }
-            if damage > 0 {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
+            let mut text = String::new();
+            for w in written.files {
+                text.push_str(&w.display().to_string());
+                text.push('\n');
             }
+            write_stdout(text.as_bytes(), diag)
         }
         Err(e) => {
             // All or nothing: directories made for the outputs go too.

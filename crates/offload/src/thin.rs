@@ -20,7 +20,7 @@ use crate::cli::ThinArgs;
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::nvidia::{CudaArch, Isa, Variant};
 
-use crate::extract::Request;
+use crate::extract::{nearest, spellings_present, targets_present, unmatched_value, Request};
 use crate::model::{Entry, Linkage, Node, NodeKind};
 use crate::walk::Walker;
 
@@ -404,9 +404,38 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
         drop_ptx: args.drop_ptx,
     };
+    let roots: Vec<Node> = args
+        .files
+        .iter()
+        .map(|f| Walker::default().file(f))
+        .collect();
+    // A --drop that matches nothing anywhere is a typo: say so rather
+    // than rewrite nothing.
+    let mut unmatched = false;
+    for (text, s) in args.drop.iter().zip(&sel.drop) {
+        if roots
+            .iter()
+            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e)))
+        {
+            continue;
+        }
+        if roots.iter().any(|r| r.counts().2 > 0) {
+            // Damaged inputs are reported as such below.
+            continue;
+        }
+        unmatched = true;
+        let (err, notes) = unmatched_value("--drop", text, &roots, &args.files);
+        diag.error(err);
+        for n in notes {
+            diag.note(n);
+        }
+    }
+    if unmatched {
+        return ExitCode::FAILURE;
+    }
     let mut outputs = Outputs::new();
     let mut report = String::new();
-    for file in &args.files {
+    for (file, root) in args.files.iter().zip(&roots) {
         let target = match (&args.output, args.in_place) {
             (Some(o), _) => Some(o.clone()),
             (None, true) => Some(file.clone()),
@@ -415,6 +444,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         let target = if args.dry_run { None } else { target };
         if let Err(e) = thin_file(
             file,
+            root,
             target.as_deref(),
             &sel,
             args,
@@ -432,8 +462,29 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     crate::write_stdout(report.as_bytes(), diag)
 }
 
+/// Every entry of a tree.
+fn all_entries(root: &Node) -> Vec<Entry> {
+    let mut all = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        all.extend(path[path.len() - 1].entries.iter().cloned());
+    });
+    all
+}
+
+/// The containers of a tree that `thin` rewrites or reports on.
+fn containers(root: &Node) -> usize {
+    let mut n = 0;
+    root.visit(&mut Vec::new(), &mut |path| {
+        if path[path.len() - 1].kind.is_container() {
+            n += 1;
+        }
+    });
+    n
+}
+
 fn thin_file(
     file: &Path,
+    root: &Node,
     target: Option<&Path>,
     sel: &Selection,
     args: &ThinArgs,
@@ -441,7 +492,6 @@ fn thin_file(
     report: &mut String,
 ) -> Result<(), String> {
     let shown = file.display();
-    let root = Walker::default().file(file);
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         for d in &path[path.len() - 1].damage {
@@ -455,10 +505,7 @@ fn thin_file(
         ));
     }
     // Every --keep must name something the file has.
-    let mut all = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        all.extend(path[path.len() - 1].entries.iter().cloned());
-    });
+    let all = all_entries(root);
     for (text, s) in &sel.keep {
         let targeted = all.iter().any(|e| {
             let v = Vendor::of_entry(e);
@@ -468,12 +515,19 @@ fn thin_file(
                     .is_some_and(|t| !t.is_empty() && t != "generic")
         });
         if targeted && !all.iter().any(|e| s.matches(e)) {
+            let refs: Vec<&Entry> = all.iter().collect();
+            let present = spellings_present(&refs);
+            let mean = nearest(text, &present)
+                .map(|n| format!(" (did you mean --keep {n}?)"))
+                .unwrap_or_default();
             return Err(format!(
-                "{shown}: --keep {text} matches no entry (`offload ls {shown}` lists them)"
+                "--keep {text} matches no entry of {shown}{mean}; targets present: {} \
+                 (`offload ls {shown}` lists them)",
+                targets_present(&refs)
             ));
         }
     }
-    let plans = plan(&root, sel);
+    let plans = plan(root, sel);
     // A vendor whose code is here but no --keep names is left alone.
     let mut alone: Vec<Vendor> = Vec::new();
     if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor() == Vendor::Any) {
@@ -519,7 +573,7 @@ fn thin_file(
     }
     let mut totals = Totals::default();
     let mut pos = 0u64;
-    let mut containers = 0usize;
+    let containers = containers(root);
     for p in &plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
@@ -551,7 +605,6 @@ fn thin_file(
         };
         let no_ids = HashSet::new();
         let drop = drop.unwrap_or(&no_ids);
-        containers += 1;
         let range = usize::try_from(offset)
             .ok()
             .zip(usize::try_from(offset + size).ok())

@@ -331,7 +331,7 @@ fn a_target_selecting_nothing_names_what_is_there() {
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
-        err.contains("error: no entry matches the selection"),
+        err.contains("error: --target gfx90a matches no entry of lib.so\n"),
         "{err}"
     );
     assert!(
@@ -341,23 +341,37 @@ fn a_target_selecting_nothing_names_what_is_there() {
         ),
         "{err}"
     );
+    assert!(
+        err.contains("note: targets present: gfx906, gfx90a:xnack+"),
+        "{err}"
+    );
     assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
-    // With another request that selects something: a warning, and the
-    // rest is written.
+    // With another request that selects something: still an error (a
+    // typo must not pass), and nothing is written.
     let o = run(&[
         "extract", "-d", d, "--target", "gfx90a", "--target", "gfx906", "lib.so",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("warning: --target gfx90a: no entry for gfx90a;"),
+        stderr(&o).contains("note: --target gfx90a: no entry for gfx90a;"),
         "{}",
         stderr(&o)
     );
-    assert!(stdout(&o).lines().count() >= 1);
-    // No hint for a processor the file has nothing for.
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // No feature hint for a processor the file has nothing for; the
+    // nearest spelling present instead.
     let o = run(&["extract", "-d", d, "--target", "gfx1100", "lib.so"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(!stderr(&o).contains("note:"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no entry for"), "{}", stderr(&o));
+    let o = run(&["extract", "-d", d, "--target", "gfx9066", "lib.so"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "error: --target gfx9066 matches no entry of lib.so (did you mean --target gfx906?)"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -381,7 +395,7 @@ fn target_selection_follows_the_bundler_rules() {
     );
     let o = run(&["extract", "-d", d, "--target", "gfx90a", "lib.so"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("no entry matches"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("matches no entry"), "{}", stderr(&o));
     // An entry built without xnack serves a request for xnack+ (gfx906).
     let o = run(&[
         "extract",

@@ -29,7 +29,12 @@ fn tag(o: &Opt, tool: &Tool) -> String {
             let (name, value) = shown.split_at(at);
             let sep = if name.ends_with(' ') { " " } else { "=" };
             let name = name.trim_end_matches([' ', '=']);
-            let value = value.trim_start_matches('<').trim_end_matches('>');
+            // The placeholder without its brackets: `<file>` is shown as
+            // file, `<<key>=<value>,...>` as <key>=<value>,...
+            let value = value
+                .strip_prefix('<')
+                .and_then(|v| v.strip_suffix('>'))
+                .unwrap_or(value);
             format!("\\fB{}\\fR{sep}\\fI{}\\fR", escape(name), escape(value))
         }
         None => format!("\\fB{}\\fR", escape(&shown)),
@@ -131,6 +136,32 @@ pub fn render(tool: &Tool, name: &str) -> String {
         "0 on success, including \\fB\\-\\-help\\fR and \\fB\\-\\-version\\fR; \
          1 after an error, which is reported on standard error.\n",
     );
+    s.push_str(".SH ENVIRONMENT\n");
+    let common: [(&str, &str); 3] = [
+        (
+            crate::explain::VAR,
+            "Set (to anything but empty or 0): after LLVM's messages, add note: and \
+             warning: lines that explain them (what a bundle holds when a target is not \
+             found, the file an OS error is about). Unset, the output is LLVM's.",
+        ),
+        (
+            crate::ident::VERSION_VAR,
+            "Set (to anything but empty or 0): --version adds the project, its version \
+             and commit, and the compression libraries linked.",
+        ),
+        (
+            crate::staging::NAMED_STAGING_ENV,
+            "Set: outputs are staged in named temporary files beside their target, as \
+             on a file system without O_TMPFILE (for testing that path).",
+        ),
+    ];
+    for (name, what) in m.environment.iter().chain(common.iter()) {
+        s.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            escape(name),
+            escape(what)
+        ));
+    }
     if !m.see_also.is_empty() {
         s.push_str(".SH SEE ALSO\n");
         let refs: Vec<String> = m

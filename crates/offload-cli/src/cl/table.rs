@@ -307,6 +307,10 @@ pub struct Manual {
     pub description: &'static str,
     /// SEE ALSO entries, `name(section)`.
     pub see_also: &'static [&'static str],
+    /// The environment variables of LLVM's tool that this one honours too
+    /// (name, what it does), listed under ENVIRONMENT before the
+    /// variables every tool of the project honours.
+    pub environment: &'static [(&'static str, &'static str)],
 }
 
 /// A tool's whole command line.

@@ -27,6 +27,19 @@ file per offload target) into one file, lists the bundle entry IDs of a bundled 
 A drop-in replacement for LLVM 22's tool of the same name: the same command line, \
 messages, exit status and output bytes.",
         see_also: &["llvm-offload-binary(1)", "clang(1)", "llvm-objcopy(1)"],
+        environment: &[
+            ("OFFLOAD_BUNDLER_VERBOSE", "1: as -verbose."),
+            ("OFFLOAD_BUNDLER_COMPRESS", "1: as -compress."),
+            (
+                "OFFLOAD_BUNDLER_COMPRESSION_LEVEL",
+                "A decimal number: as -compression-level (another value is \
+                 warned about and ignored).",
+            ),
+            (
+                "OFFLOAD_BUNDLER_IGNORE_ENV_VAR",
+                "1: the three variables above are ignored.",
+            ),
+        ],
     },
 };
 

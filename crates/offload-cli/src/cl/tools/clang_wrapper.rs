@@ -68,5 +68,6 @@ runtime, as LLVM 14's tool does. An output of - is standard output.\n\
 A drop-in replacement for LLVM 14's tool of the same name, with AMD's --offload-arch \
 extension.",
         see_also: &["llvm-offload-wrapper(1)", "llvm-offload-binary(1)", "clang(1)"],
+        environment: &[],
     },
 };

@@ -49,5 +49,6 @@ A drop-in replacement for LLVM 22's tool of the same name.",
             "clang-offload-wrapper(1)",
             "clang(1)",
         ],
+        environment: &[],
     },
 };

@@ -52,5 +52,6 @@ the same.",
             "llvm-offload-wrapper(1)",
             "clang(1)",
         ],
+        environment: &[],
     },
 };
