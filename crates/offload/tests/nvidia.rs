@@ -253,3 +253,193 @@ fn one_entry_to_standard_output_is_the_decoded_cubin() {
         recorded.get("compress-all.2.sm_90.cubin")
     );
 }
+
+/// The `offload thin` cases of tests/fixtures/nvidia/thin/gen.sh: output
+/// name, input, options. cuobjdump 13.5 listed and extracted each output
+/// there.
+const THIN_CASES: &[(&str, &str, &[&str])] = &[
+    ("libk-sm_90.so", "libk.so", &["--keep", "sm_90"]),
+    (
+        "variants-sm_90-noptx.o",
+        "variants.o",
+        &["--keep", "sm_90", "--drop-ptx"],
+    ),
+    ("variants-sm_100.o", "variants.o", &["--keep", "sm_100"]),
+    (
+        "compress-all-sm_80.o",
+        "compress-all.o",
+        &["--keep", "sm_80"],
+    ),
+    ("speed-compute_90.o", "speed.o", &["--keep", "compute_90"]),
+    ("concat-sm_90.o", "concat.o", &["--keep", "sm_90"]),
+    ("libk-sm_100.a", "libk.a", &["--keep", "sm_100"]),
+];
+
+/// The fat binary containers of a listing: (offset, size).
+fn containers(doc: &json::V) -> Vec<(u64, u64)> {
+    fn walk(n: &json::V, out: &mut Vec<(u64, u64)>) {
+        if n.get("type").str() == Some("fatbin") {
+            out.push((n.get("offset").num().unwrap(), n.get("size").num().unwrap()));
+        }
+        for c in n.get("children").arr() {
+            walk(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    for f in doc.get("files").arr() {
+        walk(f, &mut out);
+    }
+    out
+}
+
+#[test]
+fn thinned_files_are_what_cuobjdump_reads_and_nothing_else_moves() {
+    let records = fixtures().join("thin");
+    for (name, input, options) in THIN_CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = fixtures().join(input);
+        let mut args = vec!["thin", "-o", name, src.to_str().unwrap()];
+        args.extend_from_slice(options);
+        let o = run_in(tmp.path(), &args);
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        let out = tmp.path().join(name);
+        // What cuobjdump listed and extracted from our output.
+        let o = run_in(tmp.path(), &["ls", "--json", name]);
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        let after = json::parse(&text(&o.stdout));
+        let recorded = fs::read_to_string(records.join(format!("{name}.list"))).unwrap();
+        assert_eq!(
+            cuobjdump::list_lines(name, &cuobjdump::entries(&after)),
+            cuobjdump::recorded_lines(&recorded),
+            "{name}"
+        );
+        let x = tmp.path().join("x");
+        fs::create_dir(&x).unwrap();
+        let o = run_in(&x, &["extract", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        let mut ours = BTreeMap::new();
+        for f in fs::read_dir(&x).unwrap() {
+            let f = f.unwrap();
+            let n = f.file_name().to_string_lossy().into_owned();
+            ours.insert(n, md5_hex(&fs::read(f.path()).unwrap()));
+        }
+        let recorded = fs::read_to_string(records.join(format!("{name}.md5"))).unwrap();
+        assert_eq!(ours, md5_lines(&recorded), "{name}");
+        // Every entry left is one of the input's, byte for byte.
+        let before: Vec<String> =
+            md5_lines(&fs::read_to_string(fixtures().join(format!("{input}.md5"))).unwrap())
+                .into_values()
+                .collect();
+        for sum in ours.values() {
+            assert!(before.contains(sum), "{name}: an entry changed");
+        }
+        // Containers stay where they were; outside them no byte changes;
+        // what a container no longer uses is zero.
+        let data = fs::read(&src).unwrap();
+        let thinned = fs::read(&out).unwrap();
+        assert_eq!(data.len(), thinned.len(), "{name}");
+        let old = containers(&ls_json(input));
+        let new = containers(&after);
+        assert_eq!(old.len(), new.len(), "{name}");
+        let mut pos = 0usize;
+        for ((o_at, o_len), (n_at, n_len)) in old.iter().zip(&new) {
+            assert_eq!(o_at, n_at, "{name}");
+            assert!(n_len <= o_len, "{name}");
+            let (at, used, end) = (
+                *o_at as usize,
+                (o_at + n_len) as usize,
+                (o_at + o_len) as usize,
+            );
+            assert_eq!(
+                data[pos..at],
+                thinned[pos..at],
+                "{name}: bytes outside moved"
+            );
+            assert!(thinned[used..end].iter().all(|&b| b == 0), "{name}");
+            pos = end;
+        }
+        assert_eq!(data[pos..], thinned[pos..], "{name}");
+    }
+}
+
+#[test]
+fn thinning_reports_what_a_gpu_is_left_without_and_leaves_other_vendors_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("compress-all.o");
+    // sm_80 and sm_90 cubins, compute_80 PTX: an sm_75 GPU can use none
+    // of it, and --keep sm_75 names nothing there: an error, nothing
+    // written.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "-o",
+            "out.o",
+            src.to_str().unwrap(),
+            "--keep",
+            "sm_75",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(!tmp.path().join("out.o").exists());
+    // --keep sm_90a: nothing for it here, but sm_90 is spelt near.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--dry-run",
+            src.to_str().unwrap(),
+            "--keep",
+            "sm_90a",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    // --keep compute_80 keeps the PTX an 8.0 GPU compiles and no cubin;
+    // --drop-ptx drops PTX only where kept cubins cover every GPU asked
+    // for, so the PTX stays.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--dry-run",
+            src.to_str().unwrap(),
+            "--keep",
+            "compute_80",
+            "--drop-ptx",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report = text(&o.stdout);
+    assert!(report.contains("would drop 2 of 3 entries"), "{report}");
+    // An AMD keep on an NVIDIA file: the NVIDIA code is left alone, and
+    // the report says so.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--dry-run",
+            src.to_str().unwrap(),
+            "--keep",
+            "gfx90a",
+        ],
+    );
+    let report = text(&o.stdout);
+    assert!(
+        report.contains("NVIDIA device code left alone"),
+        "{report}{}",
+        text(&o.stderr)
+    );
+    // A 12.1 GPU runs the sm_121a cubin and compiles the compute_90 PTX
+    // of variants.o; the other 6 entries go.
+    let v = fixtures().join("variants.o");
+    let o = run_in(
+        tmp.path(),
+        &["thin", "--dry-run", v.to_str().unwrap(), "--keep", "sm_121"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("would drop 6 of 8 entries"),
+        "{}",
+        text(&o.stdout)
+    );
+}
