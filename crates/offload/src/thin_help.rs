@@ -7,11 +7,16 @@ Examples:
   offload thin --keep gfx942 --keep gfx90a --in-place *.so
   offload thin --drop gfx803 --dry-run lib.so            what would go, and the bytes freed
   offload thin --keep gfx90a:xnack- -o app.thin app     by target ID, as the bundler matches
+  offload thin --keep sm_90 --in-place libtorch_cuda.so  what a 9.0 GPU runs or compiles (cubins, PTX)
+  offload thin --keep sm_90 --drop-ptx -o k.so lib.so    no PTX where the kept cubins suffice
 
 Every bundle (uncompressed, or compressed CCOB v1-v3) in executables,
 shared libraries, objects and archives is rewritten at its offset without
 the dropped entries; compressed bundles are compressed again as LLVM 22's
 bundler would (same version and method). The space freed is zero-filled,
 so no address in a linked file moves. Offload binaries (.llvm.offloading)
-are thinned in objects and archives. Host entries are always kept. Outputs
-are written together or not at all.";
+are thinned in objects and archives. NVIDIA fat binary containers are
+rewritten in place with the entries the kept GPUs can use (cubins they run,
+PTX they compile), in linked files too; --keep values apply to their
+vendor's code only. Host entries are always kept. Outputs are written
+together or not at all.";
