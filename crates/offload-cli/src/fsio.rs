@@ -972,3 +972,63 @@ mod tests {
             .is_char_device());
     }
 }
+
+/// What [`files_under`] found.
+#[derive(Debug, Default)]
+pub struct Tree {
+    /// The regular files, each once.
+    pub files: Vec<PathBuf>,
+    /// Other names of those files (hard links) in the tree: (the name in
+    /// `files`, the other name).
+    pub links: Vec<(PathBuf, PathBuf)>,
+    /// Directories that could not be read, with the error.
+    pub errors: Vec<(PathBuf, io::Error)>,
+}
+
+/// The regular files under `dir`, at any depth (a directory's files in
+/// name order, then its subdirectories, in name order), for the tools that
+/// take a directory tree: symbolic links are not followed (a link's target
+/// inside the tree is visited as itself; one outside it is not the
+/// tree's), and a file with several hard links in the tree is given once
+/// (its first path; the others are in [`Tree::links`]).
+pub fn files_under(dir: &Path) -> Tree {
+    use std::os::unix::fs::MetadataExt;
+    let mut tree = Tree::default();
+    let mut seen = std::collections::HashMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                tree.errors.push((d, e));
+                continue;
+            }
+        };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        let mut subdirs = Vec::new();
+        for e in entries {
+            let path = e.path();
+            let Ok(md) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let kind = md.file_type();
+            if kind.is_dir() {
+                subdirs.push(path);
+            } else if kind.is_file() {
+                match seen.entry((md.dev(), md.ino())) {
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(path.clone());
+                        tree.files.push(path);
+                    }
+                    std::collections::hash_map::Entry::Occupied(o) => {
+                        tree.links.push((o.get().clone(), path));
+                    }
+                }
+            }
+        }
+        // Depth first, in name order.
+        stack.extend(subdirs.into_iter().rev());
+    }
+    tree
+}

@@ -114,8 +114,15 @@ pub struct LsArgs {
     /// bytes: enough to read its entries and name their payloads).
     #[arg(long)]
     pub verify: bool,
+    /// Print, instead of the listing, the bytes of device code per vendor
+    /// and GPU architecture over all inputs, and what `offload thin --keep
+    /// GPU` would free for each GPU present.
+    #[arg(long)]
+    pub summary: bool,
     /// Files to inspect: executables, shared libraries, objects, archives,
-    /// bundles, compressed bundles, offload binaries, fat binaries, bitcode.
+    /// bundles, compressed bundles, offload binaries, fat binaries,
+    /// bitcode; or directories, read recursively (symbolic links not
+    /// followed; files without device code left out).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

@@ -7,6 +7,7 @@ mod man;
 mod model;
 mod objects;
 mod render;
+mod summary;
 mod thin;
 mod thin_help;
 mod walk;
@@ -145,6 +146,45 @@ fn walk_all(files: &[std::path::PathBuf], verify: bool, diag: &Diag) -> (Vec<Nod
     (roots, damage)
 }
 
+/// The inputs named on the command line, each directory replaced by the
+/// regular files under it ([`offload_cli::fsio::files_under`]: symbolic
+/// links not followed, hard links once).
+pub(crate) fn expand_inputs(paths: &[std::path::PathBuf], diag: &Diag) -> Inputs {
+    let mut out = Inputs::default();
+    for p in paths {
+        if p.is_dir() {
+            out.tree = true;
+            let found = offload_cli::fsio::files_under(p);
+            out.files.extend(found.files);
+            out.links.extend(found.links);
+            for (dir, e) in found.errors {
+                out.unreadable += 1;
+                diag.error(format!(
+                    "{}: cannot read the directory: {}",
+                    dir.display(),
+                    offload_cli::diag::os_error_text(&e)
+                ));
+            }
+        } else {
+            out.files.push(p.clone());
+        }
+    }
+    out
+}
+
+/// The inputs of a command, directories expanded ([`expand_inputs`]).
+#[derive(Default)]
+pub(crate) struct Inputs {
+    /// The files.
+    pub files: Vec<std::path::PathBuf>,
+    /// Whether a directory was given.
+    pub tree: bool,
+    /// Other names (hard links) of files, in the trees.
+    pub links: Vec<(std::path::PathBuf, std::path::PathBuf)>,
+    /// Directories that could not be read (reported).
+    pub unreadable: usize,
+}
+
 /// A zip archive (a Python wheel, a `.jar`) is not read inside: says
 /// what to do instead of listing nothing.
 fn zip_hint(file: &std::path::Path, diag: &Diag) {
@@ -170,9 +210,22 @@ fn zip_hint(file: &std::path::Path, diag: &Diag) {
 }
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
-    let (roots, damage) = walk_all(&args.files, args.verify, diag);
+    let inputs = expand_inputs(&args.files, diag);
+    let (mut roots, damage) = walk_all(&inputs.files, args.verify, diag);
+    let damage = damage + inputs.unreadable;
+    if inputs.tree {
+        // In a tree, files without device code are left out.
+        roots.retain(|r| r.is_interesting());
+    }
     let mut out = String::new();
-    if args.json {
+    if args.summary {
+        let s = summary::summarize(&roots);
+        if args.json {
+            summary::json(&s, &mut out);
+        } else {
+            summary::text(&s, &mut out);
+        }
+    } else if args.json {
         render::json(&roots, &mut out);
     } else {
         for r in &roots {

@@ -186,7 +186,7 @@ fn tree_children(n: &Node, indent: &str, out: &mut String) {
 }
 
 /// JSON string literal.
-fn js(s: &str) -> String {
+pub(crate) fn js(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

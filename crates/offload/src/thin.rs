@@ -404,11 +404,12 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
         drop_ptx: args.drop_ptx,
     };
-    let roots: Vec<Node> = args
-        .files
-        .iter()
-        .map(|f| Walker::default().file(f))
-        .collect();
+    let inputs = crate::expand_inputs(&args.files, diag);
+    if inputs.tree {
+        return run_tree(&inputs, &sel, args, diag);
+    }
+    let files = inputs.files;
+    let roots: Vec<Node> = files.iter().map(|f| Walker::default().file(f)).collect();
     // A --drop that matches nothing anywhere is a typo: say so rather
     // than rewrite nothing.
     let mut unmatched = false;
@@ -435,7 +436,12 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     }
     let mut outputs = Outputs::new();
     let mut report = String::new();
-    for (file, root) in args.files.iter().zip(&roots) {
+    // Files rewritten in place, as they were when read.
+    let mut in_place: Vec<(&Path, Option<std::fs::Metadata>)> = Vec::new();
+    for (file, root) in files.iter().zip(&roots) {
+        if args.in_place && !args.dry_run {
+            in_place.push((file, std::fs::metadata(file).ok()));
+        }
         let target = match (&args.output, args.in_place) {
             (Some(o), _) => Some(o.clone()),
             (None, true) => Some(file.clone()),
@@ -455,11 +461,153 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    for (file, before) in &in_place {
+        let now = std::fs::metadata(file).ok();
+        if !same_file_state(before.as_ref(), now.as_ref()) {
+            diag.error(format!(
+                "{}: changed while being thinned; nothing overwritten",
+                file.display()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
     if let Err(e) = outputs.commit() {
         diag.error(format!("writing the outputs: {}", os_error_text(&e)));
         return ExitCode::FAILURE;
     }
+    for (file, before) in &in_place {
+        if let Some(md) = before {
+            keep_owner(file, md);
+        }
+    }
     crate::write_stdout(report.as_bytes(), diag)
+}
+
+/// `offload thin` over directory trees: each file is thinned and
+/// committed on its own; a file that is damaged, unreadable, or whose
+/// `--keep`s name nothing in it is reported and skipped, and the others go
+/// on; files without device code are skipped silently. The exit status is
+/// 1 if anything was skipped.
+fn run_tree(
+    inputs: &crate::Inputs,
+    sel: &Selection,
+    args: &ThinArgs,
+    diag: &Diag,
+) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let mut skipped = inputs.unreadable;
+    let mut thinned = 0usize;
+    let mut freed = 0u64;
+    let mut report = String::new();
+    for file in &inputs.files {
+        let root = Walker::default().file(file);
+        if !root.is_interesting() {
+            continue;
+        }
+        let before = report.len();
+        let mut outputs = Outputs::new();
+        let target = (args.in_place && !args.dry_run).then(|| file.clone());
+        let stamp = std::fs::metadata(file).ok();
+        let result = thin_file(
+            file,
+            &root,
+            target.as_deref(),
+            sel,
+            args,
+            &mut outputs,
+            &mut report,
+        )
+        .and_then(|totals| {
+            // A file that changed while it was read is not overwritten.
+            let now = std::fs::metadata(file).ok();
+            if target.is_some() && !same_file_state(stamp.as_ref(), now.as_ref()) {
+                return Err(format!(
+                    "{}: changed while being thinned; not overwritten",
+                    file.display()
+                ));
+            }
+            outputs
+                .commit()
+                .map_err(|e| format!("{}: {}", file.display(), os_error_text(&e)))?;
+            if let (Some(_), Some(md)) = (&target, &stamp) {
+                keep_owner(file, md);
+                // The file's other names in the tree name the new file too.
+                for (_, other) in inputs.links.iter().filter(|(f, _)| f == file) {
+                    relink(file, other).map_err(|e| {
+                        format!(
+                            "{}: thinned, but its hard link {} could not follow: {}",
+                            file.display(),
+                            other.display(),
+                            os_error_text(&e)
+                        )
+                    })?;
+                }
+            }
+            Ok(totals)
+        });
+        match result {
+            Ok(totals) => {
+                thinned += 1;
+                freed += totals.bytes_freed;
+            }
+            Err(e) => {
+                report.truncate(before);
+                skipped += 1;
+                diag.error(format!("{e} (skipped)"));
+            }
+        }
+    }
+    let would = if args.dry_run { "would be " } else { "" };
+    report.push_str(&format!(
+        "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}\n",
+        if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        }
+    ));
+    let status = crate::write_stdout(report.as_bytes(), diag);
+    if skipped > 0 {
+        ExitCode::FAILURE
+    } else {
+        status
+    }
+}
+
+/// Whether a file is as it was: same size, modification time and inode.
+fn same_file_state(before: Option<&std::fs::Metadata>, now: Option<&std::fs::Metadata>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (before, now) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.mtime() == b.mtime()
+                && a.mtime_nsec() == b.mtime_nsec()
+                && a.ino() == b.ino()
+        }
+        _ => false,
+    }
+}
+
+/// Makes `other` a name of `file` again (after `file` was replaced by a
+/// new file): a new link beside `other`, renamed over it.
+fn relink(file: &Path, other: &Path) -> io::Result<()> {
+    let dir = other.parent().unwrap_or(Path::new("."));
+    let name = other
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let staged = dir.join(format!(".{name}.thin-{}", offload_cli::temp::random_hex(8)));
+    std::fs::hard_link(file, &staged)?;
+    std::fs::rename(&staged, other).inspect_err(|_| {
+        let _ = std::fs::remove_file(&staged);
+    })
+}
+
+/// Gives a file rewritten in place its former owner and group, where the
+/// process may (as root); otherwise it keeps the writer's.
+fn keep_owner(file: &Path, before: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    let _ = std::os::unix::fs::chown(file, Some(before.uid()), Some(before.gid()));
 }
 
 /// Every entry of a tree.
@@ -490,7 +638,7 @@ fn thin_file(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<(), String> {
+) -> Result<Totals, String> {
     let shown = file.display();
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
@@ -697,7 +845,7 @@ fn thin_file(
         totals.bytes_freed as f64 * 100.0 / len,
         input.len()
     ));
-    Ok(())
+    Ok(totals)
 }
 
 /// Writes a rewritten container at the output's position; zero runs
@@ -726,6 +874,9 @@ pub fn check_usage(args: &ThinArgs) -> Result<(), String> {
     }
     if !args.dry_run && args.output.is_none() && !args.in_place {
         return Err("say where to write: -o FILE, --in-place, or --dry-run".to_owned());
+    }
+    if args.output.is_some() && args.files.iter().any(|f| f.is_dir()) {
+        return Err("-o writes one file; thin a directory with --in-place or --dry-run".to_owned());
     }
     if args.output.is_some() && args.files.len() > 1 {
         return Err("-o writes one file; give one input, or use --in-place".to_owned());

@@ -443,3 +443,117 @@ fn thinning_reports_what_a_gpu_is_left_without_and_leaves_other_vendors_alone() 
         text(&o.stdout)
     );
 }
+
+#[test]
+fn trees_are_thinned_file_by_file_links_kept_damage_skipped() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("venv");
+    let lib = root.join("lib");
+    let sub = lib.join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    for f in ["libk.so", "variants.o"] {
+        fs::copy(fixtures().join(f), lib.join(f)).unwrap();
+    }
+    fs::copy(fixtures().join("speed.o"), sub.join("speed.o")).unwrap();
+    fs::hard_link(lib.join("libk.so"), sub.join("libk-again.so")).unwrap();
+    std::os::unix::fs::symlink("../libk.so", sub.join("link.so")).unwrap();
+    fs::write(lib.join("README"), "no device code").unwrap();
+    // A cut object: damage, skipped.
+    let plain = fs::read(fixtures().join("plain.o")).unwrap();
+    fs::write(sub.join("cut.o"), &plain[..3000]).unwrap();
+    let before = fs::read(lib.join("libk.so")).unwrap();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_90",
+            "--in-place",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("cut.o"), "{}", text(&o.stderr));
+    let report = text(&o.stdout);
+    assert!(
+        report.contains("in all: 3 files with device code thinned"),
+        "{report}"
+    );
+    assert!(report.contains("1 skipped"), "{report}");
+    // The damaged file is untouched; the others are thinned once, and the
+    // hard link names the thinned file; the symbolic link is a link still.
+    assert_eq!(fs::read(sub.join("cut.o")).unwrap(), &plain[..3000]);
+    let after = fs::read(lib.join("libk.so")).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_ne!(after, before);
+    let a = fs::metadata(lib.join("libk.so")).unwrap();
+    let b = fs::metadata(sub.join("libk-again.so")).unwrap();
+    assert_eq!((a.ino(), a.nlink()), (b.ino(), 2));
+    assert!(fs::symlink_metadata(sub.join("link.so"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        fs::read_to_string(lib.join("README")).unwrap(),
+        "no device code"
+    );
+    // Listing the tree: only files with device code, none left for sm_80.
+    let o = run_in(
+        tmp.path(),
+        &["ls", "--json", "--summary", root.to_str().unwrap()],
+    );
+    let doc = json::parse(&text(&o.stdout));
+    let rows = doc.get("summary").get("rows").arr();
+    assert!(rows
+        .iter()
+        .all(|r| r.get("arch").str() != Some("sm_80") || r.get("kind").str() == Some("ptx")));
+    // -o and a directory do not go together.
+    let o = run_in(
+        tmp.path(),
+        &["thin", "--keep", "sm_90", "-o", "x", root.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn the_summary_counts_bytes_per_gpu_and_what_each_keep_frees() {
+    let o = run_in(
+        &fixtures(),
+        &["ls", "--summary", "--json", "compress-all.o"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc = json::parse(&text(&o.stdout));
+    assert_eq!(doc.get("schema_version").num(), Some(2));
+    let s = doc.get("summary");
+    assert_eq!(s.get("files").num(), Some(1));
+    // Each row's bytes are its entries' sizes as listed.
+    let entries = ls_json("compress-all.o");
+    let listed = cuobjdump::entries(&entries);
+    let stored: u64 = listed.iter().map(|e| e.get("size").num().unwrap()).sum();
+    let decoded: u64 = listed
+        .iter()
+        .map(|e| e.get("uncompressed_size").num().unwrap())
+        .sum();
+    let rows = s.get("rows").arr();
+    assert_eq!(rows.len(), 3);
+    let sum = |f: &str| -> u64 { rows.iter().map(|r| r.get(f).num().unwrap()).sum() };
+    assert_eq!(sum("stored_bytes"), stored);
+    assert_eq!(sum("decoded_bytes"), decoded);
+    // --keep sm_90 frees the sm_80 cubin; --keep sm_80 the sm_90 cubin
+    // (the compute_80 PTX serves both).
+    let keep = s.get("keep").arr();
+    let frees = |gpu: &str| {
+        keep.iter()
+            .find(|k| k.get("gpu").str() == Some(gpu))
+            .and_then(|k| k.get("frees_bytes").num())
+    };
+    let size_of = |arch: &str| {
+        listed
+            .iter()
+            .find(|e| e.get("id").str() == Some(arch))
+            .and_then(|e| e.get("size").num())
+    };
+    assert_eq!(frees("sm_90"), size_of("sm_80.cubin"));
+    assert_eq!(frees("sm_80"), size_of("sm_90.cubin"));
+}
