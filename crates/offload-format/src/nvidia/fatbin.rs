@@ -427,90 +427,40 @@ pub fn write_content(
     Ok(written)
 }
 
-/// Where an ELF image ends: past its headers, header tables and every
-/// section with file contents; all of `data` when it is no ELF file or its
-/// tables do not fit (a damaged image is handed out whole).
+/// Where an ELF image ends: past its headers, header tables and the data
+/// of its segments and sections (not `SHT_NOBITS`, nor NVIDIA's
+/// `0x7000000A` sections of relocatable cubins, as cuobjdump counts); all
+/// of `data` when it is no ELF file the crate's ELF reader accepts (a
+/// damaged image is handed out whole).
 fn elf_extent(data: &[u8]) -> usize {
-    let b = Bytes::new(data);
-    if !data.starts_with(b"\x7fELF") || b.u8_at(5) != Some(1) {
-        return data.len();
-    }
-    let le = Endian::Little;
-    let is64 = b.u8_at(4) == Some(2);
-    let fields = if is64 {
-        (
-            b.u64_at(32, le),
-            b.u64_at(40, le),
-            b.u16_at(54, le),
-            b.u16_at(56, le),
-            b.u16_at(58, le),
-            b.u16_at(60, le),
-        )
-    } else {
-        (
-            b.u32_at(28, le).map(u64::from),
-            b.u32_at(32, le).map(u64::from),
-            b.u16_at(42, le),
-            b.u16_at(44, le),
-            b.u16_at(46, le),
-            b.u16_at(48, le),
-        )
-    };
-    let (Some(phoff), Some(shoff), Some(phentsize), Some(phnum), Some(shentsize), Some(shnum)) =
-        fields
-    else {
+    let Ok(elf) = crate::objfile::elf::ElfFile::parse(data) else {
         return data.len();
     };
-    let table_end = |off: u64, size: u16, n: u16| off.checked_add(u64::from(size) * u64::from(n));
-    let mut end = if is64 { 64u64 } else { 52 };
-    for t in [
-        table_end(phoff, phentsize, phnum),
-        table_end(shoff, shentsize, shnum),
-    ] {
-        match t {
-            Some(t) => end = end.max(t),
-            None => return data.len(),
-        }
+    let h = elf.header();
+    let table = |off: u64, size: u16, n: u16| off.checked_add(u64::from(size) * u64::from(n));
+    let mut ends = vec![
+        Some(u64::from(h.ehsize)),
+        table(h.phoff, h.phentsize, h.phnum),
+        table(h.shoff, h.shentsize, h.shnum),
+    ];
+    ends.extend(
+        elf.section_headers()
+            .iter()
+            .filter(|s| s.sh_type != 8 && s.sh_type != 0x7000_000A)
+            .map(|s| s.offset.checked_add(s.size)),
+    );
+    match elf.program_headers() {
+        Ok(phs) => ends.extend(phs.iter().map(|p| p.offset.checked_add(p.filesz))),
+        Err(_) => return data.len(),
     }
-    for i in 0..u64::from(shnum) {
-        let at = shoff + i * u64::from(shentsize);
-        let kind = b.u32_at(at + 4, le);
-        let (off, size) = if is64 {
-            (b.u64_at(at + 24, le), b.u64_at(at + 32, le))
-        } else {
-            (
-                b.u32_at(at + 16, le).map(u64::from),
-                b.u32_at(at + 20, le).map(u64::from),
-            )
-        };
-        let (Some(kind), Some(off), Some(size)) = (kind, off, size) else {
-            return data.len();
-        };
-        // SHT_NOBITS takes no room in the file; nor, as cuobjdump counts,
-        // does NVIDIA's 0x7000000A section of relocatable cubins.
-        if kind != 8 && kind != 0x7000_000A {
-            match off.checked_add(size) {
-                Some(e) => end = end.max(e),
-                None => return data.len(),
-            }
-        }
+    match ends.into_iter().collect::<Option<Vec<u64>>>() {
+        Some(ends) => ends
+            .into_iter()
+            .max()
+            .and_then(|e| usize::try_from(e).ok())
+            .map_or(data.len(), |e| e.min(data.len())),
+        None => data.len(),
     }
-    for i in 0..u64::from(phnum) {
-        let at = phoff + i * u64::from(phentsize);
-        let (off, size) = if is64 {
-            (b.u64_at(at + 8, le), b.u64_at(at + 32, le))
-        } else {
-            (
-                b.u32_at(at + 4, le).map(u64::from),
-                b.u32_at(at + 16, le).map(u64::from),
-            )
-        };
-        match off.zip(size).and_then(|(o, n)| o.checked_add(n)) {
-            Some(e) => end = end.max(e),
-            None => return data.len(),
-        }
-    }
-    usize::try_from(end).map_or(data.len(), |e| e.min(data.len()))
 }
 
 /// One container and its entries.
