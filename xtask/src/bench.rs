@@ -780,35 +780,40 @@ fn hip_fatbin_object_with(
             }
         }
     }
+    host_object_with(d, t, ".hip_fatbin", 4096, "lib.o")
+}
+
+/// A host object (clang-22 -c of a one-function file) with `d/region.bin`
+/// added as section `section`, aligned to `align`, written to `d/out`; the
+/// region and the intermediate files are removed.
+fn host_object_with(
+    d: &Path,
+    t: &Tools,
+    section: &str,
+    align: u64,
+    out: &str,
+) -> Result<(), String> {
     fs::write(d.join("host.c"), "int host(void) { return 0; }\n").map_err(|e| e.to_string())?;
     t.llvm_run(d, "clang", &["-c", "host.c", "-o", "host.o"])?;
     // Two steps: given with --add-section, the alignment is not applied
     // (the section would start at an odd offset, which no linked library
     // has; every entry would then sit off a page boundary).
+    let add = format!("{section}=region.bin");
     t.llvm_run(
         d,
         "llvm-objcopy",
-        &[
-            "--add-section",
-            ".hip_fatbin=region.bin",
-            "host.o",
-            "added.o",
-        ],
+        &["--add-section", &add, "host.o", "added.o"],
     )?;
+    let set = format!("{section}={align}");
     t.llvm_run(
         d,
         "llvm-objcopy",
-        &[
-            "--set-section-alignment",
-            ".hip_fatbin=4096",
-            "added.o",
-            "objcopy.o",
-        ],
+        &["--set-section-alignment", &set, "added.o", "objcopy.o"],
     )?;
     // A copy, as a library is installed: llvm-objcopy writes through a
     // mapping, which leaves large folios in the page cache, and a later
     // mapping of such a file is charged a whole folio per page touched.
-    fs::copy(d.join("objcopy.o"), d.join("lib.o")).map_err(|e| e.to_string())?;
+    fs::copy(d.join("objcopy.o"), d.join(out)).map_err(|e| e.to_string())?;
     for f in ["region.bin", "host.c", "host.o", "added.o", "objcopy.o"] {
         fs::remove_file(d.join(f)).map_err(|e| e.to_string())?;
     }
@@ -942,40 +947,8 @@ fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
     }
     out.flush().map_err(|e| e.to_string())?;
     drop(out);
-    fs::write(d.join("host.c"), "int host(void) { return 0; }\n").map_err(|e| e.to_string())?;
-    t.llvm_run(d, "clang", &["-c", "host.c", "-o", "host.o"])?;
-    t.llvm_run(
-        d,
-        "llvm-objcopy",
-        &[
-            "--add-section",
-            ".nv_fatbin=region.bin",
-            "host.o",
-            "added.o",
-        ],
-    )?;
-    t.llvm_run(
-        d,
-        "llvm-objcopy",
-        &[
-            "--set-section-alignment",
-            ".nv_fatbin=8",
-            "added.o",
-            "objcopy.o",
-        ],
-    )?;
-    fs::copy(d.join("objcopy.o"), d.join("lib.so")).map_err(|e| e.to_string())?;
-    for f in [
-        "region.bin",
-        "body.bin",
-        "host.c",
-        "host.o",
-        "added.o",
-        "objcopy.o",
-    ] {
-        fs::remove_file(d.join(f)).map_err(|e| e.to_string())?;
-    }
-    Ok(())
+    fs::remove_file(d.join("body.bin")).map_err(|e| e.to_string())?;
+    host_object_with(d, t, ".nv_fatbin", 8, "lib.so")
 }
 
 /// The device targets of each bundle of [`hip_fatbin_object`].
