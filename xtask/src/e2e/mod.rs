@@ -1,5 +1,6 @@
 //! End-to-end builds with real clang-22 pipelines that call our tools via `-B`.
 
+mod docs;
 mod hda;
 mod hip;
 mod openmp;
@@ -13,6 +14,7 @@ const AREAS: &[Area] = &[
     ("openmp", openmp::openmp),
     ("wrapper", wrapper::run),
     ("hda", hda::run),
+    ("docs", docs::run),
     ("realworld", realworld::run),
 ];
 
