@@ -1,11 +1,14 @@
 //! The rewriter of `offload thin` on any bytes, taken as an uncompressed
-//! bundle, a compressed bundle and a section of offload binaries, with any
+//! bundle, a compressed bundle, a section of offload binaries and an NVIDIA
+//! fat binary container (entries whose sizes overlap, a container claiming
+//! more than its range: never rewritten), with any
 //! entries dropped: it never panics, never grows or moves a container, and
 //! what it writes reads back with exactly the kept entries and their bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use offload_format::thin::{self, Thinned};
+use offload_format::nvidia::fatbin;
 use offload_format::{bundle, ccob, offload_binary};
 
 /// Entries to drop: bit i of `mask` drops the i-th entry seen.
@@ -81,5 +84,28 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         assert_eq!(images, t.kept.len());
+    }
+    if let Ok(Some(t)) = thin::fatbin(data, &mut |i, _| mask >> (i % 8) & 1 == 0) {
+        let out = check_size(&t, data.len());
+        // What stays is one container of exactly the kept entries, each
+        // byte for byte as it was.
+        let before = fatbin::scan(data);
+        let after = fatbin::scan(&out[..t.used as usize]);
+        assert!(after.damage.is_empty(), "a thinned container is damaged");
+        assert_eq!(after.containers.len(), 1);
+        let expected: Vec<_> = before.containers[0]
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask >> (i % 8) & 1 == 0)
+            .map(|(_, e)| e)
+            .collect();
+        let kept = &after.containers[0].entries;
+        assert_eq!(kept.len(), expected.len());
+        for (a, b) in kept.iter().zip(expected) {
+            assert_eq!(a.payload, b.payload);
+            assert_eq!(a.flags, b.flags);
+            assert_eq!(a.arch, b.arch);
+        }
     }
 });
