@@ -120,9 +120,7 @@ fn long_name_with_newline(archive: &[u8]) -> bool {
         let body = archive.get(at + 60..).unwrap_or_default();
         let body = &body[..size.min(body.len())];
         if header.starts_with(b"// ") {
-            return body
-                .windows(2)
-                .any(|w| w[1] == b'\n' && w[0] != b'/');
+            return body.windows(2).any(|w| w[1] == b'\n' && w[0] != b'/');
         }
         if !header.starts_with(b"/ ") && !header.starts_with(b"/SYM64/") {
             return false;

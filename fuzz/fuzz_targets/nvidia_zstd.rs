@@ -13,7 +13,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     // The first byte picks the kind, the next four the recorded size.
-    let kind = if data[0] & 1 == 0 { EntryKind::Elf } else { EntryKind::Ptx };
+    let kind = if data[0] & 1 == 0 {
+        EntryKind::Elf
+    } else {
+        EntryKind::Ptx
+    };
     let recorded = u64::from(u32::from_le_bytes([data[1], data[2], data[3], data[4]]));
     let stream = &data[5..];
     let mut out = Counter(0);

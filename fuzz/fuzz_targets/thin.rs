@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_format::thin::{self, Thinned};
 use offload_format::nvidia::fatbin;
+use offload_format::thin::{self, Thinned};
 use offload_format::{bundle, ccob, offload_binary};
 
 /// Entries to drop: bit i of `mask` drops the i-th entry seen.
@@ -55,7 +55,11 @@ fuzz_target!(|data: &[u8]| {
             .filter(|(i, _)| mask >> (i % 8) & 1 == 0)
             .map(|(_, e)| e)
             .collect();
-        assert_eq!(read.len(), expected.len(), "kept the wrong number of entries");
+        assert_eq!(
+            read.len(),
+            expected.len(),
+            "kept the wrong number of entries"
+        );
         for (e, before) in read.iter().zip(expected) {
             assert_eq!(before.id, e.id, "a kept entry's id changed");
             assert_eq!(before.data, e.data, "a kept entry's bytes changed");
