@@ -438,8 +438,10 @@ fn elf_extent(data: &[u8]) -> usize {
     };
     let h = elf.header();
     let table = |off: u64, size: u16, n: u16| off.checked_add(u64::from(size) * u64::from(n));
+    // The ELF header itself, whatever its size field says.
+    let header = if h.class.is64 { 64 } else { 52 };
     let mut ends = vec![
-        Some(u64::from(h.ehsize)),
+        Some(u64::from(h.ehsize).max(header)),
         table(h.phoff, h.phentsize, h.phnum),
         table(h.shoff, h.shentsize, h.shnum),
     ];
