@@ -185,7 +185,11 @@ fn stopped(pid: u32) -> bool {
 
 /// Waits until `child` has a staging file open in `dir`, then stops it
 /// there; false if it got past writing first (it is then left to finish).
-fn stop_mid_write(child: &mut Child, dir: &Path) -> bool {
+fn stop_mid_write(
+    child: &mut Child,
+    dir: &Path,
+    unnamed_before: Option<&BTreeSet<String>>,
+) -> bool {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(10) {
         if staging_fd(child.id(), dir) {
@@ -195,8 +199,14 @@ fn stop_mid_write(child: &mut Child, dir: &Path) -> bool {
                     return false;
                 }
             }
-            // Still writing once stopped: the file open, the old target.
-            if staging_fd(child.id(), dir) && fs::read(dir.join("out")).is_ok_and(|b| b == b"old") {
+            // Still writing once stopped: the file open, the old target,
+            // and (unnamed staging) no name linked yet: a stop between the
+            // commit's link and its rename is not mid-write.
+            let unlinked = unnamed_before.is_none_or(|before| listing(dir) == *before);
+            if staging_fd(child.id(), dir)
+                && fs::read(dir.join("out")).is_ok_and(|b| b == b"old")
+                && unlinked
+            {
                 return true;
             }
             kill("CONT", child.id());
@@ -243,7 +253,7 @@ pub fn signals_leave_nothing(tool: &Tool) {
                     .stderr(Stdio::piped())
                     .spawn()
                     .unwrap();
-                if stop_mid_write(&mut child, &dir) {
+                if stop_mid_write(&mut child, &dir, (!named).then_some(&before)) {
                     break child;
                 }
                 let o = child.wait_with_output().unwrap();
