@@ -55,6 +55,7 @@ const fn tool(dialect: Dialect) -> Tool {
             summary: "",
             description: "",
             see_also: &[],
+            environment: &[],
         },
     }
 }
