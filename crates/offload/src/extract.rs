@@ -499,7 +499,7 @@ fn write_entry(
     }
 }
 
-/// What [`write`] produced.
+/// What [`write()`] produced.
 pub struct Written {
     /// The files written, in order.
     pub files: Vec<PathBuf>,

@@ -161,7 +161,7 @@ fn visit_cut_member<'s>(
 /// The error of a member cut by the end of the archive (a damaged ELF
 /// header, say) when it is the same whatever follows the bytes the file
 /// has: with them followed by zeros and by `0xFF`s up to the recorded
-/// size (at most [`CUT_MEMBER_PAD`] bytes missing). Leaves the member,
+/// size (at most `CUT_MEMBER_PAD` bytes missing). Leaves the member,
 /// zero-padded, in `buf`.
 pub fn cut_member_error(cut: CutMember<'_>, buf: &mut Vec<u8>) -> Option<String> {
     if cut.size.saturating_sub(cut.present.len() as u64) > CUT_MEMBER_PAD {
