@@ -24,7 +24,7 @@ say "1. cubins decoded by offload extract load and run (zstd and LZ builds)"
 for mode in "-Xfatbin=-compress-all" "--compress-mode=speed -Xfatbin=-compress-all"; do
   rm -rf x && mkdir x
   nvcc -shared -Xcompiler -fPIC $mode -gencode arch=compute_90,code=[sm_90,compute_90] \
-    -gencode arch=compute_80,code=sm_80 "$here/axpy.cu" -o libk.so
+    -gencode arch=compute_80,code=sm_80 "$here/../fixtures/nvidia/axpy.cu" -o libk.so
   "$offload" extract --target sm_90 -d x libk.so
   for c in x/*.cubin; do check python3 "$here/load_cubin.py" "$c"; done
   (cd x && cuobjdump -xelf all -xptx all ../libk.so >/dev/null && md5sum *.cubin *.ptx | sort) > c.md5
@@ -35,7 +35,7 @@ done
 
 say "2. an nvcc program thinned to sm_90 runs; to PTX only, it JIT-compiles and runs; to sm_80 only, it fails"
 nvcc -Xfatbin=-compress-all -gencode arch=compute_80,code=[sm_80,compute_80] \
-  -gencode arch=compute_90,code=sm_90 "$here/main.cu" "$here/axpy.cu" -o app
+  -gencode arch=compute_90,code=sm_90 "$here/main.cu" "$here/../fixtures/nvidia/axpy.cu" -o app
 check ./app
 "$offload" thin --keep sm_90 --drop-ptx -o app90 app && check ./app90
 "$offload" thin --keep compute_80 -o appptx app && check ./appptx
