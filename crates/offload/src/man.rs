@@ -4,6 +4,7 @@
 //! and an EXIT STATUS section.
 
 use clap::CommandFactory;
+use offload_cli::cl::man::escape;
 
 use crate::cli::Cli;
 
@@ -19,23 +20,6 @@ selection value (--target, --keep, --drop, --bundle) matches nothing; 2 for \
 usage errors (an unknown option or --kind value, a missing argument). A \
 closed standard output (| head) ends the output quietly and does not \
 change the status.";
-
-/// Escapes text for roff: backslashes, minus signs, and a leading `.` or
-/// `'` that would start a request.
-fn escape(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' => s.push_str("\\e"),
-            '-' => s.push_str("\\-"),
-            _ => s.push(c),
-        }
-    }
-    if s.starts_with('.') || s.starts_with('\'') {
-        s.insert_str(0, "\\&");
-    }
-    s
-}
 
 /// Every page: (file name, roff).
 pub fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {

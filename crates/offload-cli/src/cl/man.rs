@@ -5,8 +5,8 @@ use super::help::{lists, synopsis};
 use super::table::{HelpKind, Kind, Opt, Shown, Tool};
 
 /// Escapes text for roff: backslashes, minus signs, and a leading `.` or
-/// `'` that would start a request.
-fn escape(text: &str) -> String {
+/// `'` that would start a request. (Also used by `offload`'s own pages.)
+pub fn escape(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
