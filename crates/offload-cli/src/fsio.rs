@@ -164,6 +164,62 @@ pub fn read_input(path: &OsStr) -> io::Result<Input> {
     Ok(v.into())
 }
 
+/// Opens an unnamed file for intermediate bytes (a zip member decoded to
+/// be read), readable and writable, in the directory `TMPDIR` names (or
+/// `/tmp`). It has no name where the file system allows (`O_TMPFILE`), so
+/// nothing is left behind however the process ends; elsewhere it is
+/// created with a hidden name and unlinked at once.
+pub fn scratch_file() -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::env::temp_dir();
+    match fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(0o600)
+        .open(&dir)
+    {
+        Ok(f) => return Ok(f),
+        Err(e)
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) =>
+        {
+            return Err(e)
+        }
+        Err(_) => {}
+    }
+    let (f, path) =
+        crate::temp::create_unique(16, 0o600, |h| dir.join(format!(".offload-scratch-{h}")))
+            .map_err(|(_, e)| e)?;
+    drop(f);
+    let file = fs::OpenOptions::new().read(true).write(true).open(&path);
+    let _ = fs::remove_file(&path);
+    file
+}
+
+impl Input {
+    /// The bytes of an open file, from its start: mapped when large
+    /// enough, else read ([`read_input`]'s rule).
+    pub fn from_file(mut file: File) -> io::Result<Input> {
+        let len = file.metadata()?.len();
+        if len >= MAP_THRESHOLD {
+            if let Ok(m) = file.try_clone().and_then(Mapping::new) {
+                return Ok(Input {
+                    backing: Backing::Mapped(m),
+                });
+            }
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(usize::try_from(len).unwrap_or(usize::MAX))
+            .map_err(|_| io::Error::from_raw_os_error(12))?;
+        file.seek(SeekFrom::Start(0))?;
+        file.read_to_end(&mut v).map_err(out_of_memory)?;
+        Ok(v.into())
+    }
+}
+
 /// Reads a member of a thin archive, a separate file named by the archive,
 /// into `buf` (cleared first): what the format library's thin-archive
 /// readers are handed, since they do no I/O themselves. The name comes from

@@ -27,6 +27,8 @@
 //! | [`damage`] | what the scanning readers report where a region is damaged |
 //! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V |
 //! | [`bitcode`] | LLVM bitcode reading (embedded offload objects, IR symbol tables) |
+//! | [`zip`] | ZIP archives (Python wheels): reading, inflating members, writing |
+//! | [`wheel`] | Python wheels' `RECORD` |
 //! | [`wrapper`] | the host modules emitted by the offload wrappers, as LLVM bitcode |
 //!
 //! [`ccob::libraries`] says which libzstd and zlib a build links.
@@ -59,5 +61,7 @@ pub mod target_id;
 pub mod text_bundle;
 pub mod thin;
 pub mod triple;
+pub mod wheel;
 pub mod wrapper;
+pub mod zip;
 mod zstd_bounded;

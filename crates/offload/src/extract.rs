@@ -14,7 +14,7 @@ use offload_format::target_id::TargetId;
 use offload_format::triple::Triple;
 
 use crate::cli::ExtractArgs;
-use crate::model::{Entry, Location, Node, NodeKind};
+use crate::model::{Entry, Location, Node, NodeKind, Source};
 
 /// One `--target` request.
 #[derive(Debug)]
@@ -417,7 +417,7 @@ pub fn output_name(
 /// A selected entry with where it goes.
 pub struct Job<'a> {
     /// The node holding it (for its file).
-    pub file: PathBuf,
+    pub file: Source,
     /// The input it comes from, as given.
     pub input: PathBuf,
     /// The `#k` of the container holding it.
@@ -453,7 +453,13 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
                     .rev()
                     .find(|n| n.kind == NodeKind::Section)
                     .map(|n| n.name.as_str());
-                let base = output_name(input, node.index, e, args.raw, section);
+                // A zip member's entries are named as those of the
+                // unpacked file.
+                let named = match &node.file {
+                    Source::ZipMember { name, .. } => Path::new(name),
+                    Source::File(_) => input.as_path(),
+                };
+                let base = output_name(named, node.index, e, args.raw, section);
                 let mut name = base.clone();
                 let mut k = 1;
                 while !names.insert(name.clone()) {
@@ -510,7 +516,7 @@ pub struct Written {
 
 /// Writes the jobs; all outputs or none.
 pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
-    let mut inputs: HashMap<PathBuf, fsio::Input> = HashMap::new();
+    let mut inputs: HashMap<Source, fsio::Input> = HashMap::new();
     let mut outputs = Outputs::new();
     let mut written = Vec::new();
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
@@ -539,10 +545,7 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
         // Damage in the entry is the input's; a failed write the output's.
         let fail = |err: DecodeError| match err {
             DecodeError::Write(text) => Error::file(&target_name, text),
-            other => Error::file(
-                job.file.display().to_string(),
-                format!("entry {}: {other}", e.id),
-            ),
+            other => Error::file(job.file.to_string(), format!("entry {}: {other}", e.id)),
         };
         match &e.location {
             Location::Derived => {
@@ -556,8 +559,12 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
                 ..
             } => {
                 if !inputs.contains_key(&job.file) {
-                    let input = fsio::read_input(job.file.as_os_str())
-                        .map_err(|err| Error::file_io(job.file.display().to_string(), &err))?;
+                    let input = match &job.file {
+                        Source::File(p) => fsio::read_input(p.as_os_str())
+                            .map_err(|err| Error::file_io(p.display().to_string(), &err))?,
+                        zipped => crate::zipped::open(zipped)
+                            .map_err(|err| Error::file(zipped.to_string(), err))?,
+                    };
                     inputs.insert(job.file.clone(), input);
                 }
                 let input = &inputs[&job.file];
@@ -566,19 +573,13 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
                     .zip(usize::try_from(*offset + *size).ok())
                     .and_then(|(a, b)| input.get(a..b))
                     .ok_or_else(|| {
-                        Error::file(
-                            job.file.display().to_string(),
-                            "the file changed while being read",
-                        )
+                        Error::file(job.file.to_string(), "the file changed while being read")
                     })?;
                 match &e.location {
                     Location::Ccob { offset, size, .. } => {
                         let bytes =
                             hip_fatbin::ccob_entry(range, *offset, *size).map_err(|err| {
-                                Error::file(
-                                    job.file.display().to_string(),
-                                    format!("entry {}: {err}", e.id),
-                                )
+                                Error::file(job.file.to_string(), format!("entry {}: {err}", e.id))
                             })?;
                         sink.write_all(&bytes)
                             .map_err(|err| Error::file_io(&target_name, &err))?;

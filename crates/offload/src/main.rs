@@ -11,6 +11,7 @@ mod summary;
 mod thin;
 mod thin_help;
 mod walk;
+mod zipped;
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -138,11 +139,6 @@ fn walk_all(files: &[std::path::PathBuf], verify: bool, diag: &Diag) -> (Vec<Nod
     for r in &roots {
         damage += report_damage(r, diag);
     }
-    for (r, f) in roots.iter().zip(files) {
-        if r.counts().0 == 0 {
-            zip_hint(f, diag);
-        }
-    }
     (roots, damage)
 }
 
@@ -183,30 +179,6 @@ pub(crate) struct Inputs {
     pub links: Vec<(std::path::PathBuf, std::path::PathBuf)>,
     /// Directories that could not be read (reported).
     pub unreadable: usize,
-}
-
-/// A zip archive (a Python wheel, a `.jar`) is not read inside: says
-/// what to do instead of listing nothing.
-fn zip_hint(file: &std::path::Path, diag: &Diag) {
-    let mut magic = [0u8; 4];
-    let is_zip = std::fs::File::open(file)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == *b"PK\x03\x04";
-    if !is_zip {
-        return;
-    }
-    let shown = file.display();
-    let dir = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "unzipped".to_owned());
-    diag.note(format!(
-        "{shown} is a zip archive (a Python wheel?); offload does not read inside zip \
-         archives yet: unzip it and list its libraries \
-         (`unzip -q -d {dir} {shown} && find {dir} -name '*.so*' -exec offload ls {{}} +`), \
-         or see its members with `unzip -l {shown}`"
-    ));
 }
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {

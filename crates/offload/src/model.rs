@@ -180,6 +180,39 @@ impl NvEntry {
     }
 }
 
+/// The bytes that a node's offsets refer to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// A file (an input, or a thin archive's member file).
+    File(PathBuf),
+    /// A member of a zip archive (a Python wheel) stored compressed: the
+    /// offsets are in its decoded bytes.
+    ZipMember {
+        /// The archive.
+        zip: PathBuf,
+        /// The member's position in the central directory.
+        index: usize,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Source {
+    /// The path; a zip member as `ARCHIVE!/MEMBER`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::ZipMember { zip, name, .. } => write!(f, "{}!/{name}", zip.display()),
+        }
+    }
+}
+
+impl From<PathBuf> for Source {
+    fn from(p: PathBuf) -> Source {
+        Source::File(p)
+    }
+}
+
 /// A place in the tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
@@ -187,8 +220,9 @@ pub struct Node {
     pub kind: NodeKind,
     /// Its name: a path, a member name, a section name, `#k`.
     pub name: String,
-    /// The file the offsets refer to (a thin archive's member has its own).
-    pub file: PathBuf,
+    /// What the offsets refer to (a thin archive's member has its own
+    /// file, a compressed zip member its decoded bytes).
+    pub file: Source,
     /// Absolute offset in `file`, when the node is contiguous there.
     pub offset: Option<u64>,
     /// Size, when known.
@@ -211,11 +245,11 @@ pub struct Node {
 
 impl Node {
     /// A node with nothing in it yet.
-    pub fn new(kind: NodeKind, name: impl Into<String>, file: PathBuf) -> Node {
+    pub fn new(kind: NodeKind, name: impl Into<String>, file: impl Into<Source>) -> Node {
         Node {
             kind,
             name: name.into(),
-            file,
+            file: file.into(),
             offset: None,
             size: None,
             detail: None,

@@ -1,24 +1,22 @@
 //! The three ways `offload ls` prints what it found.
 
-use std::fmt::Write as _;
-use std::path::Path;
-
 use offload_format::nvidia::{Codec, Variant};
+use std::fmt::Write as _;
 
-use crate::model::{Entry, Location, Node, NvEntry};
+use crate::model::{Entry, Location, Node, NvEntry, Source};
 
 /// The JSON schema version (docs/tools/offload-json.md). Raised when a
 /// field changes meaning or goes away; new fields may appear without it.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// `file://PATH#offset=N&size=M`, the ROCm code object URI.
-pub fn uri(file: &Path, offset: u64, size: u64) -> String {
-    format!("file://{}#offset={offset}&size={size}", file.display())
+pub fn uri(file: &Source, offset: u64, size: u64) -> String {
+    format!("file://{file}#offset={offset}&size={size}")
 }
 
 /// The entry's URI: of its own bytes when contiguous in the file, else of
 /// the compressed bundle that holds it; `None` when it has no file range.
-pub fn entry_uri(file: &Path, e: &Entry) -> Option<String> {
+pub fn entry_uri(file: &Source, e: &Entry) -> Option<String> {
     match e.location {
         Location::File { offset, size } => Some(uri(file, offset, size)),
         Location::Ccob {
@@ -77,7 +75,7 @@ fn node_line(n: &Node) -> String {
     s
 }
 
-fn entry_lines(file: &Path, e: &Entry) -> Vec<String> {
+fn entry_lines(file: &Source, e: &Entry) -> Vec<String> {
     let mut first = e.id.clone();
     let what = match (e.payload, &e.payload_target) {
         (Some(p), Some(t)) => format!("{p} {t}"),
@@ -232,11 +230,11 @@ fn cuda_json(n: &NvEntry) -> String {
     )
 }
 
-fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
+fn entry_json(file: &Source, e: &Entry, nesting: &[String], out: &mut String) {
     let location = match &e.location {
         Location::File { offset, size } => format!(
             "{{\"type\":\"file\",\"file\":{},\"offset\":{offset},\"size\":{size},\"uri\":{}}}",
-            js(&file.display().to_string()),
+            js(&file.to_string()),
             js(&uri(file, *offset, *size))
         ),
         Location::Ccob {
@@ -246,7 +244,7 @@ fn entry_json(file: &Path, e: &Entry, nesting: &[String], out: &mut String) {
             size,
         } => format!(
             "{{\"type\":\"compressed-bundle\",\"file\":{},\"bundle_offset\":{ccob_offset},\"bundle_size\":{ccob_size},\"offset_in_bundle\":{offset},\"size\":{size},\"uri\":{}}}",
-            js(&file.display().to_string()),
+            js(&file.to_string()),
             js(&uri(file, *ccob_offset, *ccob_size))
         ),
         Location::Derived => "{\"type\":\"derived\"}".to_owned(),
@@ -279,7 +277,7 @@ fn node_json(n: &Node, nesting: &mut Vec<String>, out: &mut String) {
         "{{\"type\":{},\"name\":{},\"file\":{},\"offset\":{},\"size\":{},\"detail\":{},\"index\":{},\"damage\":[",
         js(n.kind.name()),
         js(&n.name),
-        js(&n.file.display().to_string()),
+        js(&n.file.to_string()),
         opt_num(n.offset),
         opt_num(n.size),
         opt_str(n.detail.as_deref()),

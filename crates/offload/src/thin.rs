@@ -21,7 +21,7 @@ use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::nvidia::{CudaArch, Isa, Variant};
 
 use crate::extract::{nearest, spellings_present, targets_present, unmatched_value, Request};
-use crate::model::{Entry, Linkage, Node, NodeKind};
+use crate::model::{Entry, Linkage, Node, NodeKind, Source};
 use crate::walk::Walker;
 
 /// One `--keep` / `--drop` value.
@@ -265,7 +265,7 @@ fn dropped_ids(entries: &[Entry], sel: &Selection) -> HashSet<String> {
 /// binaries are referred to by address when it is linked).
 fn plan_node(
     node: &Node,
-    file: &Path,
+    file: &Source,
     sel: &Selection,
     object: Option<Linkage>,
     out: &mut Vec<Plan>,
@@ -274,11 +274,11 @@ fn plan_node(
         NodeKind::File | NodeKind::Member | NodeKind::Slice => node.linkage.or(object),
         _ => object,
     };
-    if node.file != file {
+    if node.file != *file {
         if node.kind == NodeKind::Member && node.is_interesting() {
             out.push(Plan::Leave {
                 name: node.name.clone(),
-                why: format!("thin archive member: thin {} itself", node.file.display()),
+                why: format!("thin archive member: thin {} itself", node.file),
             });
         }
         return;
@@ -387,6 +387,8 @@ fn plan_node(
 /// Totals of one file.
 #[derive(Default)]
 struct Totals {
+    /// For a zip archive: its members with device code.
+    members_with_code: usize,
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
@@ -409,7 +411,18 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         return run_tree(&inputs, &sel, args, diag);
     }
     let files = inputs.files;
-    let roots: Vec<Node> = files.iter().map(|f| Walker::default().file(f)).collect();
+    // A zip archive is read member by member when thinned; it is walked
+    // whole beforehand only to check the --drop values.
+    let roots: Vec<Node> = files
+        .iter()
+        .map(|f| {
+            if args.drop.is_empty() && crate::zipped::is_zip_file(f) {
+                Node::new(NodeKind::File, f.display().to_string(), f.clone())
+            } else {
+                Walker::default().file(f)
+            }
+        })
+        .collect();
     // A --drop that matches nothing anywhere is a typo: say so rather
     // than rewrite nothing.
     let mut unmatched = false;
@@ -438,6 +451,8 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     let mut report = String::new();
     // Files rewritten in place, as they were when read.
     let mut in_place: Vec<(&Path, Option<std::fs::Metadata>)> = Vec::new();
+    // Zip members left unchanged (reported): the status says so.
+    let mut members_left = 0usize;
     for (file, root) in files.iter().zip(&roots) {
         if args.in_place && !args.dry_run {
             in_place.push((file, std::fs::metadata(file).ok()));
@@ -448,7 +463,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             (None, false) => None,
         };
         let target = if args.dry_run { None } else { target };
-        if let Err(e) = thin_file(
+        match thin_any(
             file,
             root,
             target.as_deref(),
@@ -457,8 +472,11 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             &mut outputs,
             &mut report,
         ) {
-            diag.error(e);
-            return ExitCode::FAILURE;
+            Ok((_, left)) => members_left += left,
+            Err(e) => {
+                diag.error(e);
+                return ExitCode::FAILURE;
+            }
         }
     }
     for (file, before) in &in_place {
@@ -480,7 +498,12 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             keep_owner(file, md);
         }
     }
-    crate::write_stdout(report.as_bytes(), diag)
+    let status = crate::write_stdout(report.as_bytes(), diag);
+    if members_left > 0 {
+        ExitCode::FAILURE
+    } else {
+        status
+    }
 }
 
 /// `offload thin` over directory trees: each file is thinned and
@@ -500,15 +523,21 @@ fn run_tree(
     let mut freed = 0u64;
     let mut report = String::new();
     for file in &inputs.files {
-        let root = Walker::default().file(file);
-        if !root.is_interesting() {
+        let zip = crate::zipped::is_zip_file(file);
+        // A zip archive is read member by member by the thinning itself.
+        let root = if zip {
+            Node::new(NodeKind::File, file.display().to_string(), file.clone())
+        } else {
+            Walker::default().file(file)
+        };
+        if !zip && !root.is_interesting() {
             continue;
         }
         let before = report.len();
         let mut outputs = Outputs::new();
         let target = (args.in_place && !args.dry_run).then(|| file.clone());
         let stamp = std::fs::metadata(file).ok();
-        let result = thin_file(
+        let result = thin_any(
             file,
             &root,
             target.as_deref(),
@@ -517,7 +546,8 @@ fn run_tree(
             &mut outputs,
             &mut report,
         )
-        .and_then(|totals| {
+        .and_then(|(totals, left)| {
+            skipped += left;
             // A file that changed while it was read is not overwritten.
             let now = std::fs::metadata(file).ok();
             if target.is_some() && !same_file_state(stamp.as_ref(), now.as_ref()) {
@@ -546,6 +576,7 @@ fn run_tree(
             Ok(totals)
         });
         match result {
+            Ok(totals) if zip && totals.members_with_code == 0 => report.truncate(before),
             Ok(totals) => {
                 thinned += 1;
                 freed += totals.bytes_freed;
@@ -630,16 +661,10 @@ fn containers(root: &Node) -> usize {
     n
 }
 
-fn thin_file(
-    file: &Path,
-    root: &Node,
-    target: Option<&Path>,
-    sel: &Selection,
-    args: &ThinArgs,
-    outputs: &mut Outputs,
-    report: &mut String,
-) -> Result<Totals, String> {
-    let shown = file.display();
+/// What must hold before a file (or zip member) is thinned: no damage,
+/// and every `--keep` names something it has. Returns the vendors whose
+/// code is left alone.
+fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, String> {
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         for d in &path[path.len() - 1].damage {
@@ -675,7 +700,6 @@ fn thin_file(
             ));
         }
     }
-    let plans = plan(root, sel);
     // A vendor whose code is here but no --keep names is left alone.
     let mut alone: Vec<Vendor> = Vec::new();
     if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor() == Vendor::Any) {
@@ -691,6 +715,38 @@ fn thin_file(
             }
         }
     }
+    Ok(alone)
+}
+
+/// [`thin_file`], or [`thin_zip`] for a zip archive. Returns the totals
+/// and how many zip members were left unchanged (reported).
+fn thin_any(
+    file: &Path,
+    root: &Node,
+    target: Option<&Path>,
+    sel: &Selection,
+    args: &ThinArgs,
+    outputs: &mut Outputs,
+    report: &mut String,
+) -> Result<(Totals, usize), String> {
+    if crate::zipped::is_zip_file(file) {
+        thin_zip(file, target, sel, args, outputs, report)
+    } else {
+        thin_file(file, root, target, sel, args, outputs, report).map(|t| (t, 0))
+    }
+}
+
+fn thin_file(
+    file: &Path,
+    root: &Node,
+    target: Option<&Path>,
+    sel: &Selection,
+    args: &ThinArgs,
+    outputs: &mut Outputs,
+    report: &mut String,
+) -> Result<Totals, String> {
+    let shown = file.display().to_string();
+    let alone = preflight(&shown, root, sel)?;
     let input = fsio::read_input(file.as_os_str())
         .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
     let mut out = match target {
@@ -713,15 +769,125 @@ fn thin_file(
         (None, false) => format!("{shown}\n"),
     };
     report.push_str(&header);
-    for v in &alone {
+    report_alone(&alone, report);
+    let totals = match &mut out {
+        Some((i, t)) => {
+            let sink = outputs.file(*i);
+            let totals = thin_input(&shown, root, &input, Some((sink, t)), sel, args, report)?;
+            outputs
+                .finish(*i)
+                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            totals
+        }
+        None => thin_input::<OutputFile>(&shown, root, &input, None, sel, args, report)?,
+    };
+    report_totals(
+        &totals,
+        containers(root),
+        input.len() as u64,
+        args.dry_run,
+        "  ",
+        report,
+    );
+    Ok(totals)
+}
+
+/// Says which vendors' code is left alone.
+fn report_alone(alone: &[Vendor], report: &mut String) {
+    for v in alone {
         report.push_str(&format!(
             "  {} device code left alone: no --keep names a GPU of that vendor\n",
             v.name()
         ));
     }
+}
+
+/// The closing line of one file's report.
+fn report_totals(
+    totals: &Totals,
+    containers: usize,
+    len: u64,
+    dry_run: bool,
+    indent: &str,
+    report: &mut String,
+) {
+    let would = if dry_run { "would be " } else { "" };
+    report.push_str(&format!(
+        "{indent}{} of {containers} containers {would}rewritten, {} entries {would}dropped, {} bytes {would}freed ({:.1}% of {len} bytes)\n",
+        totals.rewritten,
+        totals.entries_dropped,
+        totals.bytes_freed,
+        totals.bytes_freed as f64 * 100.0 / len.max(1) as f64,
+    ));
+}
+
+/// Where a thinned file's bytes go: a file (whose freed ranges become
+/// holes) or a stream (a zip member being compressed).
+pub(crate) trait Sink {
+    /// Appends bytes.
+    fn bytes(&mut self, b: &[u8]) -> io::Result<()>;
+    /// Appends `n` zero bytes.
+    fn zeros(&mut self, n: u64) -> io::Result<()>;
+    /// Ends the output, `len` bytes long.
+    fn end(&mut self, len: u64) -> io::Result<()>;
+}
+
+impl Sink for OutputFile {
+    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        self.write_all(b)
+    }
+
+    fn zeros(&mut self, n: u64) -> io::Result<()> {
+        match self.seekable_file()? {
+            Some(file) => {
+                let n = i64::try_from(n).map_err(io::Error::other)?;
+                file.seek(SeekFrom::Current(n)).map(drop)
+            }
+            None => offload_format::bundle::write_zeros(self, n),
+        }
+    }
+
+    fn end(&mut self, len: u64) -> io::Result<()> {
+        if let Some(file) = self.seekable_file()? {
+            // A hole at the very end needs the length set.
+            file.set_len(len)?;
+        }
+        Ok(())
+    }
+}
+
+/// A [`Sink`] over any writer.
+pub(crate) struct Stream<W: Write>(pub W);
+
+impl<W: Write> Sink for Stream<W> {
+    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        self.0.write_all(b)
+    }
+
+    fn zeros(&mut self, n: u64) -> io::Result<()> {
+        offload_format::bundle::write_zeros(&mut self.0, n)
+    }
+
+    fn end(&mut self, _len: u64) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Thins the containers `root` found in `input` (named `shown` in
+/// messages), writing the result to `out` (named by its path there) when
+/// given; appends one line per container to `report`.
+fn thin_input<S: Sink + ?Sized>(
+    shown: &str,
+    root: &Node,
+    input: &fsio::Input,
+    mut out: Option<(&mut S, &Path)>,
+    sel: &Selection,
+    args: &ThinArgs,
+    report: &mut String,
+) -> Result<Totals, String> {
+    let plans = plan(root, sel);
     let mut totals = Totals::default();
     let mut pos = 0u64;
-    let containers = containers(root);
     for p in &plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
@@ -809,59 +975,54 @@ fn thin_file(
         totals.rewritten += 1;
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
-        if let Some((i, t)) = &out {
-            let f = outputs.file(*i);
-            let write = |f: &mut OutputFile| -> io::Result<()> {
-                f.write_all(&input[pos as usize..lo])?;
-                write_pieces(f, &thinned)
+        if let Some((f, t)) = &mut out {
+            let mut write = || -> io::Result<()> {
+                copy_range(*f, input, pos as usize..lo)?;
+                write_pieces(*f, &thinned)
             };
-            write(f).map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            write().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
         }
+        // Done with these pages (written from the mapping or not).
+        input.release(pos as usize..hi);
         pos = hi as u64;
-        input.release(lo..hi);
     }
-    if let Some((i, t)) = out.take() {
-        let f = outputs.file(i);
-        let finish = |f: &mut OutputFile| -> io::Result<()> {
-            f.write_all(&input[pos as usize..])?;
-            if let Some(file) = f.seekable_file()? {
-                // A hole at the very end needs the length set.
-                file.set_len(input.len() as u64)?;
-            }
-            Ok(())
+    if let Some((f, t)) = out {
+        let mut finish = || -> io::Result<()> {
+            copy_range(f, input, pos as usize..input.len())?;
+            f.end(input.len() as u64)
         };
-        finish(f).map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
-        outputs
-            .finish(i)
-            .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        finish().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
     }
-    let len = input.len().max(1) as f64;
-    let would = if args.dry_run { "would be " } else { "" };
-    report.push_str(&format!(
-        "  {} of {containers} containers {would}rewritten, {} entries {would}dropped, {} bytes {would}freed ({:.1}% of {} bytes)\n",
-        totals.rewritten,
-        totals.entries_dropped,
-        totals.bytes_freed,
-        totals.bytes_freed as f64 * 100.0 / len,
-        input.len()
-    ));
     Ok(totals)
+}
+
+/// Writes `range` of `input` unchanged, in pieces each let go of once
+/// written, so that a stream sink (which reads the pages) does not end up
+/// holding the whole input.
+fn copy_range<S: Sink + ?Sized>(
+    f: &mut S,
+    input: &fsio::Input,
+    range: std::ops::Range<usize>,
+) -> io::Result<()> {
+    const PIECE: usize = 8 << 20;
+    let mut at = range.start;
+    while at < range.end {
+        let end = range.end.min(at + PIECE);
+        f.bytes(&input[at..end])?;
+        input.release(at..end);
+        at = end;
+    }
+    Ok(())
 }
 
 /// Writes a rewritten container at the output's position; zero runs
 /// become holes where the output can seek.
-fn write_pieces(f: &mut OutputFile, t: &Thinned<'_>) -> io::Result<()> {
+fn write_pieces<S: Sink + ?Sized>(f: &mut S, t: &Thinned<'_>) -> io::Result<()> {
     for p in &t.pieces {
         match p {
-            Piece::Bytes(b) => f.write_all(b)?,
-            Piece::Input(b) => f.write_all(b)?,
-            Piece::Zeros(n) => match f.seekable_file()? {
-                Some(file) => {
-                    let n = i64::try_from(*n).map_err(io::Error::other)?;
-                    file.seek(SeekFrom::Current(n))?;
-                }
-                None => offload_format::bundle::write_zeros(f, *n)?,
-            },
+            Piece::Bytes(b) => f.bytes(b)?,
+            Piece::Input(b) => f.bytes(b)?,
+            Piece::Zeros(n) => f.zeros(*n)?,
         }
     }
     Ok(())
@@ -882,4 +1043,350 @@ pub fn check_usage(args: &ThinArgs) -> Result<(), String> {
         return Err("-o writes one file; give one input, or use --in-place".to_owned());
     }
     Ok(())
+}
+
+/// What a thinned zip member became: its new digest, size and CRC, and
+/// its deflated bytes in a scratch file.
+struct Repacked {
+    crc32: u32,
+    sha256: [u8; 32],
+    size: u64,
+    compressed: std::fs::File,
+    compressed_size: u64,
+}
+
+/// Counts, checksums and hashes what passes through to `inner`.
+struct Digesting<W: Write> {
+    inner: W,
+    crc: flate2::Crc,
+    sha: sha2::Sha256,
+    len: u64,
+}
+
+impl<W: Write> Write for Digesting<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.write(b)?;
+        self.crc.update(&b[..n]);
+        self.sha.update(&b[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Counts what passes through to `inner`.
+struct Counting<W: Write> {
+    inner: W,
+    len: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The deflate level of thinned members: zlib's default, which is what
+/// wheels are made with (Python's `zipfile`, `wheel`, `pip`).
+const ZIP_LEVEL: u32 = 6;
+
+/// `offload thin` of a zip archive (a Python wheel): each member that
+/// holds device code is decoded, thinned as a file would be, and deflated
+/// again; every other member is copied as stored. A wheel's `RECORD` gets
+/// the new digest and size of each thinned member. Returns the totals
+/// (bytes freed are those of the decoded members) and how many members
+/// were left unchanged because they could not be thinned (reported).
+fn thin_zip(
+    file: &Path,
+    target: Option<&Path>,
+    sel: &Selection,
+    args: &ThinArgs,
+    outputs: &mut Outputs,
+    report: &mut String,
+) -> Result<(Totals, usize), String> {
+    use offload_format::{wheel, zip};
+    let shown = file.display().to_string();
+    let input = fsio::read_input(file.as_os_str())
+        .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
+    let archive = zip::Archive::parse(&input).map_err(|e| format!("{shown}: {e}"))?;
+    report.push_str(&match (target, args.dry_run) {
+        (_, true) => format!("{shown} (dry run)\n"),
+        (Some(t), false) => format!("{shown} -> {}\n", t.display()),
+        (None, false) => format!("{shown}\n"),
+    });
+    let mut totals = Totals::default();
+    let mut repacked: Vec<Option<Repacked>> = Vec::new();
+    let mut skipped = 0usize;
+    let mut with_code = 0usize;
+    let mut thinned = 0usize;
+    let mut decoded_len = 0u64;
+    for (index, m) in archive.members.iter().enumerate() {
+        repacked.push(None);
+        if m.is_dir() || m.uncompressed_size == 0 {
+            continue;
+        }
+        let head = crate::zipped::head(m).map_err(|e| format!("{shown}: {e}"))?;
+        if !crate::zipped::worth_reading(&head) {
+            continue;
+        }
+        let name = m.name_lossy();
+        let mshown = format!("{shown}!/{name}");
+        let member = crate::zipped::decode(&input, m).map_err(|e| format!("{mshown}: {e}"))?;
+        let member = std::rc::Rc::new(member);
+        let source = Source::ZipMember {
+            zip: file.to_path_buf(),
+            index,
+            name: name.clone(),
+        };
+        let mut root = Node::new(NodeKind::File, name.clone(), source);
+        root.offset = Some(0);
+        root.size = Some(member.len() as u64);
+        Walker::default().decoded(&mut root, member.clone(), 0);
+        if !root.is_interesting() {
+            continue;
+        }
+        with_code += 1;
+        let mut sub = String::new();
+        let alone = match preflight(&mshown, &root, sel) {
+            Ok(a) => a,
+            Err(e) => {
+                skipped += 1;
+                report.push_str(&format!("  {name}: left unchanged: {e}\n"));
+                continue;
+            }
+        };
+        sub.push_str(&format!("{name}\n"));
+        report_alone(&alone, &mut sub);
+        let write = target.is_some() && !args.dry_run;
+        let t = if write {
+            let scratch = fsio::scratch_file().map_err(|e| {
+                format!(
+                    "{mshown}: cannot make a scratch file: {}",
+                    os_error_text(&e)
+                )
+            })?;
+            let counting = Counting {
+                inner: io::BufWriter::new(scratch),
+                len: 0,
+            };
+            let encoder =
+                flate2::write::DeflateEncoder::new(counting, flate2::Compression::new(ZIP_LEVEL));
+            let mut sink = Stream(Digesting {
+                inner: encoder,
+                crc: flate2::Crc::new(),
+                sha: sha2::Sha256::default(),
+                len: 0,
+            });
+            let scratch_name = Path::new("(scratch file)");
+            let t = thin_input(
+                &mshown,
+                &root,
+                &member,
+                Some((&mut sink, scratch_name)),
+                sel,
+                args,
+                &mut sub,
+            )?;
+            if t.rewritten > 0 {
+                use sha2::Digest;
+                let Digesting {
+                    inner,
+                    crc,
+                    sha,
+                    len,
+                } = sink.0;
+                let fail = |e: io::Error| format!("{mshown}: compressing: {}", os_error_text(&e));
+                let counting = inner.finish().map_err(fail)?;
+                let compressed_size = counting.len;
+                let compressed = counting
+                    .inner
+                    .into_inner()
+                    .map_err(|e| fail(e.into_error()))?;
+                repacked[index] = Some(Repacked {
+                    crc32: crc.sum(),
+                    sha256: sha.finalize().into(),
+                    size: len,
+                    compressed,
+                    compressed_size,
+                });
+            }
+            t
+        } else {
+            thin_input::<OutputFile>(&mshown, &root, &member, None, sel, args, &mut sub)?
+        };
+        report_totals(
+            &t,
+            containers(&root),
+            member.len() as u64,
+            args.dry_run,
+            "  ",
+            &mut sub,
+        );
+        for line in sub.lines() {
+            report.push_str(&format!("  {line}\n"));
+        }
+        if t.rewritten > 0 {
+            thinned += 1;
+        }
+        decoded_len += member.len() as u64;
+        totals.rewritten += t.rewritten;
+        totals.entries_dropped += t.entries_dropped;
+        totals.bytes_freed += t.bytes_freed;
+    }
+    let would = if args.dry_run { "would be " } else { "" };
+    let mut last = format!(
+        "  {thinned} of {with_code} members with device code {would}thinned, {} entries {would}dropped, \
+         {} bytes {would}freed ({:.1}% of {decoded_len} bytes decoded)",
+        totals.entries_dropped,
+        totals.bytes_freed,
+        totals.bytes_freed as f64 * 100.0 / decoded_len.max(1) as f64,
+    );
+    totals.members_with_code = with_code;
+    let unchanged_in_place = with_code == 0 && target == Some(file);
+    if let Some(t) = target.filter(|_| !args.dry_run && !unchanged_in_place) {
+        let size = write_zip(file, &archive, &mut repacked, t, outputs)?;
+        last.push_str(&format!(
+            "; the archive is {size} bytes, was {}",
+            input.len()
+        ));
+    }
+    report.push_str(&last);
+    report.push('\n');
+    let signed = archive
+        .members
+        .iter()
+        .any(|m| wheel::is_record_signature(m.name));
+    if signed && thinned > 0 && !args.dry_run {
+        report.push_str("  warning: the wheel's RECORD signature no longer matches its RECORD\n");
+    }
+    Ok((totals, skipped))
+}
+
+/// Writes the new archive: members in their order, thinned ones from
+/// their scratch files, the rest as stored; the wheel's `RECORD` updated.
+/// Returns its size.
+fn write_zip(
+    file: &Path,
+    archive: &offload_format::zip::Archive<'_>,
+    repacked: &mut [Option<Repacked>],
+    target: &Path,
+    outputs: &mut Outputs,
+) -> Result<u64, String> {
+    use offload_format::wheel;
+    use offload_format::zip::write::{central_header, end_records, local_header, Entry};
+    use offload_format::zip::Method;
+    let shown = file.display();
+    let tshown = target.display();
+    // The RECORD, with the thinned members' lines changed.
+    let changes: Vec<wheel::Change<'_>> = archive
+        .members
+        .iter()
+        .zip(repacked.iter())
+        .filter_map(|(m, r)| {
+            r.as_ref().map(|r| wheel::Change {
+                name: m.name,
+                sha256: r.sha256,
+                size: r.size,
+            })
+        })
+        .collect();
+    let record_at = archive
+        .members
+        .iter()
+        .position(|m| wheel::is_record(m.name));
+    let record: Option<(Vec<u8>, Vec<u8>, u32)> = match record_at {
+        Some(i) if !changes.is_empty() => {
+            let m = &archive.members[i];
+            let old = m
+                .decode_to_vec(256 << 20)
+                .map_err(|e| format!("{shown}: {e}"))?;
+            let new = wheel::update_record(&old, &changes)
+                .map_err(|e| format!("{shown}: {}: {e}", m.name_lossy()))?;
+            let mut crc = flate2::Crc::new();
+            crc.update(&new);
+            let stored = match m.method {
+                Method::Stored => new.clone(),
+                _ => {
+                    let mut e = flate2::write::DeflateEncoder::new(
+                        Vec::new(),
+                        flate2::Compression::new(ZIP_LEVEL),
+                    );
+                    e.write_all(&new).and_then(|()| e.finish()).map_err(|e| {
+                        format!("{shown}: compressing RECORD: {}", os_error_text(&e))
+                    })?
+                }
+            };
+            Some((new, stored, crc.sum()))
+        }
+        _ => None,
+    };
+    let i = outputs
+        .create(target.as_os_str(), false)
+        .map_err(|e| format!("{tshown}: {}", os_error_text(&e)))?;
+    if let Ok(md) = std::fs::metadata(file) {
+        if let Ok(Some(f)) = outputs.file(i).seekable_file() {
+            let _ = f.set_permissions(md.permissions());
+        }
+    }
+    let out = outputs.file(i);
+    let mut pos = 0u64;
+    let mut central = Vec::new();
+    let fail = |e: io::Error| format!("{tshown}: {}", os_error_text(&e));
+    for (k, m) in archive.members.iter().enumerate() {
+        let mut e = Entry::from_member(m);
+        let data: Option<&[u8]> =
+            if let (Some((new, stored, crc)), Some(true)) = (&record, record_at.map(|r| r == k)) {
+                e.crc32 = *crc;
+                e.uncompressed_size = new.len() as u64;
+                e.compressed_size = stored.len() as u64;
+                Some(stored)
+            } else if let Some(r) = &repacked[k] {
+                e.method = Method::Deflated;
+                e.version_needed = e.version_needed.max(20);
+                e.crc32 = r.crc32;
+                e.uncompressed_size = r.size;
+                e.compressed_size = r.compressed_size;
+                None
+            } else {
+                Some(m.data)
+            };
+        central.extend(central_header(&e, pos));
+        let header = local_header(&e);
+        out.write_all(&header).map_err(fail)?;
+        pos += header.len() as u64;
+        match data {
+            Some(d) => out.write_all(d).map_err(fail)?,
+            None => {
+                let r = repacked[k].as_mut().expect("repacked member");
+                r.compressed
+                    .seek(SeekFrom::Start(0))
+                    .and_then(|_| {
+                        io::copy(&mut io::Read::take(&r.compressed, r.compressed_size), out)
+                    })
+                    .map_err(fail)?;
+            }
+        }
+        pos += e.compressed_size;
+    }
+    let at = pos;
+    out.write_all(&central).map_err(fail)?;
+    let end = end_records(
+        archive.members.len() as u64,
+        at,
+        central.len() as u64,
+        archive.comment,
+    );
+    out.write_all(&end).map_err(fail)?;
+    outputs.finish(i).map_err(fail)?;
+    Ok(at + central.len() as u64 + end.len() as u64)
 }

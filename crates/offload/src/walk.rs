@@ -16,10 +16,11 @@ use offload_format::nvidia::{fatbin, CudaArch, DecodeError};
 use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
-use offload_format::{bitcode, bundle, entry_id, text_bundle};
+use offload_format::{bitcode, bundle, entry_id, text_bundle, zip};
 
-use crate::model::{Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry};
+use crate::model::{Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry, Source};
 use crate::objects;
+use crate::zipped;
 
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
@@ -111,6 +112,12 @@ impl Walker {
             path.to_path_buf(),
         );
         match fsio::read_input(path.as_os_str()) {
+            Ok(input) if zip::has_magic(&input) => {
+                node.size = Some(input.len() as u64);
+                node.offset = Some(0);
+                self.zip_archive(&input, path, &mut node);
+                input.release(0..input.len());
+            }
             Ok(input) => {
                 input.advise_random();
                 let input = Rc::new(input);
@@ -128,6 +135,92 @@ impl Walker {
             }),
         }
         node
+    }
+
+    /// The members of a zip archive (a Python wheel) that may hold device
+    /// code, each read as a file of its own: its offsets are those of its
+    /// decoded bytes, its NVIDIA entries numbered as cuobjdump numbers
+    /// them in the unpacked file. Members whose first bytes are no format
+    /// the walk reads are passed over; a compressed one that is is
+    /// decoded into a scratch file ([`zipped::decode`]), not memory.
+    fn zip_archive(&mut self, data: &fsio::Input, path: &Path, node: &mut Node) {
+        let wheel = path.extension().is_some_and(|e| e == "whl");
+        node.detail = Some(if wheel { "Python wheel" } else { "zip archive" }.to_owned());
+        let archive = match zip::Archive::parse(data) {
+            Ok(a) => a,
+            Err(e) => {
+                node.damage.push(Damage {
+                    offset: None,
+                    message: format!("zip archive: {e}"),
+                });
+                return;
+            }
+        };
+        for (index, m) in archive.members.iter().enumerate() {
+            if m.is_dir() || m.uncompressed_size == 0 {
+                continue;
+            }
+            let head = match zipped::head(m) {
+                Ok(h) => h,
+                Err(e) => {
+                    node.damage.push(Damage {
+                        offset: Some(m.local_offset),
+                        message: format!("zip archive: {e}"),
+                    });
+                    continue;
+                }
+            };
+            if !zipped::worth_reading(&head) {
+                continue;
+            }
+            let name = m.name_lossy();
+            let source = Source::ZipMember {
+                zip: path.to_path_buf(),
+                index,
+                name: name.clone(),
+            };
+            let mut child = Node::new(NodeKind::Member, name, source);
+            child.offset = Some(0);
+            child.size = Some(m.uncompressed_size);
+            child.detail = Some(format!("zip member, {}", m.method));
+            match m.stored() {
+                // In place: the member is read where it lies, without the
+                // wheel's pages being dropped by offsets of the member.
+                Some(bytes) => {
+                    self.flush_pending();
+                    self.nv_numbers = (0, 0);
+                    self.nv_unlisted.clear();
+                    let outer = self.current.take();
+                    self.inspect(bytes, Place::At(0), &mut child, 1, true);
+                    self.current = outer;
+                }
+                None => match zipped::decode(data, m) {
+                    Ok(input) => self.decoded(&mut child, Rc::new(input), 1),
+                    Err(e) => child.damage.push(Damage {
+                        offset: None,
+                        message: e,
+                    }),
+                },
+            }
+
+            if child.is_interesting() {
+                node.children.push(child);
+            }
+        }
+    }
+
+    /// Inspects `input`, the decoded bytes of a zip member, as the file
+    /// `node` stands for, at `depth`: its own NVIDIA numbering, its pages
+    /// dropped as they are looked at.
+    pub fn decoded(&mut self, node: &mut Node, input: Rc<fsio::Input>, depth: usize) {
+        self.flush_pending();
+        self.nv_numbers = (0, 0);
+        self.nv_unlisted.clear();
+        input.advise_random();
+        let outer = self.current.replace(input.clone());
+        self.inspect(&input, Place::At(0), node, depth, true);
+        self.flush_pending();
+        self.current = outer;
     }
 
     /// Drops the pages of `len` bytes at `place` from this process's
@@ -298,7 +391,16 @@ impl Walker {
                     self.nested_file(NodeKind::Member, name, bytes, at, node, depth);
                 }
                 MemberContent::Thin { .. } => {
-                    let path = thin_member_path(&node.file, member.name);
+                    let Source::File(archive) = &node.file else {
+                        node.damage.push(Damage {
+                            offset: place.offset(),
+                            message: "a thin archive inside a zip archive: its members, \
+                                      files beside it, are not read"
+                                .to_owned(),
+                        });
+                        break;
+                    };
+                    let path = thin_member_path(archive, member.name);
                     let mut child = Node::new(NodeKind::Member, name, path.clone());
                     child.detail = Some(format!("thin member, read from {}", path.display()));
                     match fsio::read_input(path.as_os_str()) {
@@ -896,7 +998,7 @@ impl Walker {
 }
 
 /// The comment string of a text bundle, if `data` is one.
-fn text_bundle_comment(data: &[u8]) -> Option<&'static str> {
+pub(crate) fn text_bundle_comment(data: &[u8]) -> Option<&'static str> {
     let head = &data[..data.len().min(4096)];
     ["//", ";", "#"].into_iter().find(|c| {
         let marker = format!("{c} __CLANG_OFFLOAD_BUNDLE____START__ ");

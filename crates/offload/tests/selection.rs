@@ -370,33 +370,6 @@ fn a_man_page_for_every_subcommand() {
     }
 }
 
-/// A wheel (a zip archive) is not read inside yet: `ls` says what to do.
-#[test]
-fn a_wheel_gets_a_hint() {
-    let tmp = tempfile::tempdir().unwrap();
-    // A stored zip with one member: local header, data, central
-    // directory, end record (the tool looks at the magic only).
-    let mut zip = b"PK\x03\x04".to_vec();
-    zip.extend_from_slice(&[0; 26]);
-    zip.extend_from_slice(b"PK\x05\x06");
-    zip.extend_from_slice(&[0; 18]);
-    fs::write(tmp.path().join("pkg-1.0-py3-none-any.whl"), &zip).unwrap();
-    let o = run_in(tmp.path(), &["ls", "pkg-1.0-py3-none-any.whl"]);
-    assert_eq!(o.status.code(), Some(0));
-    let err = stderr(&o);
-    assert!(
-        err.contains("note: pkg-1.0-py3-none-any.whl is a zip archive (a Python wheel?)"),
-        "{err}"
-    );
-    assert!(
-        err.contains("unzip -q -d pkg-1.0-py3-none-any pkg-1.0-py3-none-any.whl"),
-        "{err}"
-    );
-    // Not for other files without containers.
-    let o = run_in(&fixtures(), &["ls", "make.sh"]);
-    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
-}
-
 /// The commands of issue 25's "Done means", run as a newcomer runs them,
 /// with the results docs/tools/offload.md documents.
 #[test]

@@ -1,0 +1,80 @@
+//! Zip archives (Python wheels) as inputs: which members are worth
+//! reading, and a compressed member's decoded bytes as an input of their
+//! own (an unnamed scratch file, mapped), so that reading a wheel needs no
+//! unpacking and no more memory than reading the library itself.
+
+use offload_cli::diag::os_error_text;
+use offload_cli::fsio::{self, Input};
+use offload_format::identify::{identify, FileKind};
+use offload_format::zip::{Archive, Member};
+use offload_format::{bundle, zip};
+
+use crate::model::Source;
+
+/// Whether the file at `path` starts as a zip archive does.
+pub fn is_zip_file(path: &std::path::Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && zip::has_magic(&magic)
+}
+
+/// How many first bytes of a member are decoded to see what it is.
+pub const SNIFF: u64 = 4096;
+
+/// Whether a member whose first bytes are `head` may hold device code:
+/// an object file, archive or container of any kind the walk reads, or a
+/// text bundle. Python code, headers and data files are passed over
+/// without being decoded further.
+pub fn worth_reading(head: &[u8]) -> bool {
+    if bundle::has_magic(head) || crate::walk::text_bundle_comment(head).is_some() {
+        return true;
+    }
+    !matches!(identify(head), FileKind::Unknown)
+}
+
+/// The first [`SNIFF`] bytes of a member (fewer if it is shorter).
+pub fn head(m: &Member<'_>) -> Result<Vec<u8>, zip::ZipError> {
+    if let Some(s) = m.stored() {
+        return Ok(s[..s.len().min(SNIFF as usize)].to_vec());
+    }
+    let mut v = Vec::with_capacity(SNIFF as usize);
+    m.decode(&mut v, SNIFF)?;
+    Ok(v)
+}
+
+/// Decodes a member of `zip` into a scratch file and maps it. The pages
+/// of `zip` holding the member are let go of as they are read.
+pub fn decode(zip: &Input, m: &Member<'_>) -> Result<Input, String> {
+    let mut file = fsio::scratch_file()
+        .map_err(|e| format!("cannot make a scratch file: {}", os_error_text(&e)))?;
+    let at = m.data_offset as usize;
+    let mut release = |n: usize| zip.release(at..at + n);
+    m.decode_with_progress(&mut file, u64::MAX, &mut release)
+        .map_err(|e| e.to_string())?;
+    release(m.data.len());
+    Input::from_file(file)
+        .map_err(|e| format!("cannot read the scratch file: {}", os_error_text(&e)))
+}
+
+/// The bytes a node's offsets refer to: the file, or the decoded zip
+/// member. The error says what is wrong, not where (the caller names
+/// `source`).
+pub fn open(source: &Source) -> Result<Input, String> {
+    let read = |p: &std::path::Path| {
+        fsio::read_input(p.as_os_str()).map_err(|e| os_error_text(&e).to_string())
+    };
+    match source {
+        Source::File(p) => read(p),
+        Source::ZipMember { zip, index, .. } => {
+            let input = read(zip)?;
+            let archive = Archive::parse(&input).map_err(|e| e.to_string())?;
+            let m = archive
+                .members
+                .get(*index)
+                .ok_or_else(|| "the archive changed while being read".to_owned())?;
+            decode(&input, m)
+        }
+    }
+}
