@@ -27,7 +27,11 @@ const TOOLS: &[&str] = &[
 
 /// Repository directories every sandbox holds at their own paths (the
 /// pages that say "from the repository root").
-const REPO_DIRS: &[&str] = &["tests/fixtures/offload", "docs/examples"];
+const REPO_DIRS: &[&str] = &[
+    "tests/fixtures/offload",
+    "tests/fixtures/wheel",
+    "docs/examples",
+];
 
 /// Its files also sit at the top of each sandbox: docs/tools/offload.md's
 /// `lib.so`, `hip.o`, `gnu.a`.

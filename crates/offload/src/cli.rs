@@ -121,7 +121,8 @@ pub struct LsArgs {
     pub summary: bool,
     /// Files to inspect: executables, shared libraries, objects, archives,
     /// bundles, compressed bundles, offload binaries, fat binaries,
-    /// bitcode; or directories, read recursively (symbolic links not
+    /// bitcode, zip archives (Python wheels: their members read without
+    /// unpacking); or directories, read recursively (symbolic links not
     /// followed; files without device code left out).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -206,7 +207,9 @@ pub struct ThinArgs {
     /// 22's bundler uses for the method found: zstd 3, zlib 6).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub compression_level: Option<i32>,
-    /// Inputs: executables, shared libraries, objects, archives, bundles.
+    /// Inputs: executables, shared libraries, objects, archives, bundles,
+    /// Python wheels (written as a new wheel, RECORD updated); or
+    /// directories, thinned file by file (with --in-place or --dry-run).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

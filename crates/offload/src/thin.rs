@@ -1141,7 +1141,8 @@ fn thin_zip(
         }
         let name = m.name_lossy();
         let mshown = format!("{shown}!/{name}");
-        let member = crate::zipped::decode(&input, m).map_err(|e| format!("{mshown}: {e}"))?;
+        // The message names the member.
+        let member = crate::zipped::decode(&input, m).map_err(|e| format!("{shown}: {e}"))?;
         let member = std::rc::Rc::new(member);
         let source = Source::ZipMember {
             zip: file.to_path_buf(),

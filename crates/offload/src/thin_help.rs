@@ -9,6 +9,7 @@ Examples:
   offload thin --keep gfx90a:xnack- -o app.thin app     by target ID, as the bundler matches
   offload thin --keep sm_90 --in-place libtorch_cuda.so  what a 9.0 GPU runs or compiles (cubins, PTX)
   offload thin --keep sm_90 --drop-ptx -o k.so lib.so    no PTX where the kept cubins suffice
+  offload thin --keep sm_90 -o torch-sm_90.whl torch.whl a wheel: members thinned, RECORD updated
 
 Every bundle (uncompressed, or compressed CCOB v1-v3) in executables,
 shared libraries, objects and archives is rewritten at its offset without
@@ -18,5 +19,7 @@ so no address in a linked file moves. Offload binaries (.llvm.offloading)
 are thinned in objects and archives. NVIDIA fat binary containers are
 rewritten in place with the entries the kept GPUs can use (cubins they run,
 PTX they compile), in linked files too; --keep values apply to their
-vendor's code only. Host entries are always kept. Outputs are written
-together or not at all.";
+vendor's code only. Host entries are always kept. A Python wheel (or any
+zip archive) becomes a new one: members with device code are thinned and
+deflated again, the others copied as stored, RECORD updated. Outputs are
+written together or not at all.";

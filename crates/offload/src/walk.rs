@@ -196,9 +196,10 @@ impl Walker {
                 }
                 None => match zipped::decode(data, m) {
                     Ok(input) => self.decoded(&mut child, Rc::new(input), 1),
-                    Err(e) => child.damage.push(Damage {
-                        offset: None,
-                        message: e,
+                    // The message names the member.
+                    Err(e) => node.damage.push(Damage {
+                        offset: Some(m.local_offset),
+                        message: format!("zip archive: {e}"),
                     }),
                 },
             }

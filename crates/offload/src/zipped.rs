@@ -45,7 +45,8 @@ pub fn head(m: &Member<'_>) -> Result<Vec<u8>, zip::ZipError> {
 }
 
 /// Decodes a member of `zip` into a scratch file and maps it. The pages
-/// of `zip` holding the member are let go of as they are read.
+/// of `zip` holding the member are let go of as they are read. Errors
+/// about the member name it.
 pub fn decode(zip: &Input, m: &Member<'_>) -> Result<Input, String> {
     let mut file = fsio::scratch_file()
         .map_err(|e| format!("cannot make a scratch file: {}", os_error_text(&e)))?;
