@@ -166,6 +166,12 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
         // already decode to small valid values.
         "nvidia_lz" => nvidia_streams(offload_format::nvidia::Codec::Lz),
         "nvidia_zstd" => nvidia_streams(offload_format::nvidia::Codec::Zstd),
+        // The wheels Python's zipfile made (with and without data
+        // descriptors and ZIP64 records).
+        "zip_read" => fixture_tree("wheel", 64 << 10)
+            .into_iter()
+            .filter(|(n, _)| n.ends_with(".whl"))
+            .collect(),
         _ => Vec::new(),
     })
 }
