@@ -216,6 +216,15 @@ enum Goal {
     /// `offload extract` of every entry of a CUDA library (issue 23): at
     /// most cuobjdump's time where it is installed; under 64 MiB.
     CudaExtract,
+    /// `offload thin --in-place` of a CUDA install (issue 24): at most
+    /// 1.2× `cp -r` of the tree, under 64 MiB.
+    TreeThin,
+    /// `--dry-run` and `ls --summary` of that tree (issue 24): at most
+    /// 0.05× `cp -r` of it.
+    TreeScan,
+    /// `offload ls` of a wheel (issue 24): at most the time `unzip -p`
+    /// takes to inflate its libraries; under 64 MiB.
+    WheelList,
     /// The issue sets none; the table still shows the ratios.
     None,
 }
@@ -240,6 +249,9 @@ impl Goal {
             Goal::List => "time ≤ 0.02× LLVM (from 1 GiB), memory < 16 MiB",
             Goal::CudaList => "time ≤ 0.05× cuobjdump (without it: ≤ 0.1 s), memory < 32 MiB",
             Goal::CudaExtract => "time ≤ cuobjdump (where installed), memory < 64 MiB",
+            Goal::TreeThin => "time ≤ 1.2× `cp -r` (from 64 MiB), memory < 64 MiB",
+            Goal::TreeScan => "time ≤ 0.05× `cp -r` (from 64 MiB)",
+            Goal::WheelList => "time ≤ `unzip -p` of its libraries, memory < 64 MiB",
             Goal::None => "none set",
         }
     }
@@ -311,6 +323,33 @@ impl Goal {
                     partial = true;
                 }
                 if r.ours.maxrss_kib >= mib * 1024 {
+                    missed.push(format!("memory {:.1} MiB", r.ours.mib()));
+                }
+            }
+            Goal::TreeThin | Goal::TreeScan => {
+                let times = if matches!(self, Goal::TreeThin) {
+                    1.2
+                } else {
+                    0.05
+                };
+                match r.floor {
+                    Some(f) if r.size >= COPY_TIME_FROM => {
+                        let x = r.ours.secs / f.secs;
+                        if x > times {
+                            missed.push(format!("time {x:.3}× cp -r"));
+                        }
+                    }
+                    _ => partial = true,
+                }
+                if matches!(self, Goal::TreeThin) && r.ours.maxrss_kib >= 64 * 1024 {
+                    missed.push(format!("memory {:.1} MiB", r.ours.mib()));
+                }
+            }
+            Goal::WheelList => {
+                if time_vs_llvm > 1.0 {
+                    missed.push(format!("time {time_vs_llvm:.2}× unzip -p"));
+                }
+                if r.ours.maxrss_kib >= 64 * 1024 {
                     missed.push(format!("memory {:.1} MiB", r.ours.mib()));
                 }
             }
@@ -951,6 +990,107 @@ fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
     host_object_with(d, t, ".nv_fatbin", 8, "lib.so")
 }
 
+/// The size of the generated CUDA install of the tree rows: a PyTorch
+/// virtualenv's libraries are 3-4 GB.
+const CUDA_TREE: u64 = 3 * GIB + GIB / 2;
+
+/// How many libraries the generated CUDA install has.
+const TREE_LIBS: usize = 30;
+
+/// `tree/`: a CUDA install of about `size` bytes: [`TREE_LIBS`]
+/// libraries made by [`cuda_library`] (copies, each its own file, under
+/// `lib/`) and 200 small Python files under `py/`.
+fn cuda_tree(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
+    cuda_library(d, size / TREE_LIBS as u64, t)?;
+    let lib = d.join("tree/lib");
+    let py = d.join("tree/py");
+    fs::create_dir_all(&lib).map_err(|e| e.to_string())?;
+    fs::create_dir_all(&py).map_err(|e| e.to_string())?;
+    for i in 0..TREE_LIBS {
+        fs::copy(d.join("lib.so"), lib.join(format!("libcuda_{i:02}.so")))
+            .map_err(|e| e.to_string())?;
+    }
+    fs::remove_file(d.join("lib.so")).map_err(|e| e.to_string())?;
+    for i in 0..200 {
+        let text = format!("def f{i}(x):\n    return x + {i}\n").repeat(40);
+        fs::write(py.join(format!("m{i:03}.py")), text).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `out`: a wheel of the files under `d/dir`, each deflated (zlib's
+/// fastest level, to keep the set-up short; inflating costs the same),
+/// with the central directory a wheel has.
+fn cuda_wheel(d: &Path, dir: &str, out: &str) -> Result<(), String> {
+    use offload_format::zip::write::{central_header, end_records, local_header, Entry};
+    use offload_format::zip::Method;
+    let root = d.join(dir);
+    let mut files = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<_> = fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    let mut w = std::io::BufWriter::new(fs::File::create(d.join(out)).map_err(|e| e.to_string())?);
+    let mut pos = 0u64;
+    let mut central = Vec::new();
+    for f in &files {
+        let data = fs::read(f).map_err(|e| e.to_string())?;
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&data).map_err(|e| e.to_string())?;
+        let z = z.finish().map_err(|e| e.to_string())?;
+        let mut crc = flate2::Crc::new();
+        crc.update(&data);
+        let name = f
+            .strip_prefix(&root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .into_owned();
+        let e = Entry {
+            name: name.as_bytes(),
+            method: Method::Deflated,
+            flags: 0,
+            version_made_by: 20,
+            version_needed: 20,
+            mod_time: 0,
+            mod_date: 0x21,
+            crc32: crc.sum(),
+            compressed_size: z.len() as u64,
+            uncompressed_size: data.len() as u64,
+            internal_attrs: 0,
+            external_attrs: 0o644 << 16,
+            local_extra: &[],
+            central_extra: &[],
+            comment: &[],
+        };
+        central.extend(central_header(&e, pos));
+        let h = local_header(&e);
+        w.write_all(&h).map_err(|e| e.to_string())?;
+        w.write_all(&z).map_err(|e| e.to_string())?;
+        pos += (h.len() + z.len()) as u64;
+    }
+    w.write_all(&central).map_err(|e| e.to_string())?;
+    w.write_all(&end_records(
+        files.len() as u64,
+        pos,
+        central.len() as u64,
+        b"",
+    ))
+    .map_err(|e| e.to_string())?;
+    w.flush().map_err(|e| e.to_string())
+}
+
 /// The device targets of each bundle of [`hip_fatbin_object`].
 const DEVICES: &[&str] = &[
     "gfx803",
@@ -1068,6 +1208,80 @@ const SCENARIOS: &[Scenario] = &[
             Ok(Trio {
                 ours: t.ours("offload", &["extract", "lib.so"]),
                 llvm: cuda_reference(d, &["-xelf", "all", "-xptx", "all", "lib.so"]),
+                floor: None,
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-tree-thin",
+        about: "`offload thin --keep sm_90 --in-place` of a generated CUDA install: 30 \
+                libraries like `cuda-ls`'s (3.5 GiB, ~24,000 zstd-compressed entries) and \
+                200 small Python files, linked into a fresh tree (`cp -rl`) for each run; \
+                no reference tool (`nvprune` refuses shared libraries), both other columns \
+                are `cp -r` of the tree",
+        sizes: Sizes::Once(CUDA_TREE),
+        goal: Goal::TreeThin,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_tree(d, size, t)?;
+            let ours = format!(
+                "cp -rl tree t && {} thin --keep sm_90 --in-place t",
+                t.ours.join("offload").display()
+            );
+            Ok(Trio {
+                ours: Cmd::new("sh", &["-c", &ours]),
+                llvm: Cmd::new("cp", &["-r", "tree", "copy"]),
+                floor: Some(Cmd::new("cp", &["-r", "tree", "floor.out"])),
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-tree-dry-run",
+        about: "`offload thin --keep sm_90 --dry-run` of that tree (what would be freed, \
+                per file); both other columns are `cp -r` of the tree",
+        sizes: Sizes::Once(CUDA_TREE),
+        goal: Goal::TreeScan,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_tree(d, size, t)?;
+            Ok(Trio {
+                ours: t.ours("offload", &["thin", "--keep", "sm_90", "--dry-run", "tree"]),
+                llvm: Cmd::new("cp", &["-r", "tree", "copy"]),
+                floor: Some(Cmd::new("cp", &["-r", "tree", "floor.out"])),
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-tree-summary",
+        about: "`offload ls --summary` of that tree (bytes per GPU, what each `--keep` \
+                frees); both other columns are `cp -r` of the tree",
+        sizes: Sizes::Once(CUDA_TREE),
+        goal: Goal::TreeScan,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_tree(d, size, t)?;
+            Ok(Trio {
+                ours: t.ours("offload", &["ls", "--summary", "tree"]),
+                llvm: Cmd::new("cp", &["-r", "tree", "copy"]),
+                floor: Some(Cmd::new("cp", &["-r", "tree", "floor.out"])),
+            })
+        },
+    },
+    Scenario {
+        name: "wheel-ls",
+        about: "`offload ls --summary` of a 1 GiB wheel (the tree's libraries, deflated, \
+                and its Python files), read without unpacking, against `unzip -p` of its \
+                `.so` members (inflating them to a pipe, the least unpacking costs)",
+        sizes: Sizes::Once(GIB),
+        goal: Goal::WheelList,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_tree(d, size, t)?;
+            cuda_wheel(d, "tree", "lib.whl")?;
+            fs::remove_dir_all(d.join("tree")).map_err(|e| e.to_string())?;
+            Ok(Trio {
+                ours: t.ours("offload", &["ls", "--summary", "lib.whl"]),
+                llvm: Cmd::new("unzip", &["-p", "lib.whl", "*.so"]),
                 floor: None,
             })
         },

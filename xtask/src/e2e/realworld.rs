@@ -534,6 +534,165 @@ fn check_cuobjdump_records(
     Ok(())
 }
 
+/// The recorded wheels read as wheels, without unpacking: `offload
+/// extract` of the wheel writes exactly the files cuobjdump wrote from its
+/// unpacked libraries (their recorded md5s), and `offload thin --keep
+/// sm_90 -o` writes a wheel that Python's zipfile reads (CRCs checked),
+/// whose thinned libraries are those `offload thin` makes of the unpacked
+/// ones, byte for byte, whose RECORD digests and sizes are right, and
+/// that `pip install` accepts.
+fn check_wheels(dir: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> Result<(), String> {
+    let records = workspace_root().join("tests/fixtures/nvidia/real");
+    let wheels = fs::read_to_string(records.join("wheels.txt")).map_err(|e| e.to_string())?;
+    let nv = dir.join("nvidia-records");
+    for line in wheels.lines() {
+        let Some(wheel) = line.split_whitespace().next() else {
+            continue;
+        };
+        let stem = wheel.split("-py3").next().unwrap_or(wheel);
+        let libs_dir = records.join(stem);
+        let path = nv.join(wheel);
+        if !libs_dir.is_dir() || !path.exists() {
+            continue;
+        }
+        // Extraction from the wheel itself.
+        let out_dir = work.join("wheel-extract");
+        let _ = fs::remove_dir_all(&out_dir);
+        fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+        sh(Command::new(offload)
+            .args(["extract", "-d"])
+            .arg(&out_dir)
+            .arg(&path))?;
+        let mut checked = 0;
+        for rec in fs::read_dir(&libs_dir).map_err(|e| e.to_string())? {
+            let rec = rec.map_err(|e| e.to_string())?.path();
+            if rec.extension().is_none_or(|x| x != "md5") {
+                continue;
+            }
+            let md5s = fs::read_to_string(&rec).map_err(|e| e.to_string())?;
+            for line in md5s.lines() {
+                let Some((sum, name)) = line.split_once("  ") else {
+                    continue;
+                };
+                checked += 1;
+                let ours = out_dir.join(name);
+                let same = ours.exists()
+                    && sh(Command::new("md5sum").arg(&ours))
+                        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with(sum));
+                if !same {
+                    tally.disagreements.push(format!(
+                        "{wheel}: {name} (from the wheel) is not cuobjdump's"
+                    ));
+                }
+            }
+        }
+        tally.cuobjdump_files += checked;
+        let _ = fs::remove_dir_all(&out_dir);
+        // Thinning the wheel.
+        let thin_dir = work.join("wheel-thin");
+        let _ = fs::remove_dir_all(&thin_dir);
+        fs::create_dir_all(&thin_dir).map_err(|e| e.to_string())?;
+        let thinned = thin_dir.join(wheel);
+        let o = Command::new(offload)
+            .args(["thin", "--keep", "sm_90", "-o"])
+            .arg(&thinned)
+            .arg(&path)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !o.status.success() {
+            tally.disagreements.push(format!(
+                "{wheel}: offload thin failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+            continue;
+        }
+        let unpacked = nv.join(stem);
+        let single = thin_dir.join("single");
+        let script = r#"
+import base64, hashlib, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+bad = z.testzip()
+assert bad is None, f"bad CRC: {bad}"
+record = [n for n in z.namelist() if n.endswith(".dist-info/RECORD")][0]
+for line in z.read(record).decode().splitlines():
+    name, digest, size = line.rsplit(",", 2)
+    if digest:
+        data = z.read(name)
+        want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert digest == want and int(size) == len(data), f"RECORD line of {name} is wrong"
+for name in sys.argv[3:]:
+    sys.stdout.write(name + "	" + hashlib.sha256(z.read(name)).hexdigest() + "
+")
+"#;
+        // The thinned members, each against thinning the unpacked file.
+        let mut members = Vec::new();
+        for rec in fs::read_dir(&libs_dir).map_err(|e| e.to_string())? {
+            let rec = rec.map_err(|e| e.to_string())?.path();
+            let Some(lib_name) = rec
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".sha256"))
+            else {
+                continue;
+            };
+            let Some(lib) = find_file(&unpacked, lib_name) else {
+                continue;
+            };
+            let member = lib
+                .strip_prefix(&unpacked)
+                .map_err(|e| e.to_string())?
+                .to_string_lossy()
+                .into_owned();
+            let _ = fs::remove_file(&single);
+            sh(Command::new(offload)
+                .args(["thin", "--keep", "sm_90", "-o"])
+                .arg(&single)
+                .arg(&lib))?;
+            let sum = sh(Command::new("sha256sum").arg(&single))?;
+            let sum = String::from_utf8_lossy(&sum.stdout)
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            members.push((member, sum));
+        }
+        let mut py = Command::new("python3");
+        py.args(["-c", script]).arg(&thinned).arg("--");
+        py.args(members.iter().map(|(m, _)| m));
+        match sh(&mut py) {
+            Ok(o) => {
+                let got = String::from_utf8_lossy(&o.stdout).into_owned();
+                for (m, sum) in &members {
+                    if !got.lines().any(|l| l == format!("{m}\t{sum}")) {
+                        tally.disagreements.push(format!(
+                            "{wheel}: {m} in the thinned wheel is not the thinned file"
+                        ));
+                    }
+                }
+            }
+            Err(e) => tally
+                .disagreements
+                .push(format!("{wheel}: thinned wheel: {e}")),
+        }
+        let target = thin_dir.join("installed");
+        if let Err(e) = sh(Command::new("pip")
+            .args(["install", "--no-deps", "--no-index", "--quiet", "--target"])
+            .arg(&target)
+            .arg(&thinned))
+        {
+            tally
+                .disagreements
+                .push(format!("{wheel}: pip refuses the thinned wheel: {e}"));
+        }
+        eprintln!(
+            "  {wheel}: read as a wheel, {checked} extracted files checked, {} thinned members checked",
+            members.len()
+        );
+        let _ = fs::remove_dir_all(&thin_dir);
+    }
+    Ok(())
+}
+
 /// The first file named `name` under `dir`.
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     for e in fs::read_dir(dir).ok()? {
@@ -569,6 +728,7 @@ pub fn run() -> Result<(), String> {
         );
     }
     check_cuobjdump_records(&dir, &offload, work.path(), &mut tally)?;
+    check_wheels(&dir, &offload, work.path(), &mut tally)?;
     eprintln!(
         "realworld: {} files, {} bundles ({} compressed), {} fat binary containers, {} entries; \
          checked: {} bundler -list runs, {} CCOBs decoded, {} llvm-readelf runs, {} llvm-readobj lines, \
