@@ -948,13 +948,19 @@ fn thin_input<S: Sink + ?Sized>(
         };
         let thinned = match result {
             Ok(Some(t)) => t,
-            Ok(None) => continue,
+            Ok(None) => {
+                // Unchanged: copied with the bytes around it; the pages
+                // read to decide that go now.
+                input.release(lo..hi);
+                continue;
+            }
             Err(
                 e @ (ThinError::Grows { .. }
                 | ThinError::SharedBinary { .. }
                 | ThinError::NothingLeft),
             ) => {
                 report.push_str(&format!("  {name}: left alone: {e}\n"));
+                input.release(lo..hi);
                 continue;
             }
             Err(ThinError::Read(e)) => return Err(format!("{shown}: {name}: {e}")),
