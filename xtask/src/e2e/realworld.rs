@@ -621,8 +621,7 @@ for line in z.read(record).decode().splitlines():
         want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         assert digest == want and int(size) == len(data), f"RECORD line of {name} is wrong"
 for name in sys.argv[3:]:
-    sys.stdout.write(name + "	" + hashlib.sha256(z.read(name)).hexdigest() + "
-")
+    sys.stdout.write(name + "\t" + hashlib.sha256(z.read(name)).hexdigest() + "\n")
 "#;
         // The thinned members, each against thinning the unpacked file.
         let mut members = Vec::new();
