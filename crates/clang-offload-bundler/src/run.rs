@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{os_error_text, write_stderr, Diag};
+use offload_cli::error::quoted;
 use offload_cli::fsio::{self, read_input, Input, Outputs, ReadThrough};
 use offload_cli::{env, explain};
 use offload_format::ccob::{self, Detection};
@@ -622,28 +623,40 @@ fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, HostFail> {
             object_bundle::Error::Unreadable
                 | object_bundle::Error::Elf(object_bundle::ElfError::GroupSymbolRemoved { .. })
         );
-        if unreadable {
-            HostFail::LlvmGoesOn(fail)
-        } else if let object_bundle::Error::Elf(_) = e {
+        let input = job.inputs[0].as_bytes();
+        match &e {
+            _ if unreadable => HostFail::LlvmGoesOn(fail),
             // llvm-objcopy 22 refuses the host with this text, then the
-            // bundler reports the tool's failure.
-            HostFail::Now(objcopy_failed(&fail.message, &job.inputs[0]))
-        } else {
-            HostFail::Now(fail)
+            // bundler reports the tool's failure. Its COFF reader's errors
+            // name the file as it was given.
+            object_bundle::Error::Elf(_) => {
+                HostFail::Now(objcopy_failed(&fail.message, &fail.message, input))
+            }
+            object_bundle::Error::Coff(c) if llvm_objcopy_refuses(c) => HostFail::Now(
+                objcopy_failed(&quoted(input, &fail.message), &fail.message, input),
+            ),
+            _ => HostFail::Now(fail),
         }
     })
+}
+
+/// Whether llvm-objcopy 22 fails cleanly on a COFF host with this problem
+/// (rather than reading past its buffer, where ours is the message).
+fn llvm_objcopy_refuses(e: &object_bundle::CoffError) -> bool {
+    use object_bundle::CoffError as C;
+    !matches!(e, C::RelocationsPastEnd | C::SymIdxPartialEntry(_))
 }
 
 /// What LLVM 22 prints when the llvm-objcopy it runs fails with `message`:
 /// llvm-objcopy's own `llvm-objcopy: error: <message>` (printed here), then
 /// the bundler's `'llvm-objcopy' tool failed` (the returned error), whose
-/// explanation says what failed.
-fn objcopy_failed(message: &[u8], input: &OsStr) -> Fail {
+/// explanation says what failed (`reason`, the problem without the file).
+fn objcopy_failed(message: &[u8], reason: &[u8], input: &[u8]) -> Fail {
     Diag::new(OsStr::new("llvm-objcopy")).error(message);
     let mut why = b"llvm-objcopy cannot rewrite the host object of '".to_vec();
-    why.extend_from_slice(input.as_bytes());
+    why.extend_from_slice(input);
     why.extend_from_slice(b"' without its bundle sections: ");
-    why.extend_from_slice(message);
+    why.extend_from_slice(reason);
     Fail::msg("'llvm-objcopy' tool failed").explained(why)
 }
 

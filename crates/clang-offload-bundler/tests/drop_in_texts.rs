@@ -134,3 +134,74 @@ fn a_host_llvm_objcopy_refuses_prints_both_lines() {
         stderr(&out)
     );
 }
+
+/// A COFF host llvm-objcopy refuses: its COFF reader names the input as
+/// given, then the bundler reports the tool's failure.
+#[test]
+fn a_coff_host_llvm_objcopy_refuses_prints_both_lines() {
+    let fat = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/object_bundle/fat-x86_64-pc-windows-msvc.o"),
+    )
+    .unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let section = |i: usize| 20 + 40 * i;
+    let symbols = u32_at(&fat, 8) as usize;
+    // `.text` (section 0): its first relocation's symbol index.
+    let mut reloc = fat.clone();
+    let first = u32_at(&fat, section(0) + 24) as usize;
+    reloc[first + 4..first + 8].copy_from_slice(&999u32.to_le_bytes());
+    // The first symbol's section number.
+    let mut number = fat.clone();
+    number[symbols + 12..symbols + 14].copy_from_slice(&99u16.to_le_bytes());
+    // `.debug$S` (section 5): raw data past the end of the file.
+    let mut size = fat.clone();
+    size[section(5) + 16..section(5) + 20].copy_from_slice(&0x00C8_0000u32.to_le_bytes());
+    for (recorded, input, reason) in [
+        (
+            "bundler-objcopy-refuses-coff-relocation",
+            &reloc,
+            "SymbolTableIndex out of range",
+        ),
+        (
+            "bundler-objcopy-refuses-coff-section-number",
+            &number,
+            "section number out of range",
+        ),
+        (
+            "bundler-objcopy-refuses-coff-raw-data",
+            &size,
+            "The end of the file was unexpectedly encountered",
+        ),
+    ] {
+        let setup = |d: &Path| fs::write(d.join("in.obj"), input).unwrap();
+        let case = Case {
+            args: &[
+                "-unbundle",
+                "-type=o",
+                "-targets=host-x86_64-pc-windows-msvc,hip-amdgcn-amd-amdhsa--gfx906",
+                "-input=in.obj",
+                "-output=o1",
+                "-output=o2",
+            ],
+            ..unbundle_a(recorded, &[])
+        };
+        let out = check(&case, &setup);
+        assert!(
+            stderr(&out).starts_with(&format!(
+                "llvm-objcopy: error: 'in.obj': {reason}\n\
+                 clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
+            )),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).ends_with(&format!(
+                "clang-offload-bundler: note: llvm-objcopy cannot rewrite the host object of \
+                 'in.obj' without its bundle sections: {reason}\n"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
