@@ -639,6 +639,18 @@ fn policy(
         return Some("short CCOB header refused where LLVM reads past it (compat policy 1)");
     }
     if llvm.status == 1
+        && ours.status == 1
+        && String::from_utf8_lossy(&llvm.stderr).contains("'llvm-objcopy' tool failed")
+        && ours_text.contains("The end of the file was unexpectedly encountered")
+        && seed_format == Format::Object
+        && coff_records_past_the_end(input)
+    {
+        // llvm-objcopy reads the records past the end without a bounds
+        // check, then fails on what it read there (a relocation naming a
+        // symbol it never saw); we stop at the end of the file.
+        return Some("COFF records past the end of the file refused (compat: object bundles 3)");
+    }
+    if llvm.status == 1
         && String::from_utf8_lossy(&llvm.stderr).contains("'llvm-objcopy' tool failed")
         && ours.status == 1
         && ours.files.is_empty()
@@ -1604,8 +1616,55 @@ fn summary(seed: u64, seeds: &[Seed], t: &Tally, took: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::align_member_warnings;
-    use std::collections::HashSet;
+    use super::{align_member_warnings, policy, Format, Run};
+    use std::collections::{BTreeMap, HashSet};
+
+    fn run(status: i32, stderr: &str, files: &[&str]) -> Run {
+        Run {
+            status,
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+            files: files
+                .iter()
+                .map(|f| (f.to_string(), b"bytes".to_vec()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    /// An image past the end of its binary is policy only where LLVM 22
+    /// reads it past its buffer (writes what lies there): not where it
+    /// never touches it, nor where the system refuses the output's size.
+    #[test]
+    fn offload_binary_ranges_are_policy_only_where_llvm_reads_them() {
+        let ours = run(
+            1,
+            "llvm-offload-binary: error: 'in': offload binary at offset 0: image at offset \
+             144 of size 1000 extends past the end of the offload binary (size 152)\n",
+            &[],
+        );
+        let classify = |llvm: &Run| {
+            let args = ["in".to_string(), "--image=file=o1".to_string()];
+            policy(
+                Format::OffloadBinary,
+                "llvm-offload-binary",
+                &args,
+                b"",
+                &ours,
+                llvm,
+            )
+        };
+        assert!(classify(&run(0, "", &["o1"])).is_some(), "garbage written");
+        assert_eq!(classify(&run(0, "", &[])), None, "never read");
+        for text in [
+            "Invalid argument",
+            "File too large",
+            "Cannot allocate memory",
+            "File in exceeds size limit",
+        ] {
+            let llvm = run(1, &format!("llvm-offload-binary: error: {text}\n"), &[]);
+            assert_eq!(classify(&llvm), None, "{text}");
+        }
+    }
 
     fn aligned(llvm: &[&str], ours: &[&str]) -> Option<usize> {
         let ours: Vec<String> = ours.iter().map(|s| s.to_string()).collect();
