@@ -434,11 +434,13 @@ fn run_one(exe: &Path, tool: &str, args: &[String], input: &[u8], dir: &Path, li
         Ok(r) => r,
         Err(_) => (-1, Vec::new(), Vec::new()),
     };
-    // Messages quote argv[0]: show both as the bare tool name.
+    // Messages quote argv[0]: show both as the bare tool name. llvm-objcopy
+    // can name the bundler's temporary file, whose name is random.
     let exe_text = exe.to_string_lossy().into_owned();
     let stderr = String::from_utf8_lossy(&stderr)
         .replace(&exe_text, tool)
         .into_bytes();
+    let stderr = test_support::llvm_text::mask_temp_names(&stderr);
     let mut files = BTreeMap::new();
     if let Ok(rd) = fs::read_dir(dir) {
         for e in rd.flatten() {

@@ -624,27 +624,75 @@ fn host_object<'a>(job: &Job, data: &'a [u8]) -> Result<Pieces<'a>, HostFail> {
                 | object_bundle::Error::Elf(object_bundle::ElfError::GroupSymbolRemoved { .. })
         );
         let input = job.inputs[0].as_bytes();
-        match &e {
-            _ if unreadable => HostFail::LlvmGoesOn(fail),
-            // llvm-objcopy 22 refuses the host with this text, then the
-            // bundler reports the tool's failure. Its COFF reader's errors
-            // name the file as it was given.
-            object_bundle::Error::Elf(_) => {
-                HostFail::Now(objcopy_failed(&fail.message, &fail.message, input))
-            }
-            object_bundle::Error::Coff(c) if llvm_objcopy_refuses(c) => HostFail::Now(
-                objcopy_failed(&quoted(input, &fail.message), &fail.message, input),
-            ),
-            _ => HostFail::Now(fail),
+        if unreadable {
+            return HostFail::LlvmGoesOn(fail);
         }
+        HostFail::Now(objcopy_refusal(&e, input, &temp, input).unwrap_or(fail))
     })
 }
 
-/// Whether llvm-objcopy 22 fails cleanly on a COFF host with this problem
-/// (rather than reading past its buffer, where ours is the message).
-fn llvm_objcopy_refuses(e: &object_bundle::CoffError) -> bool {
-    use object_bundle::CoffError as C;
-    !matches!(e, C::RelocationsPastEnd | C::SymIdxPartialEntry(_))
+/// Where llvm-objcopy 22 refuses to remove the bundle sections of a host
+/// (`e`), what LLVM 22 prints: llvm-objcopy's line, naming `input` or
+/// `output` (the files it was given) as its failing phase does, printed
+/// here, then the bundler's `'llvm-objcopy' tool failed`, returned, whose
+/// explanation names the host as `shown`. `None` where the message is ours.
+pub(crate) fn objcopy_refusal(
+    e: &object_bundle::Error,
+    input: &[u8],
+    output: &[u8],
+    shown: &[u8],
+) -> Option<Fail> {
+    let reason = e.to_string().into_bytes();
+    let message = match objcopy_names(e)? {
+        Names::Nothing => reason.clone(),
+        Names::Input => quoted(input, &reason),
+        Names::Output => quoted(output, &reason),
+    };
+    Some(objcopy_failed(&message, &reason, shown))
+}
+
+/// The file llvm-objcopy 22 names in its message.
+enum Names {
+    /// None: its ELF reader's errors.
+    Nothing,
+    /// The input, as given: errors removing ELF sections, and its COFF
+    /// reader's errors.
+    Input,
+    /// The output it was writing (the bundler's temporary file): its COFF
+    /// writer's errors.
+    Output,
+}
+
+/// How llvm-objcopy 22 reports `e` when it removes the bundle sections of
+/// a host, or `None` where it does not fail cleanly (it reads past its
+/// buffer) or never meets the problem: then the message is ours.
+fn objcopy_names(e: &object_bundle::Error) -> Option<Names> {
+    use object_bundle::{CoffError as C, ElfError as E, Error};
+    Some(match e {
+        Error::Elf(
+            E::StringTableInUse { .. }
+            | E::SymbolTableInUse { .. }
+            | E::RelocationAgainstRemoved { .. }
+            | E::LinkedSectionRemoved { .. }
+            | E::GroupSymbolRemoved { .. }
+            | E::SectionNamesRemoved,
+        ) => Names::Input,
+        Error::Elf(_) => Names::Nothing,
+        Error::Coff(C::RelocationsPastEnd | C::SymIdxPartialEntry(_) | C::ImportLibraryHeader) => {
+            return None
+        }
+        Error::Coff(
+            C::RelocationTargetMissing { .. }
+            | C::SymbolInRemovedSection(_)
+            | C::AssociativeToRemoved(_)
+            | C::WeakTargetMissing(_)
+            | C::StringTableTooLarge
+            | C::SymIdxWithoutSymbol(_)
+            | C::SymIdxStale { .. },
+        ) => Names::Output,
+        Error::Coff(_) => Names::Input,
+        _ => return None,
+    })
 }
 
 /// What LLVM 22 prints when the llvm-objcopy it runs fails with `message`:

@@ -205,3 +205,146 @@ fn a_coff_host_llvm_objcopy_refuses_prints_both_lines() {
         );
     }
 }
+
+/// Which file llvm-objcopy 22 names when it refuses a host: none for its
+/// ELF reader's errors (above), the input as given for errors removing ELF
+/// sections, and the output it was writing, the bundler's temporary file,
+/// for its COFF writer's errors (the recordings mask the random part of
+/// that name).
+#[test]
+fn llvm_objcopy_names_the_file_its_phase_had() {
+    let fixture = |name: &str| {
+        fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/object_bundle")
+                .join(name),
+        )
+        .unwrap()
+    };
+    for (recorded, file, targets, named, reason) in [
+        (
+            "bundler-objcopy-refuses-elf-link-to-bundle",
+            "edge/linkorder_to_bundle.o",
+            "-targets=host-x86_64-unknown-linux-gnu-",
+            "in.o",
+            "section '__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-' cannot be removed \
+             because it is referenced by the section '.meta'",
+        ),
+        (
+            "bundler-objcopy-refuses-coff-relocation-target",
+            "edge-coff/relocto.add.out",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906,host-x86_64-unknown-linux-gnu-",
+            "/tmp/clang-offload-bundler-XXXXXX.tmp",
+            "relocation target 'inside' (5) not found",
+        ),
+        (
+            "bundler-objcopy-refuses-coff-weak-target",
+            "edge-coff/weak.o",
+            "-targets=host-x86_64-pc-windows-msvc-",
+            "/tmp/clang-offload-bundler-XXXXXX.tmp",
+            "symbol 'w2' is missing its weak target",
+        ),
+        (
+            "bundler-objcopy-refuses-coff-stale-symidx",
+            "edge-coff/symidx_stale.o",
+            "-targets=host-x86_64-pc-windows-msvc-",
+            "/tmp/clang-offload-bundler-XXXXXX.tmp",
+            "section '.gfids$y' contains a .symidx (10) that is incorrect or was stripped",
+        ),
+    ] {
+        let input = fixture(file);
+        let setup = |d: &Path| fs::write(d.join("in.o"), &input).unwrap();
+        let outputs = ["-output=o1", "-output=o2"];
+        let n = targets.matches(',').count() + 1;
+        let args: Vec<&str> = ["-unbundle", "-type=o", targets, "-input=in.o"]
+            .into_iter()
+            .chain(outputs[..n].iter().copied())
+            .collect();
+        let case = Case {
+            args: &args,
+            ..unbundle_a(recorded, &[])
+        };
+        let out = check(&case, &setup);
+        let text = String::from_utf8_lossy(&test_support::llvm_text::mask_temp_names(&out.stderr))
+            .into_owned();
+        assert!(
+            text.starts_with(&format!(
+                "llvm-objcopy: error: '{named}': {reason}\n\
+                 clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
+            )),
+            "{text}"
+        );
+    }
+}
+
+/// `-type=a`: LLVM 22 hands llvm-objcopy a host member as a temporary file
+/// and names it (or its output) where -type=o names the input; its ELF
+/// reader's errors name nothing, as there.
+#[test]
+fn a_host_member_llvm_objcopy_refuses_prints_both_lines() {
+    let fixture = |name: &str| {
+        fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/object_bundle")
+                .join(name),
+        )
+        .unwrap()
+    };
+    let archive = |member: &[u8]| {
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend_from_slice(&test_support::ar::member_header(
+            "m.o/",
+            member.len() as u64,
+        ));
+        a.extend_from_slice(member);
+        if member.len() % 2 == 1 {
+            a.push(b'\n');
+        }
+        a
+    };
+    for (recorded, file, target, reason) in [
+        (
+            "bundler-objcopy-refuses-archive-elf-link-to-bundle",
+            "edge/linkorder_to_bundle.o",
+            "-targets=host-x86_64-unknown-linux-gnu-",
+            "'/tmp/clang-offload-bundler-XXXXXX.tmp': section \
+             '__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-' cannot be removed because \
+             it is referenced by the section '.meta'",
+        ),
+        (
+            "bundler-objcopy-refuses-archive-coff-weak-target",
+            "edge-coff/weak.o",
+            "-targets=host-x86_64-pc-windows-msvc-",
+            "'/tmp/clang-offload-bundler-XXXXXX.tmp': symbol 'w2' is missing its weak target",
+        ),
+    ] {
+        let lib = archive(&fixture(file));
+        let setup = |d: &Path| fs::write(d.join("in.a"), &lib).unwrap();
+        let args = [
+            "-unbundle",
+            "-type=a",
+            target,
+            "-input=in.a",
+            "-output=o1",
+            "-allow-missing-bundles",
+        ];
+        let case = Case {
+            args: &args,
+            ..unbundle_a(recorded, &[])
+        };
+        let out = check(&case, &setup);
+        let text = String::from_utf8_lossy(&test_support::llvm_text::mask_temp_names(&out.stderr))
+            .into_owned();
+        assert!(
+            text.starts_with(&format!(
+                "llvm-objcopy: error: {reason}\n\
+                 clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("host object of 'in.a(m.o)' without its bundle sections"),
+            "{text}"
+        );
+    }
+}
