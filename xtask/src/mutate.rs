@@ -666,7 +666,7 @@ fn policy(
         && (llvm.status == 0 || !llvm_text.contains("truncated or malformed archive"))
         // A member cut by the end whose own error its bytes decide: LLVM
         // 22 reports that error first, and so must we.
-        && offload_format::device_archive::first_cut_member_error(input).is_none()
+        && !cut_member_decided(tool, input)
     {
         // docs/compat.md, device archives: a damaged member header after
         // the first member, or member data past the end of the archive.
@@ -754,6 +754,16 @@ fn policy(
         }
     }
     None
+}
+
+/// Whether `input` is an archive with a member cut by its end whose own
+/// error, as `tool` reads members, the bytes present decide.
+fn cut_member_decided(tool: &str, input: &[u8]) -> bool {
+    if tool == "clang-offload-bundler" {
+        offload_format::device_archive::first_cut_member_error(input).is_some()
+    } else {
+        offload_format::offload_binary::extract::first_cut_member_error(input).is_some()
+    }
 }
 
 /// Our tool under the memory bound. A clean refusal to allocate more than

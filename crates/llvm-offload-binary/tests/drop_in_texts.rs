@@ -208,3 +208,27 @@ fn archive_header_bytes_that_are_not_utf8_are_quoted_as_stored() {
     );
     assert!(out.stderr.windows(6).any(|w| w == b"k\xFF.o)\n"));
 }
+
+/// A member cut by the end of its archive: LLVM 22 reads it (the rest from
+/// beyond its buffer) before it reports the archive, so the member's own
+/// error comes first where the bytes the file has decide it. Here a COFF
+/// header with a long section name and no string table, 60 of its recorded
+/// 200 bytes present.
+#[test]
+fn a_cut_member_whose_error_its_bytes_decide_is_reported_first() {
+    let mut coff = Vec::new();
+    for half in [0x8664u16, 1] {
+        coff.extend_from_slice(&half.to_le_bytes());
+    }
+    coff.resize(20, 0);
+    coff.extend_from_slice(b"/4\0\0\0\0\0\0");
+    coff.resize(60, 0);
+    let mut lib = b"!<arch>\n".to_vec();
+    lib.extend_from_slice(&test_support::ar::member_header("m.o/", 200));
+    lib.extend_from_slice(&coff);
+    let setup = |d: &Path| fs::write(d.join("in.a"), &lib).unwrap();
+    check(
+        &case("packager-cut-member-decided", &["in.a", "--image=file=o1"]),
+        &setup,
+    );
+}

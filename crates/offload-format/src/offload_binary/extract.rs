@@ -262,14 +262,67 @@ fn archive_members<'a>(
     };
     let archive = crate::archive::Archive::parse(data).map_err(container)?;
     let path = std::path::Path::new(std::ffi::OsStr::from_bytes(source));
-    for member in archive.members() {
-        let member = member.map_err(container)?;
+    let mut members = archive.members();
+    while let Some(member) = members.next() {
+        let member = match member {
+            Ok(member) => member,
+            Err(e) => {
+                // LLVM 22 reads a member cut by the end of the archive
+                // before it reports the archive: where the member's own
+                // error does not depend on the bytes it lacks, that error
+                // comes first.
+                let cut = members
+                    .cut_member()
+                    .and_then(|c| cut_member_error(c, images));
+                return Err(cut.unwrap_or_else(|| container(e)));
+            }
+        };
         let contents = archive
             .member_data(&member, path, load.as_deref_mut())
             .map_err(container)?;
         extract_into(contents, member.name, out, load.as_deref_mut(), images)?;
     }
     Ok(())
+}
+
+/// The most bytes a member cut by the end of its archive may lack for
+/// [`cut_member_error`] to look at it.
+const CUT_MEMBER_PAD: u64 = 1 << 20;
+
+/// The extraction error of a member cut by the end of its archive when it
+/// is the same whatever follows the bytes the file has: with them followed
+/// by zeros and by `0xFF`s up to the recorded size (at most
+/// `CUT_MEMBER_PAD` bytes missing). LLVM 22 reads such a member (the rest
+/// from beyond its buffer) before it reports the archive's damage.
+pub fn cut_member_error(
+    cut: crate::archive::CutMember<'_>,
+    images: Images,
+) -> Option<ExtractError> {
+    if cut.size.saturating_sub(cut.present.len() as u64) > CUT_MEMBER_PAD {
+        return None;
+    }
+    let padded = |fill: u8| {
+        let mut member = cut.present.to_vec();
+        member.resize(cut.size as usize, fill);
+        // A member that is itself an archive would look for members of its
+        // own on disk: not for a guess.
+        extract_into(Cow::Owned(member), cut.name, &mut Vec::new(), None, images).err()
+    };
+    let with_ones = padded(0xFF)?;
+    (padded(0) == Some(with_ones.clone())).then_some(with_ones)
+}
+
+/// [`cut_member_error`] for the first member of `archive` (read whole) that
+/// runs past its end, if any.
+pub fn first_cut_member_error(archive: &[u8]) -> Option<ExtractError> {
+    let archive = crate::archive::Archive::parse(archive).ok()?;
+    let mut members = archive.members();
+    while let Some(member) = members.next() {
+        if member.is_err() {
+            return cut_member_error(members.cut_member()?, Images::Deferred);
+        }
+    }
+    None
 }
 
 /// `data[start..end]`, borrowed when `data` is.
