@@ -21,6 +21,7 @@ const TOOLS: &[&str] = &[
     "clang-offload-packager",
     "llvm-offload-wrapper",
     "clang-offload-wrapper",
+    "offload",
 ];
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -86,7 +87,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             failed += 1;
             format!("FAIL: {}", ours.problems.join("; "))
         };
-        let llvm = if compare {
+        let llvm = if compare && case.tool == "offload" {
+            "no LLVM counterpart".into()
+        } else if compare {
             match llvm_program(&case.tool) {
                 Some(p) => {
                     let run = runner::run_case(case, &p);

@@ -274,4 +274,206 @@ mod tests {
             ["a -b", "c\\\"d", "e"]
         );
     }
+
+    /// The Markdown files whose links are checked: README.md and docs/.
+    fn markdown_files(root: &Path) -> Vec<std::path::PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut out = vec![root.join("README.md")];
+        walk(&root.join("docs"), &mut out);
+        out.sort();
+        out
+    }
+
+    /// The lines of `text` outside fenced code blocks.
+    fn prose_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+        let mut fence: Option<&str> = None;
+        text.lines().enumerate().filter(move |(_, line)| {
+            let t = line.trim_start();
+            let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
+            match (fence, marker) {
+                (None, Some(m)) => {
+                    fence = Some(m);
+                    false
+                }
+                (Some(open), Some(m)) if m == open => {
+                    fence = None;
+                    false
+                }
+                (None, None) => true,
+                _ => false,
+            }
+        })
+    }
+
+    /// GitHub's anchor for a heading: the rendered text (code spans, link
+    /// targets and emphasis marks dropped) lower-cased, every character
+    /// but letters, digits, spaces, `-` and `_` removed, spaces made `-`.
+    fn slug(heading: &str) -> String {
+        let mut text = String::new();
+        let mut rest = heading;
+        // `[text](target)` renders as `text`.
+        while let Some(open) = rest.find("](") {
+            let close = rest[open..].find(')').map_or(rest.len(), |c| open + c + 1);
+            text.push_str(&rest[..open]);
+            rest = &rest[close..];
+        }
+        text.push_str(rest);
+        text.trim()
+            .chars()
+            .flat_map(char::to_lowercase)
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect()
+    }
+
+    /// The anchors a Markdown file defines: its headings' slugs (a repeated
+    /// slug gets `-1`, `-2`, ... as on GitHub) and explicit `id`/`name`s.
+    fn anchors(text: &str) -> std::collections::BTreeSet<String> {
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        let mut out = std::collections::BTreeSet::new();
+        for (_, line) in prose_lines(text) {
+            let hashes = line.bytes().take_while(|&b| b == b'#').count();
+            if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+                let base = slug(line[hashes..].trim().trim_end_matches('#'));
+                let n = seen.entry(base.clone()).or_insert(0);
+                out.insert(if *n == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}-{n}")
+                });
+                *n += 1;
+            }
+            for attr in ["id=\"", "name=\""] {
+                let mut rest = line;
+                while let Some(at) = rest.find(attr) {
+                    rest = &rest[at + attr.len()..];
+                    let end = rest.find('"').unwrap_or(rest.len());
+                    out.insert(rest[..end].to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The `(target#anchor)` links of a Markdown line to another Markdown
+    /// file or to the same one (`target` empty).
+    fn anchor_links(line: &str) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            let link = &rest[..end];
+            rest = &rest[end..];
+            let Some((target, anchor)) = link.split_once('#') else {
+                continue;
+            };
+            if target.is_empty() || (target.ends_with(".md") && !target.contains("://")) {
+                out.push((target, anchor));
+            }
+        }
+        out
+    }
+
+    /// Every `[...](file.md#anchor)` and `[...](#anchor)` link in README.md
+    /// and docs/, and every `docs/<file>.md#anchor` the sources mention,
+    /// names a heading (or an explicit anchor) of its target.
+    #[test]
+    fn markdown_anchor_links_resolve() {
+        let root = workspace_root();
+        let files = markdown_files(&root);
+        assert!(files.len() > 10, "found the documents");
+        let mut broken = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (n, line) in prose_lines(&text) {
+                for (target, anchor) in anchor_links(line) {
+                    let path = if target.is_empty() {
+                        file.clone()
+                    } else {
+                        file.parent().unwrap().join(target)
+                    };
+                    let found =
+                        std::fs::read_to_string(&path).is_ok_and(|t| anchors(&t).contains(anchor));
+                    if !found {
+                        broken.push(format!(
+                            "{}:{}: {target}#{anchor}",
+                            file.strip_prefix(&root).unwrap().display(),
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+        // The sources name sections as `docs/<file>.md#<anchor>` too.
+        let mut sources = Vec::new();
+        for dir in ["crates", "xtask", "fuzz"] {
+            rust_files(&root.join(dir), &mut sources);
+        }
+        for file in &sources {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let mut rest = line;
+                while let Some(at) = rest.find("docs/") {
+                    rest = &rest[at..];
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || "/._-#".contains(c)))
+                        .unwrap_or(rest.len());
+                    let reference = rest[..end].trim_end_matches('.');
+                    rest = &rest[end..];
+                    let Some((target, anchor)) = reference.split_once('#') else {
+                        continue;
+                    };
+                    let found = std::fs::read_to_string(root.join(target))
+                        .is_ok_and(|t| anchors(&t).contains(anchor));
+                    if !found {
+                        broken.push(format!(
+                            "{}:{}: {reference}",
+                            file.strip_prefix(&root).unwrap().display(),
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "links to anchors that do not exist:\n{}",
+            broken.join("\n")
+        );
+    }
+
+    /// The checker itself: GitHub's slugs, and which links it reads.
+    #[test]
+    fn anchors_are_github_slugs() {
+        assert_eq!(
+            slug("Explanations (`OFFLOAD_TOOLS_EXPLAIN=1`)"),
+            "explanations-offload_tools_explain1"
+        );
+        assert_eq!(
+            slug("llvm-offload-binary / clang-offload-packager"),
+            "llvm-offload-binary--clang-offload-packager"
+        );
+        assert_eq!(
+            slug("Compressed bytes: when they can differ"),
+            "compressed-bytes-when-they-can-differ"
+        );
+        assert_eq!(slug("See [the spec](spec.md) too"), "see-the-spec-too");
+        let doc = "# A\n```\n# not a heading\n```\n## A\n<a id=\"x\"></a>\n";
+        let found: Vec<String> = anchors(doc).into_iter().collect();
+        assert_eq!(found, ["a", "a-1", "x"]);
+        assert_eq!(
+            anchor_links("[a](b.md#c), [d](#e), [f](https://x/g.md#h), [i](j.md)"),
+            [("b.md", "c"), ("", "e")]
+        );
+    }
 }

@@ -15,7 +15,9 @@ use offload_cli::env;
 use offload_cli::fsio::{read_input, read_member_file, Outputs};
 use offload_format::archive::WriteOptions;
 use offload_format::ccob;
-use offload_format::device_archive::{Input, Note, Options, Target, Unbundled};
+use offload_format::device_archive::{
+    Error as DeviceArchiveError, Input, Note, Options, Target, Unbundled,
+};
 
 use crate::command::{self, objcopy_path, print_command, temp_name};
 use crate::job::{Fail, Job};
@@ -64,7 +66,20 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
         )),
     };
     // Member names and header bytes quoted as stored, as LLVM prints them.
-    let fail = |e: offload_format::device_archive::Error| Fail::bytes(e.to_bytes());
+    // A host object llvm-objcopy refuses: LLVM 22 hands it the member as a
+    // temporary file, to write another.
+    let fail = |e: offload_format::device_archive::Error| match &e {
+        DeviceArchiveError::HostObject {
+            member,
+            archive,
+            error,
+        } => {
+            let shown = [archive.as_bytes(), b"(", member, b")"].concat();
+            crate::run::objcopy_refusal(error, &temp_name(), &temp_name(), &shown)
+                .unwrap_or_else(|| Fail::bytes(e.to_bytes()))
+        }
+        _ => Fail::bytes(e.to_bytes()),
+    };
     let mut plan =
         Unbundled::read(&mut input, &targets, &options, &shown, &mut notes).map_err(fail)?;
 

@@ -15,12 +15,14 @@ use offload_cli::cl::tools::OFFLOAD_BINARY;
 use offload_cli::diag::Diag;
 use offload_cli::error::quoted;
 use offload_cli::fsio::{self, Outputs};
-use offload_format::archive::{write_archive, NewMember, WriteOptions};
+use offload_format::archive::{
+    write_archive, ArchiveWriteError, NewMember, WriteOptions, MAX_MEMBER_SIZE,
+};
 use offload_format::offload_binary::extract::{self, ExtractError, Found};
 use offload_format::offload_binary::path;
 use offload_format::offload_binary::spec::ImageArgs;
 use offload_format::offload_binary::{
-    ImageEntry, ImageKind, OffloadKind, ReadError, ReadErrorKind,
+    ImageEntry, ImageKind, Images, OffloadKind, ReadError, ReadErrorKind,
 };
 
 /// An error already worded for the user: printed as `<argv0>: error: <text>`
@@ -163,13 +165,6 @@ fn no_match(filter: &OsStr, input: &OsStr, found: &[Found<'_>]) -> Vec<u8> {
 /// member, when the problem is inside one). `source` is the name the input
 /// was read under (`<stdin>` for `-`).
 fn extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Failure {
-    if image_size_wraps(e) {
-        // LLVM 22 reads the binary, then asks for an output file of the
-        // image's size: above 2^63 bytes, `ftruncate` fails with EINVAL
-        // and it prints the bare OS text. Ours goes in the explanation.
-        return Failure::bytes("Invalid argument")
-            .explained(own_extraction_error(e, input, source));
-    }
     match e.llvm_message() {
         Some(m) => Failure::bytes(m),
         None => Failure::bytes(own_extraction_error(e, input, source)),
@@ -187,20 +182,105 @@ fn own_extraction_error(e: &ExtractError, input: &OsStr, source: &[u8]) -> Vec<u
     quoted(input.as_bytes(), &what)
 }
 
-/// An image whose offset plus size wraps past 2^64 (so its size is above
-/// 2^63 for any input): LLVM 22 accepts the binary and fails only when it
-/// creates the image's output file.
-fn image_size_wraps(e: &ExtractError) -> bool {
-    matches!(
-        e,
-        ExtractError::Binary {
-            error: ReadError {
-                kind: ReadErrorKind::ImagePastEnd { offset, len, .. },
-                ..
-            },
-            ..
-        } if offset.checked_add(*len).is_none()
-    )
+/// Our text for an image that runs past the end of its binary.
+fn own_image_error(f: &Found<'_>, error: &ReadError, input: &OsStr, source: &[u8]) -> Vec<u8> {
+    let e = ExtractError::Binary {
+        source: f.source.clone(),
+        error: error.clone(),
+    };
+    own_extraction_error(&e, input, source)
+}
+
+/// The recorded size of an image past the end of its binary.
+fn recorded_size(error: &ReadError) -> Option<u64> {
+    match error.kind {
+        ReadErrorKind::ImagePastEnd { len, .. } => Some(len),
+        _ => None,
+    }
+}
+
+/// Writes `f`'s image to `name` (`-` is stdout).
+///
+/// LLVM 22 reads an entry without checking that its image lies inside the
+/// binary, and touches the image only here: it asks for an output of the
+/// image's size, then copies the bytes. Where asking for that size fails
+/// (an OS error LLVM prints as is), so do we, with LLVM's text; where it
+/// would succeed, LLVM goes on to read past its buffer and we refuse with
+/// ours (docs/compat.md, policy 1).
+fn write_image(
+    outs: &mut Outputs,
+    name: &[u8],
+    f: &Found<'_>,
+    input: &OsStr,
+    source: &[u8],
+) -> Result<(), Failure> {
+    let explain = || about(name, "an extracted image");
+    let Some(error) = &f.binary.image_error else {
+        return outs
+            .write(OsStr::from_bytes(name), true, &f.binary.image)
+            .map_err(|e| Failure::io(&e).explained(explain()));
+    };
+    let ours = own_image_error(f, error, input, source);
+    let Some(len) = recorded_size(error) else {
+        return Err(Failure::bytes(ours));
+    };
+    let index = outs
+        .create(OsStr::from_bytes(name), true)
+        .map_err(|e| Failure::io(&e).explained(explain()))?;
+    let einval = || std::io::Error::from_raw_os_error(22);
+    let refused = match outs.file(index).seekable_file() {
+        // A file: `ftruncate` to the size, which takes a signed `off_t`
+        // and refuses what the file system cannot hold.
+        Ok(Some(_)) if len > i64::MAX as u64 => Some(einval()),
+        Ok(Some(file)) => file.set_len(len).err(),
+        // Standard output or a device: a buffer in memory of the size
+        // rounded up to pages (a size that wraps to zero for the last page
+        // of 2^64), which the system may refuse; it is never touched.
+        Ok(None) if len > u64::MAX - (PAGE_SIZE - 1) => Some(einval()),
+        Ok(None) => usize::try_from(len)
+            .map_or(true, |n| Vec::<u8>::new().try_reserve_exact(n).is_err())
+            .then(|| std::io::Error::from_raw_os_error(12)),
+        Err(e) => Some(e),
+    };
+    Err(match refused {
+        Some(e) => Failure::io(&e).explained(ours),
+        None => Failure::bytes(ours),
+    })
+}
+
+/// The page size LLVM 22 rounds an in-memory output buffer up to.
+const PAGE_SIZE: u64 = 4096;
+
+/// The `--archive` members: the chosen images, in order. An image past the
+/// end of its binary fails as LLVM 22's archive writer meets it: a size
+/// beyond the member header's is refused by name, before any byte is read;
+/// a smaller one LLVM reads past its buffer, and we refuse with our text.
+fn archive_members<'f>(
+    chosen: &[&'f Found<'f>],
+    input: &OsStr,
+    source: &[u8],
+) -> Result<Vec<NewMember<'f>>, Failure> {
+    let mut members = Vec::with_capacity(chosen.len());
+    for f in chosen {
+        if let Some(error) = &f.binary.image_error {
+            let ours = own_image_error(f, error, input, source);
+            return Err(match recorded_size(error) {
+                Some(len) if len > MAX_MEMBER_SIZE => Failure::bytes(
+                    ArchiveWriteError::TooLarge {
+                        name: f.source.clone(),
+                    }
+                    .to_bytes(),
+                )
+                .explained(ours),
+                _ => Failure::bytes(ours),
+            });
+        }
+        members.push(NewMember {
+            name: &f.source,
+            data: &f.binary.image,
+        });
+    }
+    Ok(members)
 }
 
 fn matches(args: &ImageArgs<'_>, found: &Found<'_>) -> bool {
@@ -234,17 +314,15 @@ fn unpack_into(
     } else {
         input.as_bytes()
     };
-    let found = match extract::extract_with_thin_members(&data, source, &mut fsio::read_member_file)
-    {
-        Ok(found) => found,
-        // LLVM 22 writes nothing without filters, so it never meets the
-        // image it cannot write.
-        Err(e) if filters.is_empty() && image_size_wraps(&e) => {
-            diag.explain_warning(own_extraction_error(&e, input, source));
-            return Ok(());
-        }
-        Err(e) => return Err(extraction_error(&e, input, source)),
-    };
+    // Images past the end of their binaries are errors only when written,
+    // as in LLVM 22 (see `write_image`).
+    let found = extract::extract_with_thin_members(
+        &data,
+        source,
+        &mut fsio::read_member_file,
+        Images::Deferred,
+    )
+    .map_err(|e| extraction_error(&e, input, source))?;
     for filter in filters {
         let args = ImageArgs::parse(filter.as_bytes());
         let chosen: Vec<&Found<'_>> = found.iter().filter(|f| matches(&args, f)).collect();
@@ -256,13 +334,6 @@ fn unpack_into(
             let file = args
                 .get(b"file")
                 .ok_or_else(|| Failure::bytes("Image must have a 'file' argument."))?;
-            let members: Vec<NewMember<'_>> = chosen
-                .iter()
-                .map(|f| NewMember {
-                    name: &f.source,
-                    data: &f.binary.image,
-                })
-                .collect();
             let options = WriteOptions::default()
                 .with_sym64_env(offload_cli::env::get().var_str("SYM64_THRESHOLD"));
             // LLVM creates the output before it reads member symbols, so a
@@ -271,6 +342,7 @@ fn unpack_into(
             let index = outs
                 .create(OsStr::from_bytes(file), false)
                 .map_err(|e| Failure::io(&e).explained(about(file, "the --archive output")))?;
+            let members = archive_members(&chosen, input, source)?;
             let report = write_archive(&members, &options, outs.file(index))
                 .map_err(|e| Failure::bytes(e.to_bytes()))?;
             for w in &report.warnings {
@@ -291,8 +363,7 @@ fn unpack_into(
                 msg.extend_from_slice(b"'");
                 diag.warning(msg);
             }
-            outs.write(OsStr::from_bytes(file), true, &last.binary.image)
-                .map_err(|e| Failure::io(&e).explained(about(file, "an extracted image")))?;
+            write_image(outs, file, last, input, source)?;
         } else {
             for (i, f) in chosen.iter().enumerate() {
                 let mut name = path::stem(input.as_bytes()).to_vec();
@@ -303,9 +374,16 @@ fn unpack_into(
                 name.extend_from_slice(
                     format!(".{i}.{}", f.binary.image_kind.extension()).as_bytes(),
                 );
-                outs.write(OsStr::from_bytes(&name), true, &f.binary.image)
-                    .map_err(|e| Failure::io(&e).explained(about(&name, "an extracted image")))?;
+                write_image(outs, &name, f, input, source)?;
             }
+        }
+    }
+    // What LLVM 22 passes over without a word: images it never wrote.
+    for f in &found {
+        if let Some(error) = &f.binary.image_error {
+            let mut text = own_image_error(f, error, input, source);
+            text.extend_from_slice(b"; it was not written");
+            diag.explain_warning(text);
         }
     }
     Ok(())

@@ -133,9 +133,17 @@ fn errors_inside_archive_members_name_the_member() {
 #[test]
 fn archive_member_past_the_end_is_reported_before_use() {
     // 22 hands out the member with bytes beyond the input, then complains.
+    // Here the member's last 8 bytes, its image, are missing: what 22
+    // extracts depends on what lies beyond its buffer. (Where the bytes
+    // present decide the member's own error, 22 gives that error first,
+    // and so do we: drop_in_texts.rs.)
     let d = tempfile::tempdir().unwrap();
     let good = entry("t", "a", b"image").to_v1();
-    fs::write(d.path().join("lib.a"), archive_of(&good, good.len() + 100)).unwrap();
+    fs::write(
+        d.path().join("lib.a"),
+        archive_of(&good[..good.len() - 8], good.len()),
+    )
+    .unwrap();
     let out = run(d.path(), &["lib.a", "--image="]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -12,7 +12,8 @@
 //! * `file`: the hostile input, a file in `tests/hostile/` (or `-` when the
 //!   case needs none, e.g. a hostile response file given as `{corpus:…}`).
 //! * `tool`: the program name (`clang-offload-bundler`, `llvm-offload-binary`,
-//!   `clang-offload-packager`, `llvm-offload-wrapper`, `clang-offload-wrapper`).
+//!   `clang-offload-packager`, `llvm-offload-wrapper`, `clang-offload-wrapper`,
+//!   or the inspector, `offload`).
 //! * `flags`: `-`, or a comma list of
 //!   * `ok`: the tool must succeed (the input is odd but valid for LLVM 22
 //!     too); only crash, hang and memory checks apply;

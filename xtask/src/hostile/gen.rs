@@ -16,6 +16,7 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
     archives(&mut v);
     offload_binaries(&mut v);
     elves(&mut v);
+    nvidia(&mut v);
     response_files(&mut v);
     v
 }
@@ -770,6 +771,179 @@ fn elves(v: &mut Vec<(&'static str, Vec<u8>)>) {
     e[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
     e[60..62].copy_from_slice(&0xFFFFu16.to_le_bytes());
     v.push(("elf-shoff-oob.o", e));
+}
+
+// ------------------------------------------------------ NVIDIA fat binaries
+
+/// A file of `tests/fixtures/nvidia/` (nvcc 13.5 builds).
+fn nvidia_fixture(name: &str) -> Vec<u8> {
+    let p = crate::harness::workspace_root()
+        .join("tests/fixtures/nvidia")
+        .join(name);
+    fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A fat binary container in a fixture: where it starts, and where each
+/// of its entries starts (file offsets).
+struct Fatbin {
+    at: usize,
+    entries: Vec<usize>,
+}
+
+const FATBIN_MAGIC: [u8; 4] = 0xBA55_ED50u32.to_le_bytes();
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn put_u32(b: &mut [u8], at: usize, x: u32) {
+    b[at..at + 4].copy_from_slice(&x.to_le_bytes());
+}
+
+fn put_u64(b: &mut [u8], at: usize, x: u64) {
+    b[at..at + 8].copy_from_slice(&x.to_le_bytes());
+}
+
+/// The first container of `file` (the start of its `.nv_fatbin`).
+fn first_fatbin(file: &[u8]) -> Fatbin {
+    let at = file
+        .windows(4)
+        .position(|w| w == FATBIN_MAGIC)
+        .expect("a fat binary container");
+    let end = at + 16 + u64_at(file, at + 8) as usize;
+    let mut entries = Vec::new();
+    let mut e = at + 16;
+    while e < end {
+        entries.push(e);
+        e += u32_at(file, e + 4) as usize + u64_at(file, e + 8) as usize;
+    }
+    Fatbin { at, entries }
+}
+
+/// Offsets of an entry's fields.
+const NV_STORED: usize = 8;
+const NV_COMPRESSED: usize = 16;
+const NV_DECODED: usize = 56;
+
+/// The section header of `file` (ELF64) whose contents start at `offset`.
+fn shdr_at_offset(file: &[u8], offset: usize) -> usize {
+    let shoff = u64_at(file, 40) as usize;
+    let count = u16::from_le_bytes([file[60], file[61]]) as usize;
+    (0..count)
+        .map(|i| shoff + i * 64)
+        .find(|&h| u64_at(file, h + SH_OFFSET) as usize == offset)
+        .expect("the section holding the container")
+}
+
+fn nvidia(v: &mut Vec<(&'static str, Vec<u8>)>) {
+    // compress-all.o: one container in .nv_fatbin, entries sm_80 cubin,
+    // compute_80 PTX, sm_90 cubin, all zstd.
+    let zstd = nvidia_fixture("compress-all.o");
+    let z = first_fatbin(&zstd);
+    // The first entry's compressed size past its stored size: its payload
+    // would run over the next entry's header.
+    let mut f = zstd.clone();
+    let stored = u64_at(&f, z.entries[0] + NV_STORED);
+    put_u32(&mut f, z.entries[0] + NV_COMPRESSED, stored as u32 + 64);
+    v.push(("nv-entries-overlap.o", f));
+    // The first entry's header size past the entry.
+    let mut f = zstd.clone();
+    put_u32(&mut f, z.entries[0] + 4, 1 << 20);
+    v.push(("nv-entry-header-huge.o", f));
+    // The container claims 4 KiB more than its section holds (the file
+    // goes on: the bytes are there, but belong to other sections).
+    let mut f = zstd.clone();
+    let size = u64_at(&f, z.at + 8);
+    put_u64(&mut f, z.at + 8, size + 4096);
+    v.push(("nv-container-past-section.o", f));
+    // The container's size wraps past 2^64 with its header.
+    let mut f = zstd.clone();
+    put_u64(&mut f, z.at + 8, u64::MAX - 7);
+    v.push(("nv-container-size-wraps.o", f));
+    // The last entry's stored size past the end of the container.
+    let mut f = zstd.clone();
+    let last = *z.entries.last().unwrap();
+    let stored = u64_at(&f, last + NV_STORED);
+    put_u64(&mut f, last + NV_STORED, stored + 4096);
+    v.push(("nv-entry-past-container.o", f));
+    // A compressed entry whose recorded decoded size lies: 2^63 bytes, one
+    // byte fewer than the frame holds, and one more.
+    for (name, change) in [
+        ("nv-zstd-decoded-size-huge.o", i64::MIN),
+        ("nv-zstd-decoded-size-short.o", -1),
+        ("nv-zstd-decoded-size-long.o", 1),
+    ] {
+        let mut f = zstd.clone();
+        let at = z.entries[0] + NV_DECODED;
+        let decoded = if change == i64::MIN {
+            1 << 63
+        } else {
+            u64_at(&f, at).wrapping_add_signed(change)
+        };
+        put_u64(&mut f, at, decoded);
+        v.push((name, f));
+    }
+    // The zstd stream cut in half (the entry says so: its compressed size).
+    let mut f = zstd.clone();
+    let csize = u32_at(&f, z.entries[0] + NV_COMPRESSED);
+    put_u32(&mut f, z.entries[0] + NV_COMPRESSED, csize / 2);
+    v.push(("nv-zstd-truncated.o", f));
+    // A container with no entries: size 0, the section's rest zeros.
+    let mut f = zstd.clone();
+    let shdr = shdr_at_offset(&f, z.at);
+    let section_end = z.at + u64_at(&f, shdr + SH_SIZE) as usize;
+    put_u64(&mut f, z.at + 8, 0);
+    f[z.at + 16..section_end].fill(0);
+    v.push(("nv-container-empty.o", f));
+
+    // speed.o: every entry in NVIDIA's LZ format.
+    let lz = nvidia_fixture("speed.o");
+    let l = first_fatbin(&lz);
+    let mut f = lz.clone();
+    put_u64(&mut f, l.entries[0] + NV_DECODED, 1 << 40);
+    v.push(("nv-lz-decoded-size-huge.o", f));
+    let mut f = lz.clone();
+    let decoded = u64_at(&f, l.entries[0] + NV_DECODED);
+    put_u64(&mut f, l.entries[0] + NV_DECODED, decoded / 2);
+    v.push(("nv-lz-decoded-size-short.o", f));
+    let mut f = lz.clone();
+    let csize = u32_at(&f, l.entries[0] + NV_COMPRESSED);
+    put_u32(&mut f, l.entries[0] + NV_COMPRESSED, csize / 2);
+    v.push(("nv-lz-truncated.o", f));
+
+    // concat.o: a PTX entry, then one kind-0x100 entry holding both
+    // cubins; its member table follows the first 64 bytes of its header
+    // (count, table size, then 64 bytes per member: offset at 4, size at 8).
+    let cat = nvidia_fixture("concat.o");
+    let c = first_fatbin(&cat);
+    let entry = c.entries[1];
+    let member = |i: usize| entry + 72 + 64 * i;
+    let mut f = cat.clone();
+    put_u64(&mut f, member(1) + 8, 1 << 40);
+    v.push(("nv-concat-member-size-huge.o", f));
+    let mut f = cat.clone();
+    put_u32(&mut f, member(1) + 4, u32::MAX - 15);
+    v.push(("nv-concat-member-offset-past-end.o", f));
+    let mut f = cat.clone();
+    put_u32(&mut f, entry + 64, u32::MAX);
+    v.push(("nv-concat-member-count-huge.o", f));
+
+    // libk.so: a shared library with two containers in .nv_fatbin; the
+    // first one's first entry runs past the container (and the section),
+    // or its zstd stream is cut.
+    let lib = nvidia_fixture("libk.so");
+    let first = first_fatbin(&lib);
+    let mut f = lib.clone();
+    put_u64(&mut f, first.entries[0] + NV_STORED, 1 << 32);
+    v.push(("nv-so-entry-past-container.so", f));
+    let mut f = lib.clone();
+    let csize = u32_at(&f, first.entries[0] + NV_COMPRESSED);
+    put_u32(&mut f, first.entries[0] + NV_COMPRESSED, csize / 2);
+    v.push(("nv-so-zstd-truncated.so", f));
 }
 
 // --------------------------------------------------------- response files

@@ -36,7 +36,7 @@ pub(crate) use symbols::member_symbols_and_module_asm;
 pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{
     write_archive, write_archive_to_vec, ArchiveHead, ArchiveLayout, HeaderCursor, NewMember,
-    WriteOptions, WriteReport, SYM64_THRESHOLD,
+    WriteOptions, WriteReport, MAX_MEMBER_SIZE, SYM64_THRESHOLD,
 };
 
 /// Magic of a regular archive.

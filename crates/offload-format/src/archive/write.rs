@@ -12,7 +12,7 @@ use super::{HEADER_SIZE, MAGIC};
 pub const SYM64_THRESHOLD: u64 = 1 << 32;
 
 /// The largest member size the 10-digit size field can hold.
-const MAX_MEMBER_SIZE: u64 = 9_999_999_999;
+pub const MAX_MEMBER_SIZE: u64 = 9_999_999_999;
 
 /// A member to write.
 #[derive(Clone, Copy, Debug)]

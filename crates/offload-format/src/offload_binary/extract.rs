@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::read::{parse_binaries, Binary, ReadError};
+use super::read::{parse_binaries_with, Binary, Images, ReadError};
 use crate::archive::LoadThin;
 use crate::identify::{identify, FileKind};
 use crate::objfile::coff::{CoffFile, SymbolTableCheck};
@@ -112,20 +112,22 @@ impl std::error::Error for ExtractError {}
 /// [`extract_with_thin_members`]).
 pub fn extract<'a>(data: &'a [u8], source: &[u8]) -> Result<Vec<Found<'a>>, ExtractError> {
     let mut out = Vec::new();
-    extract_into(Cow::Borrowed(data), source, &mut out, None)?;
+    extract_into(Cow::Borrowed(data), source, &mut out, None, Images::Checked)?;
     Ok(out)
 }
 
-/// [`extract`], with thin archives' members read by `load`. `source` is
-/// also the path those members are found relative to (LLVM uses the
-/// buffer's name the same way).
+/// [`extract`], with thin archives' members read by `load` and image
+/// ranges checked as `images` says. `source` is also the path those
+/// members are found relative to (LLVM uses the buffer's name the same
+/// way).
 pub fn extract_with_thin_members<'a>(
     data: &'a [u8],
     source: &[u8],
     load: &mut LoadThin<'_>,
+    images: Images,
 ) -> Result<Vec<Found<'a>>, ExtractError> {
     let mut out = Vec::new();
-    extract_into(Cow::Borrowed(data), source, &mut out, Some(load))?;
+    extract_into(Cow::Borrowed(data), source, &mut out, Some(load), images)?;
     Ok(out)
 }
 
@@ -133,6 +135,7 @@ fn binaries_of<'a>(
     blob: Cow<'a, [u8]>,
     source: &[u8],
     out: &mut Vec<Found<'a>>,
+    images: Images,
 ) -> Result<(), ExtractError> {
     let err = |error| ExtractError::Binary {
         source: source.to_vec(),
@@ -140,7 +143,7 @@ fn binaries_of<'a>(
     };
     match blob {
         Cow::Borrowed(b) => {
-            for binary in parse_binaries(b).map_err(err)? {
+            for binary in parse_binaries_with(b, images).map_err(err)? {
                 out.push(Found {
                     source: source.to_vec(),
                     binary,
@@ -148,7 +151,7 @@ fn binaries_of<'a>(
             }
         }
         Cow::Owned(v) => {
-            for binary in parse_binaries(&v).map_err(err)? {
+            for binary in parse_binaries_with(&v, images).map_err(err)? {
                 out.push(Found {
                     source: source.to_vec(),
                     binary: binary.into_owned(),
@@ -164,34 +167,35 @@ fn extract_into<'a>(
     source: &[u8],
     out: &mut Vec<Found<'a>>,
     load: Option<&mut LoadThin<'_>>,
+    images: Images,
 ) -> Result<(), ExtractError> {
     let container = |message: String| ExtractError::Container {
         source: source.to_vec(),
         message: message.into_bytes(),
     };
     match container_of(&data) {
-        Container::OffloadBinary => binaries_of(data, source, out),
+        Container::OffloadBinary => binaries_of(data, source, out, images),
         Container::Elf => {
             let ranges = elf_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
-                binaries_of(slice_cow(&data, start, end), source, out)?;
+                binaries_of(slice_cow(&data, start, end), source, out, images)?;
             }
             Ok(())
         }
         Container::Coff => {
             let ranges = coff_offloading_sections(&data).map_err(container)?;
             for (start, end) in ranges {
-                binaries_of(slice_cow(&data, start, end), source, out)?;
+                binaries_of(slice_cow(&data, start, end), source, out, images)?;
             }
             Ok(())
         }
         Container::Archive => match data {
-            Cow::Borrowed(b) => archive_members(b, source, out, load),
+            Cow::Borrowed(b) => archive_members(b, source, out, load, images),
             Cow::Owned(v) => {
                 // A nested archive read from disk: its images must own
                 // their bytes.
                 let mut found = Vec::new();
-                archive_members(&v, source, &mut found, load)?;
+                archive_members(&v, source, &mut found, load, images)?;
                 out.extend(found.into_iter().map(|f| Found {
                     source: f.source,
                     binary: f.binary.into_owned(),
@@ -206,7 +210,7 @@ fn extract_into<'a>(
                     detail: e.to_string(),
                 })?;
             for blob in objects {
-                binaries_of(Cow::Owned(blob), source, out)?;
+                binaries_of(Cow::Owned(blob), source, out, images)?;
             }
             Ok(())
         }
@@ -249,6 +253,7 @@ fn archive_members<'a>(
     source: &[u8],
     out: &mut Vec<Found<'a>>,
     mut load: Option<&mut LoadThin<'_>>,
+    images: Images,
 ) -> Result<(), ExtractError> {
     use std::os::unix::ffi::OsStrExt;
     let container = |e: crate::archive::ArchiveError| ExtractError::Container {
@@ -257,14 +262,67 @@ fn archive_members<'a>(
     };
     let archive = crate::archive::Archive::parse(data).map_err(container)?;
     let path = std::path::Path::new(std::ffi::OsStr::from_bytes(source));
-    for member in archive.members() {
-        let member = member.map_err(container)?;
+    let mut members = archive.members();
+    while let Some(member) = members.next() {
+        let member = match member {
+            Ok(member) => member,
+            Err(e) => {
+                // LLVM 22 reads a member cut by the end of the archive
+                // before it reports the archive: where the member's own
+                // error does not depend on the bytes it lacks, that error
+                // comes first.
+                let cut = members
+                    .cut_member()
+                    .and_then(|c| cut_member_error(c, images));
+                return Err(cut.unwrap_or_else(|| container(e)));
+            }
+        };
         let contents = archive
             .member_data(&member, path, load.as_deref_mut())
             .map_err(container)?;
-        extract_into(contents, member.name, out, load.as_deref_mut())?;
+        extract_into(contents, member.name, out, load.as_deref_mut(), images)?;
     }
     Ok(())
+}
+
+/// The most bytes a member cut by the end of its archive may lack for
+/// [`cut_member_error`] to look at it.
+const CUT_MEMBER_PAD: u64 = 1 << 20;
+
+/// The extraction error of a member cut by the end of its archive when it
+/// is the same whatever follows the bytes the file has: with them followed
+/// by zeros and by `0xFF`s up to the recorded size (at most
+/// `CUT_MEMBER_PAD` bytes missing). LLVM 22 reads such a member (the rest
+/// from beyond its buffer) before it reports the archive's damage.
+pub fn cut_member_error(
+    cut: crate::archive::CutMember<'_>,
+    images: Images,
+) -> Option<ExtractError> {
+    if cut.size.saturating_sub(cut.present.len() as u64) > CUT_MEMBER_PAD {
+        return None;
+    }
+    let padded = |fill: u8| {
+        let mut member = cut.present.to_vec();
+        member.resize(cut.size as usize, fill);
+        // A member that is itself an archive would look for members of its
+        // own on disk: not for a guess.
+        extract_into(Cow::Owned(member), cut.name, &mut Vec::new(), None, images).err()
+    };
+    let with_ones = padded(0xFF)?;
+    (padded(0) == Some(with_ones.clone())).then_some(with_ones)
+}
+
+/// [`cut_member_error`] for the first member of `archive` (read whole) that
+/// runs past its end, if any.
+pub fn first_cut_member_error(archive: &[u8]) -> Option<ExtractError> {
+    let archive = crate::archive::Archive::parse(archive).ok()?;
+    let mut members = archive.members();
+    while let Some(member) = members.next() {
+        if member.is_err() {
+            return cut_member_error(members.cut_member()?, Images::Deferred);
+        }
+    }
+    None
 }
 
 /// `data[start..end]`, borrowed when `data` is.

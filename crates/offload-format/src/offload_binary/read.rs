@@ -42,8 +42,23 @@ pub struct Binary<'a> {
     /// Strings in file order; a repeated key keeps its first position and
     /// takes the last value.
     pub strings: Vec<StringPair<'a>>,
-    /// The image bytes.
+    /// The image bytes (empty when [`Binary::image_error`] is set).
     pub image: Cow<'a, [u8]>,
+    /// Why the image cannot be read: set only by a reader that defers image
+    /// ranges ([`Images::Deferred`]), for an image that runs past the end of
+    /// its binary.
+    pub image_error: Option<ReadError>,
+}
+
+/// When a reader checks that each image lies inside its binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Images {
+    /// While reading: an image past the end fails the whole blob.
+    Checked,
+    /// When the image is used: an image past the end is read as a binary
+    /// with [`Binary::image_error`] set, as LLVM 22 reads the entry and
+    /// touches the image only when it writes it.
+    Deferred,
 }
 
 impl<'a> Binary<'a> {
@@ -85,6 +100,7 @@ impl<'a> Binary<'a> {
                 .map(|(k, v)| (Cow::Owned(k.into_owned()), Cow::Owned(v.into_owned())))
                 .collect(),
             image: Cow::Owned(self.image.into_owned()),
+            image_error: self.image_error,
         }
     }
 }
@@ -274,10 +290,15 @@ fn invalid(r: InvalidReason) -> ReadErrorKind {
 /// exactly a sequence of binaries: bytes after the last one (even zero
 /// padding) are an error.
 pub fn parse_binaries(blob: &[u8]) -> Result<Vec<Binary<'_>>, ReadError> {
+    parse_binaries_with(blob, Images::Checked)
+}
+
+/// [`parse_binaries`], with image ranges checked as `images` says.
+pub fn parse_binaries_with(blob: &[u8], images: Images) -> Result<Vec<Binary<'_>>, ReadError> {
     let mut out = Vec::new();
     let mut at = 0u64;
     while at < blob.len() as u64 {
-        let (mut found, next) = parse_one(blob, at)?;
+        let (mut found, next) = parse_one_with(blob, at, images)?;
         out.append(&mut found);
         at = next;
     }
@@ -287,6 +308,14 @@ pub fn parse_binaries(blob: &[u8]) -> Result<Vec<Binary<'_>>, ReadError> {
 /// Reads the binary starting at `at` in `blob`; returns its entries and the
 /// offset where the next binary would start.
 pub fn parse_one(blob: &[u8], at: u64) -> Result<(Vec<Binary<'_>>, u64), ReadError> {
+    parse_one_with(blob, at, Images::Checked)
+}
+
+fn parse_one_with(
+    blob: &[u8],
+    at: u64,
+    images: Images,
+) -> Result<(Vec<Binary<'_>>, u64), ReadError> {
     let rest = blob.get(at as usize..).unwrap_or(&[]);
     let err = |kind| ReadError { offset: at, kind };
     if rest.len() < 8 || !rest.starts_with(&MAGIC) {
@@ -301,12 +330,12 @@ pub fn parse_one(blob: &[u8], at: u64) -> Result<(Vec<Binary<'_>>, u64), ReadErr
     }
     match u32_at(rest, 4).map_err(err)? {
         1 => {
-            let b = parse_v1(rest, at).map_err(err)?;
+            let b = parse_v1(rest, at, images).map_err(err)?;
             let size = u64_at(rest, 8).map_err(err)?;
             Ok((vec![b], at + size))
         }
         v @ (2 | 3) => {
-            let (bins, size) = parse_multi(rest, at, v).map_err(err)?;
+            let (bins, size) = parse_multi(rest, at, v, images).map_err(err)?;
             // Newer LLVM aligns the start of the next binary to 8 (a
             // compressed binary's size is not a multiple of 8).
             let next = at.checked_add(size).and_then(align8).unwrap_or(u64::MAX);
@@ -360,16 +389,36 @@ fn c_string(bin: &[u8], offset: u64) -> Result<&[u8], ReadErrorKind> {
     })
 }
 
-fn image_of(bin: &[u8], offset: u64, len: u64) -> Result<&[u8], ReadErrorKind> {
-    offset
+/// The image at `offset` of `len` bytes in `bin`, the binary at `at` in
+/// its blob; with [`Images::Deferred`], one past the end is empty and
+/// comes with its error.
+fn image_of(
+    bin: &[u8],
+    at: u64,
+    offset: u64,
+    len: u64,
+    images: Images,
+) -> Result<(&[u8], Option<ReadError>), ReadErrorKind> {
+    let image = offset
         .checked_add(len)
         .filter(|&end| end <= bin.len() as u64)
-        .and_then(|end| range(bin, offset, end).ok())
-        .ok_or(K::ImagePastEnd {
-            offset,
-            len,
-            size: bin.len() as u64,
-        })
+        .and_then(|end| range(bin, offset, end).ok());
+    let past_end = K::ImagePastEnd {
+        offset,
+        len,
+        size: bin.len() as u64,
+    };
+    match (image, images) {
+        (Some(image), _) => Ok((image, None)),
+        (None, Images::Checked) => Err(past_end),
+        (None, Images::Deferred) => Ok((
+            &[],
+            Some(ReadError {
+                offset: at,
+                kind: past_end,
+            }),
+        )),
+    }
 }
 
 /// Adds a string with `MapVector` semantics: first position, last value.
@@ -380,7 +429,7 @@ fn insert<'a>(strings: &mut Vec<StringPair<'a>>, k: &'a [u8], v: &'a [u8]) {
     }
 }
 
-fn parse_v1(rest: &[u8], at: u64) -> Result<Binary<'_>, ReadErrorKind> {
+fn parse_v1(rest: &[u8], at: u64, images: Images) -> Result<Binary<'_>, ReadErrorKind> {
     check_v1(rest, rest.len() as u64)?;
     let size = u64_at(rest, 8)?;
     check_v1(rest, size)?;
@@ -406,7 +455,13 @@ fn parse_v1(rest: &[u8], at: u64) -> Result<Binary<'_>, ReadErrorKind> {
         let v = c_string(bin, u64_at(bin, e + 8)?)?;
         insert(&mut strings, k, v);
     }
-    let image = image_of(bin, u64_at(bin, entry + 24)?, u64_at(bin, entry + 32)?)?;
+    let (image, image_error) = image_of(
+        bin,
+        at,
+        u64_at(bin, entry + 24)?,
+        u64_at(bin, entry + 32)?,
+        images,
+    )?;
     Ok(Binary {
         version: 1,
         offset: at,
@@ -416,6 +471,7 @@ fn parse_v1(rest: &[u8], at: u64) -> Result<Binary<'_>, ReadErrorKind> {
         flags: u32_at(bin, entry + 4)?,
         strings,
         image: Cow::Borrowed(image),
+        image_error,
     })
 }
 
@@ -502,6 +558,7 @@ fn parse_multi(
     rest: &[u8],
     at: u64,
     version: u32,
+    images: Images,
 ) -> Result<(Vec<Binary<'_>>, u64), ReadErrorKind> {
     let compressed = check_multi(rest, rest.len() as u64, true)?;
     let size = u64_at(rest, 8)?;
@@ -510,14 +567,19 @@ fn parse_multi(
     if compressed {
         let owned = inflate(bin)?;
         check_multi(&owned, owned.len() as u64, false)?;
-        let entries = entries_multi(&owned, at, version)?;
+        let entries = entries_multi(&owned, at, version, images)?;
         let entries = entries.into_iter().map(Binary::into_owned).collect();
         return Ok((entries, size));
     }
-    Ok((entries_multi(bin, at, version)?, size))
+    Ok((entries_multi(bin, at, version, images)?, size))
 }
 
-fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, ReadErrorKind> {
+fn entries_multi(
+    bin: &[u8],
+    at: u64,
+    version: u32,
+    images: Images,
+) -> Result<Vec<Binary<'_>>, ReadErrorKind> {
     let size = bin.len() as u64;
     let entries_offset = u64_at(bin, 16)?;
     let count = u64_at(bin, 24)?;
@@ -565,7 +627,7 @@ fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, R
                 })?;
             insert(&mut strings, k, v);
         }
-        let image = image_of(bin, image_offset, u64_at(bin, e + 32)?)?;
+        let (image, image_error) = image_of(bin, at, image_offset, u64_at(bin, e + 32)?, images)?;
         out.push(Binary {
             version,
             offset: at,
@@ -575,6 +637,7 @@ fn entries_multi(bin: &[u8], at: u64, version: u32) -> Result<Vec<Binary<'_>>, R
             flags: u32_at(bin, e + 4)?,
             strings,
             image: Cow::Borrowed(image),
+            image_error,
         });
     }
     Ok(out)
@@ -699,6 +762,33 @@ mod tests {
         let mut b = good.clone();
         put(&mut b, 64, u64::MAX);
         assert!(matches!(kind(&b), K::ImagePastEnd { .. }));
+        // Deferred, the binary reads, its strings and the binaries after it
+        // too; the image is empty and carries the error.
+        let two = [b.as_slice(), &good].concat();
+        let read = parse_binaries_with(&two, Images::Deferred).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[0].arch(), b"generic");
+        assert!(read[0].image.is_empty());
+        assert_eq!(
+            read[0].image_error,
+            Some(ReadError {
+                offset: 0,
+                kind: K::ImagePastEnd {
+                    offset: 152,
+                    len: u64::MAX,
+                    size: 160
+                }
+            })
+        );
+        assert_eq!(read[1].image_error, None);
+        assert_eq!(read[1].image, parse_binaries(&good).unwrap()[0].image);
+        // Deferring changes nothing else: a string past the end still fails.
+        let mut b = good.clone();
+        put(&mut b, 72, 161);
+        assert!(matches!(
+            parse_binaries_with(&b, Images::Deferred).unwrap_err().kind,
+            K::StringPastEnd { offset: 161, .. }
+        ));
         // A string at the very end reads as empty; one without NUL stops at
         // the end of the binary, as in LLVM's NUL-terminated copy.
         let mut b = good.clone();
