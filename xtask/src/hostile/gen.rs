@@ -17,6 +17,7 @@ pub fn files() -> Vec<(&'static str, Vec<u8>)> {
     offload_binaries(&mut v);
     elves(&mut v);
     nvidia(&mut v);
+    zips(&mut v);
     response_files(&mut v);
     v
 }
@@ -944,6 +945,76 @@ fn nvidia(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let csize = u32_at(&f, first.entries[0] + NV_COMPRESSED);
     put_u32(&mut f, first.entries[0] + NV_COMPRESSED, csize / 2);
     v.push(("nv-so-zstd-truncated.so", f));
+}
+
+// ------------------------------------------------- zip archives (wheels)
+
+fn zips(v: &mut Vec<(&'static str, Vec<u8>)>) {
+    use offload_format::zip::Archive;
+    // The wheel Python's zipfile made of the nvcc fixtures: libk.so
+    // deflated (the 2nd member), RECORD last.
+    let p = crate::harness::workspace_root().join("tests/fixtures/wheel/demo-1.0-py3-none-any.whl");
+    let whl = fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let a = Archive::parse(&whl).expect("the wheel fixture parses");
+    let cd = a.central_offset as usize;
+    let so = a
+        .members
+        .iter()
+        .position(|m| m.name == b"demo/lib/libk.so")
+        .expect("libk.so in the wheel");
+    let m = &a.members[so];
+    let (data_at, data_len) = (m.data_offset as usize, m.data.len());
+    // The central entry of libk.so.
+    let mut central = cd;
+    for prior in &a.members[..so] {
+        central += 46 + prior.name.len() + prior.central_extra.len() + prior.comment.len();
+    }
+    let end = whl.len() - 22;
+    // The end record counts 65,535 entries; the directory holds 7.
+    let mut f = whl.clone();
+    f[end + 8..end + 12].copy_from_slice(&[0xff; 4]);
+    v.push(("zip-count-huge.whl", f));
+    // The central directory's offset past the end of the file.
+    let mut f = whl.clone();
+    f[end + 16..end + 20].copy_from_slice(&u32::MAX.to_le_bytes());
+    v.push(("zip-directory-past-end.whl", f));
+    // libk.so records 4 GiB - 1 uncompressed (a bomb's claim): decoding
+    // stops at the stream's end, short of it.
+    let mut f = whl.clone();
+    f[central + 24..central + 28].copy_from_slice(&0xffff_fffeu32.to_le_bytes());
+    v.push(("zip-member-size-huge.whl", f));
+    // libk.so records 1 KiB: its stream decodes past it.
+    let mut f = whl.clone();
+    f[central + 24..central + 28].copy_from_slice(&1024u32.to_le_bytes());
+    v.push(("zip-member-size-short.whl", f));
+    // libk.so's CRC-32 is not its contents'.
+    let mut f = whl.clone();
+    f[central + 16] ^= 0xff;
+    v.push(("zip-member-crc.whl", f));
+    // libk.so's deflate stream damaged near its end (its first bytes
+    // still say ELF, so it is read).
+    let mut f = whl.clone();
+    for b in &mut f[data_at + data_len - 48..data_at + data_len - 40] {
+        *b ^= 0x5a;
+    }
+    v.push(("zip-deflate-damaged.whl", f));
+    // libk.so's compressed size reaches into the central directory.
+    let mut f = whl.clone();
+    let reach = (cd - data_at + 16) as u32;
+    f[central + 20..central + 24].copy_from_slice(&reach.to_le_bytes());
+    v.push(("zip-member-into-directory.whl", f));
+    // The member after libk.so points at libk.so's local header: two
+    // entries sharing data (the shape of overlapping zip bombs).
+    let mut f = whl.clone();
+    let next = central + 46 + m.name.len() + m.central_extra.len() + m.comment.len();
+    f[next + 42..next + 46].copy_from_slice(&(m.local_offset as u32).to_le_bytes());
+    v.push(("zip-members-overlap.whl", f));
+    // Cut inside the central directory.
+    v.push(("zip-cut.whl", whl[..cd + 60].to_vec()));
+    // libk.so compressed with method 12 (bzip2), which is not read.
+    let mut f = whl.clone();
+    f[central + 10..central + 12].copy_from_slice(&12u16.to_le_bytes());
+    v.push(("zip-member-method-bzip2.whl", f));
 }
 
 // --------------------------------------------------------- response files

@@ -113,8 +113,10 @@ pub enum ZipError {
     },
     /// A member's local header does not agree with its central entry.
     LocalMismatch(String),
-    /// A member's data overlaps another member's or the directory.
+    /// A member's data overlaps another member's.
     Overlap(String),
+    /// A member's data runs into the central directory (or past the end).
+    DataPastEnd(String),
     /// A member is encrypted.
     Encrypted(String),
     /// A member's method is not one this crate reads.
@@ -170,9 +172,10 @@ impl fmt::Display for ZipError {
                 f,
                 "member {name}: its local header does not agree with the central directory"
             ),
-            ZipError::Overlap(name) => write!(
+            ZipError::Overlap(name) => write!(f, "member {name}: its data overlaps another member's"),
+            ZipError::DataPastEnd(name) => write!(
                 f,
-                "member {name}: its data overlaps another member or the central directory"
+                "member {name}: its data runs into the central directory or past the end of the file"
             ),
             ZipError::Encrypted(name) => write!(f, "member {name} is encrypted; not read"),
             ZipError::Unsupported { name, method } => {
@@ -465,15 +468,9 @@ impl<'a> Archive<'a> {
         let dir = b
             .slice(cd_offset, cd_size)
             .ok_or(ZipError::Truncated("the central directory"))?;
-        // Each central entry is at least 46 bytes: the count cannot claim
-        // more, whatever it records.
-        if count > cd_size / CENTRAL_LEN {
-            return Err(ZipError::CountMismatch {
-                recorded: count,
-                found: cd_size / CENTRAL_LEN,
-            });
-        }
-        let mut members = Vec::with_capacity(count as usize);
+        // Each central entry is at least 46 bytes: room is reserved for
+        // what the directory can hold, whatever the count records.
+        let mut members = Vec::with_capacity(count.min(cd_size / CENTRAL_LEN) as usize);
         let d = Bytes::new(dir);
         let mut at = 0u64;
         while at < cd_size {
@@ -621,11 +618,11 @@ fn central_entry<'a>(
         .checked_add(compressed_size)
         .is_none_or(|e| e > cd_offset)
     {
-        return Err(ZipError::Truncated("a member's data"));
+        return Err(ZipError::DataPastEnd(lossy()));
     }
     let data = b
         .slice(data_offset, compressed_size)
-        .ok_or(ZipError::Truncated("a member's data"))?;
+        .ok_or_else(|| ZipError::DataPastEnd(lossy()))?;
     Ok(Member {
         name,
         method: Method::from_code(u16f(10)),
