@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
-use super::codec::{zstd_steps, FetchFn, ZSTD_MAX_RATIO};
+use super::codec::{zstd_steps, DecompressReport, FetchFn, ZSTD_MAX_RATIO};
 use super::error::CcobError;
+use super::fields::Method;
 use super::hasher::hash_alongside;
-use super::header::{Header, Method};
-use super::report::DecompressReport;
+use super::header::Header;
 
 /// Decompressed bytes handed to the sink per call at most: zstd's own
 /// recommended output size, one block.
@@ -51,7 +51,7 @@ impl Streamed {
         super::codec::check_hash(&self.header, self.computed_hash)
     }
 
-    /// The figures for [`super::format_decompress_report`].
+    /// The figures for [`super::report::format_decompress_report`].
     pub fn report(&self) -> DecompressReport {
         super::codec::report_of(
             &self.header,
@@ -386,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn decode_prefix_stops_early_and_reads_both_methods() {
+        fn decode_prefix_stops_early_and_reads_both_methods() {
         use crate::ccob::Method as M;
         let data = sample(1_000_000);
         for method in [M::Zstd, M::Zlib] {
