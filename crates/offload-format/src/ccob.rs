@@ -35,15 +35,14 @@
 //! * [`report`]: the text of the bundler's `-verbose` reports, from the
 //!   measured figures ([`CompressInfo`], [`DecompressReport`]): LLVM's
 //!   layout, kept apart from the format.
-//! * [`libraries`]: which libzstd and zlib this build links (system or
-//!   bundled), for the tools' identification output.
+//!
+//! Which libzstd and zlib this build links is [`crate::compression`]'s.
 
 mod codec;
 mod error;
 mod fields;
 mod hasher;
 mod header;
-mod libraries;
 pub mod report;
 mod segments;
 mod streaming;
@@ -56,9 +55,8 @@ pub use codec::{
 pub use error::CcobError;
 pub use fields::{Method, V2Field, Version};
 pub use header::{detect, Detection, Header, MAGIC};
-pub use libraries::{libraries, Libraries, Origin};
 pub use segments::{segments, Segment, Segments};
-pub(crate) use streaming::decode_prefix;
-pub(crate) use streaming::stream_len;
+#[cfg(feature = "inspect")]
+pub(crate) use streaming::{decode_prefix, stream_len};
 pub use streaming::{decompress_streaming, PrefixEnd, Streamed};
 pub use writer::{Writer, ZSTD_STREAM_MAX};

@@ -137,6 +137,7 @@ pub enum PrefixEnd {
 /// without its payloads. Fails on a bad header or when the codec rejects
 /// the data before the sink stops; the error then says which method failed,
 /// not where.
+#[cfg(feature = "inspect")]
 pub(crate) fn decode_prefix(
     input: &[u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
@@ -175,6 +176,7 @@ pub(crate) fn decode_prefix(
 /// layout, without decoding; zlib: by decoding to the stream's end). `None`
 /// when the stream is damaged or cut short. Versions 2 and 3 give their
 /// recorded total size.
+#[cfg(feature = "inspect")]
 pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
     let header = Header::parse(input).ok()?;
     if header.total_size.is_some() {
@@ -210,6 +212,7 @@ pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
 
 /// zlib counterpart of [`zstd_stream`]: true if the stream ended and every
 /// piece was accepted.
+#[cfg(feature = "inspect")]
 fn zlib_stream(payload: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
     let mut inflate = flate2::Decompress::new(true);
     let mut out: Vec<u8> = Vec::with_capacity(OUT_STEP);
@@ -386,7 +389,8 @@ mod tests {
     }
 
     #[test]
-        fn decode_prefix_stops_early_and_reads_both_methods() {
+    #[cfg(feature = "inspect")]
+    fn decode_prefix_stops_early_and_reads_both_methods() {
         use crate::ccob::Method as M;
         let data = sample(1_000_000);
         for method in [M::Zstd, M::Zlib] {
