@@ -54,6 +54,11 @@ const STEPS: &[Step] = &[
         run: bundled_compression,
     },
     Step {
+        name: "features",
+        what: "offload-format's features: none (no C compiler), each alone checked, a few tested",
+        run: features,
+    },
+    Step {
         name: "compress-identity",
         what: "compression byte-identical to LLVM 22 (1 KiB to 256 MiB, clang-22 -B), peak memory",
         run: || identity::run(&[]),
@@ -207,6 +212,86 @@ fn bundled_compression() -> Result<(), String> {
     Ok(())
 }
 
+/// offload-format's features (`[features]` of its Cargo.toml), but
+/// `default` and the `system-*` ones, which choose the linked libraries
+/// and are built by every other step.
+fn format_features() -> Result<Vec<String>, String> {
+    let path = workspace_root().join("crates/offload-format/Cargo.toml");
+    let toml = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let section = toml
+        .split("\n[features]\n")
+        .nth(1)
+        .ok_or("no [features] in offload-format's Cargo.toml")?;
+    let section = section.split("\n[").next().unwrap_or(section);
+    Ok(section
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(name, _)| name.trim()))
+        .filter(|n| {
+            !n.is_empty()
+                && !n.starts_with('#')
+                && !n.starts_with(' ')
+                && *n != "default"
+                && !n.starts_with("system-")
+        })
+        .map(str::to_string)
+        .collect())
+}
+
+/// The format library as a dependency: without features it builds with no
+/// C compiler (none is in its build graph, and one that fails is given),
+/// every feature alone builds with its tests (`cargo hack --each-feature`
+/// without cargo-hack), and the tests run with none and with the two the
+/// smallest tools use. In its own target directory, so that the main
+/// build's artifacts stay.
+fn features() -> Result<(), String> {
+    let target = workspace_root().join("target/features");
+    let target = target.to_string_lossy().into_owned();
+    let env = [("CARGO_TARGET_DIR", target.as_str())];
+    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = Command::new(&cargo_bin)
+        .current_dir(workspace_root())
+        .args(["tree", "-p", "offload-format", "--no-default-features"])
+        .args(["-e", "normal,build", "--prefix", "none", "--locked"])
+        .output()
+        .map_err(|e| format!("running cargo tree: {e}"))?;
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    let native: Vec<&str> = tree
+        .lines()
+        .filter(|l| {
+            l.starts_with("cc ") || l.split(' ').next().is_some_and(|n| n.ends_with("-sys"))
+        })
+        .collect();
+    if !tree.contains("offload-format") || !native.is_empty() {
+        return Err(format!(
+            "--no-default-features builds native code: {native:?}"
+        ));
+    }
+    cargo(
+        &[
+            "build",
+            "-p",
+            "offload-format",
+            "--no-default-features",
+            "--locked",
+        ],
+        &[env[0], ("CC", "false"), ("CXX", "false")],
+    )?;
+    let base = ["-p", "offload-format", "--no-default-features", "--locked"];
+    for feature in format_features()? {
+        let mut args = vec!["check", "--all-targets"];
+        args.extend(base);
+        args.extend(["--features", &feature]);
+        cargo(&args, &env)?;
+    }
+    for features in ["", "wrapper", "offload-binary"] {
+        let mut args = vec!["test"];
+        args.extend(base);
+        args.extend(["--features", features]);
+        cargo(&args, &env)?;
+    }
+    Ok(())
+}
+
 /// The `rust-version` the workspace declares.
 fn declared_msrv() -> Result<String, String> {
     let toml = std::fs::read_to_string(workspace_root().join("Cargo.toml"))
@@ -293,6 +378,15 @@ mod tests {
     use super::*;
 
     /// The declared MSRV is found (the msrv step checks that version).
+    #[test]
+    fn format_features_are_read() {
+        let f = format_features().unwrap();
+        for name in ["zstd", "ccob", "wrapper", "inspect", "object-edit"] {
+            assert!(f.iter().any(|n| n == name), "{f:?}");
+        }
+        assert!(!f.iter().any(|n| n == "default" || n.starts_with("system-")));
+    }
+
     #[test]
     fn msrv_is_declared() {
         let v = declared_msrv().unwrap();

@@ -16,6 +16,7 @@ mod install;
 mod json;
 mod man;
 mod mutate;
+mod pool;
 mod tidy;
 
 use std::process::ExitCode;

@@ -257,6 +257,258 @@ mod tests {
         );
     }
 
+    /// A module's path in its crate (`["ccob", "codec"]`) from its file
+    /// under `src` (`ccob/codec.rs`; `mod.rs`, `lib.rs` and `main.rs` name
+    /// their directory).
+    fn module_of(src: &Path, file: &Path) -> Vec<String> {
+        let rel = file.strip_prefix(src).unwrap().with_extension("");
+        let mut path: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if path
+            .last()
+            .is_some_and(|l| ["lib", "main", "mod"].contains(&l.as_str()))
+        {
+            path.pop();
+        }
+        path
+    }
+
+    /// The paths a module's code names through `crate::`, `super::` and
+    /// `self::` (use groups expanded), made absolute. Comments are skipped,
+    /// and so is the end of the file from its `#[cfg(test)]` module on.
+    fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
+        let mut code = String::new();
+        for line in text.lines() {
+            if line.starts_with("#[cfg(") && line.contains("test") {
+                break;
+            }
+            code.push_str(line.split("//").next().unwrap_or(""));
+            code.push('\n');
+        }
+        // Tokens: identifiers, `::`, and single punctuation.
+        let mut tokens: Vec<&str> = Vec::new();
+        let mut rest = code.as_str();
+        while let Some(c) = rest.chars().next() {
+            let len = if c.is_alphanumeric() || c == '_' {
+                rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len())
+            } else if rest.starts_with("::") {
+                2
+            } else {
+                c.len_utf8()
+            };
+            if !c.is_whitespace() {
+                tokens.push(&rest[..len]);
+            }
+            rest = &rest[len..];
+        }
+        // A path tree from `at`: segments, then `{ tree, ... }` or not.
+        fn tree(
+            tokens: &[&str],
+            mut at: usize,
+            prefix: Vec<String>,
+            out: &mut Vec<Vec<String>>,
+        ) -> usize {
+            let mut path = prefix;
+            loop {
+                match tokens.get(at) {
+                    Some(&"{") => {
+                        at += 1;
+                        while tokens.get(at).is_some_and(|t| *t != "}") {
+                            if tokens[at] == "," {
+                                at += 1;
+                                continue;
+                            }
+                            let before = at;
+                            at = tree(tokens, at, path.clone(), out);
+                            if at == before {
+                                at += 1;
+                            }
+                        }
+                        return at + 1;
+                    }
+                    Some(t) if t.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                        if *t != "self" {
+                            path.push(t.to_string());
+                        }
+                        at += 1;
+                        if tokens.get(at) == Some(&"::") {
+                            at += 1;
+                            continue;
+                        }
+                        out.push(path);
+                        return at;
+                    }
+                    _ => {
+                        out.push(path);
+                        return at;
+                    }
+                }
+            }
+        }
+        let mut relative = Vec::new();
+        let mut at = 0;
+        while at < tokens.len() {
+            let starts = ["crate", "super", "self"].contains(&tokens[at])
+                && tokens.get(at + 1) == Some(&"::")
+                && (at == 0 || tokens[at - 1] != "::");
+            if starts {
+                at = tree(&tokens, at, Vec::new(), &mut relative);
+            } else {
+                at += 1;
+            }
+        }
+        relative
+            .into_iter()
+            .filter_map(|p| {
+                let mut segments = p.into_iter();
+                let mut abs: Vec<String> = match segments.next()?.as_str() {
+                    "crate" => Vec::new(),
+                    "super" => module[..module.len().checked_sub(1)?].to_vec(),
+                    _ => module.to_vec(),
+                };
+                let mut segments = segments.peekable();
+                while segments.peek().is_some_and(|s| s == "super") {
+                    abs.pop()?;
+                    segments.next();
+                }
+                abs.extend(segments);
+                Some(abs)
+            })
+            .collect()
+    }
+
+    /// The cycles among sibling modules of the crate whose sources are
+    /// under `src`: each as the modules around it.
+    fn module_cycles(src: &Path) -> Vec<Vec<String>> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut files = Vec::new();
+        rust_files(src, &mut files);
+        // `src/bin/*.rs` are crates of their own; `tests.rs` are test modules.
+        files.retain(|f| !f.starts_with(src.join("bin")) && !f.ends_with("tests.rs"));
+        let modules: BTreeMap<Vec<String>, &Path> = files
+            .iter()
+            .map(|f| (module_of(src, f), f.as_path()))
+            .collect();
+        let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (module, file) in &modules {
+            let text = std::fs::read_to_string(file).unwrap();
+            for named in named_paths(module, &text) {
+                // The module the path names: its longest prefix that is one.
+                let Some(target) = (0..=named.len())
+                    .rev()
+                    .map(|n| &named[..n])
+                    .find(|p| modules.contains_key(*p))
+                else {
+                    continue;
+                };
+                // A module may use its ancestors' items and its
+                // descendants': they are one unit. Between two subtrees the
+                // use counts as one between the siblings that hold them.
+                let common = module
+                    .iter()
+                    .zip(target)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                if common == module.len() || common == target.len() {
+                    continue;
+                }
+                edges
+                    .entry(module[..=common].to_vec())
+                    .or_default()
+                    .insert(target[..=common].to_vec());
+            }
+        }
+        // Depth-first search; a back edge closes a cycle.
+        fn visit(
+            node: &Vec<String>,
+            edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+            done: &mut BTreeSet<Vec<String>>,
+            stack: &mut Vec<Vec<String>>,
+            cycles: &mut Vec<Vec<String>>,
+        ) {
+            if let Some(at) = stack.iter().position(|n| n == node) {
+                cycles.push(stack[at..].iter().map(|m| m.join("::")).collect());
+                return;
+            }
+            if !done.insert(node.clone()) {
+                return;
+            }
+            stack.push(node.clone());
+            for next in edges.get(node).into_iter().flatten() {
+                visit(next, edges, done, stack, cycles);
+            }
+            stack.pop();
+        }
+        let mut cycles = Vec::new();
+        let mut done = BTreeSet::new();
+        for node in edges.keys() {
+            visit(node, &edges, &mut done, &mut Vec::new(), &mut cycles);
+        }
+        cycles
+    }
+
+    /// The modules of each crate are layered: no two modules use each
+    /// other, directly or around a cycle. A module's uses of its parent
+    /// and children do not count (they are one unit); a use between
+    /// subtrees counts between the siblings that hold them. Checked on the
+    /// source text: `crate::`, `super::` and `self::` paths, outside
+    /// comments and test modules.
+    #[test]
+    fn no_module_cycles() {
+        let root = workspace_root();
+        let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("crates"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("src"))
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.push(root.join("xtask/src"));
+        assert!(dirs.len() > 5, "found the crates");
+        let mut found = Vec::new();
+        for src in &dirs {
+            for cycle in module_cycles(src) {
+                found.push(format!(
+                    "{}: {}",
+                    src.strip_prefix(&root).unwrap_or(src).display(),
+                    cycle.join(" -> ")
+                ));
+            }
+        }
+        assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
+    }
+
+    /// The cycle checker finds a cycle between siblings, and lets a module
+    /// use its parent.
+    #[test]
+    fn module_cycles_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path();
+        let write = |name: &str, text: &str| {
+            let path = src.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("lib.rs", "mod a;\nmod b;\nmod c;\n");
+        write(
+            "a/mod.rs",
+            "mod x;\nuse crate::b::f;\npub(crate) fn g() { x::h() }\n",
+        );
+        write("a/x.rs", "use super::g; // the parent\n");
+        write("b.rs", "use crate::{c::{self, k}, d};\n");
+        write(
+            "c.rs",
+            "// use crate::b;\nfn z() { crate::a::x::h() }\n#[cfg(test)]\nmod tests { use crate::b; }\n",
+        );
+        assert_eq!(module_cycles(src), [["a", "b", "c"]]);
+        assert_eq!(
+            named_paths(&["m".into()], "use super::{a::{self, b}, c};"),
+            [vec!["a"], vec!["a", "b"], vec!["c"]]
+        );
+    }
+
     /// The checker itself: what it must catch and what it must let pass.
     #[test]
     fn flag_names_are_found_in_literals() {

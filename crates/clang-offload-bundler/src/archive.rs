@@ -55,7 +55,7 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
     let mut notes = |note: Note| match note {
         Note::Uncompressed if verbose => write_stderr(b"Uncompressed bundle.\n"),
         Note::Decompressed(report) if verbose => {
-            write_stderr(ccob::format_decompress_report(&report).as_bytes())
+            write_stderr(ccob::report::format_decompress_report(&report).as_bytes())
         }
         Note::Uncompressed | Note::Decompressed(_) => {}
         Note::Warning(w) => diag.bare_warning(w.to_bytes()),

@@ -1,7 +1,9 @@
 //! Turning the parsed command line and environment into a job, with LLVM
 //! 22's checks in LLVM 22's order and wording.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 use offload_cli::diag::{write_stderr, Diag};
 
@@ -293,4 +295,14 @@ pub(crate) fn lost_gpu_name(given: &str, stored: &str) -> Option<String> {
          environment and dropped, so the entry names no GPU; for a GPU, write \
          '{stored}{last}' (kind-arch-vendor-os-environment-gpu, the environment empty)"
     ))
+}
+
+/// `'<path>': <OS error text>`, LLVM's file error form.
+pub(crate) fn file_fail(path: &OsStr, e: &io::Error) -> Fail {
+    Fail::file_io(path.as_bytes(), e)
+}
+
+/// `'<path>': <what>`: the same form for our own messages about a file.
+pub(crate) fn named_fail(path: &OsStr, what: &str) -> Fail {
+    Fail::file(path.as_bytes(), what)
 }

@@ -12,6 +12,7 @@ mod handler;
 mod job;
 mod run;
 mod stream;
+mod unbundle;
 
 use std::process::ExitCode;
 

@@ -1,6 +1,6 @@
 //! Listing and unbundling a compressed bundle while it is decompressed.
 //!
-//! The buffered path (`run::decompress`) holds the whole decompressed
+//! The buffered path (`unbundle::decompress`) holds the whole decompressed
 //! bundle, as LLVM does: memory equal to the bundle, on inputs that reach
 //! gigabytes. A binary bundle's header comes first, though, so once the
 //! first few hundred bytes are out of the decoder we know which byte ranges
@@ -25,7 +25,7 @@ use offload_format::{bundle, text_bundle};
 
 use crate::handler::{self, Handler};
 use crate::job::{Fail, Job};
-use crate::run::{claim, finish_unbundle, report_and_verify, work_list};
+use crate::unbundle::{claim, finish_unbundle, report_and_verify, work_list};
 
 /// A header taking more than this is left to the buffered path.
 const PREFIX_MAX: usize = 16 << 20;

@@ -4,10 +4,12 @@
 //! With the environment variable `OFFLOAD_TOOLS_VERSION` set (to anything
 //! but empty or `0`), `--version` prints LLVM's text and then the lines of
 //! [`identification`]: project, version, commit, and the compression
-//! libraries linked. LLVM's tools have no such variable, so it cannot change
+//! libraries linked (with the `compression` feature: a tool that does not
+//! compress links none and names none). LLVM's tools have no such variable, so it cannot change
 //! what a script sees by accident.
 
-use offload_format::ccob::{libraries, Origin};
+#[cfg(feature = "compression")]
+use offload_format::compression::{libraries, Origin};
 
 /// The environment variable that asks `--version` for the identification.
 pub const VERSION_VAR: &str = "OFFLOAD_TOOLS_VERSION";
@@ -24,15 +26,26 @@ pub fn requested() -> bool {
 
 /// The identification lines for `tool` (the name it was invoked as).
 pub fn identification(tool: &str) -> String {
+    let text = format!(
+        "{tool}: offload-tools {} (commit {COMMIT})\n",
+        env!("CARGO_PKG_VERSION"),
+    );
+    #[cfg(feature = "compression")]
+    let text = text + &compression();
+    text
+}
+
+/// The compression line, and a warning where the libraries are not the
+/// system's.
+#[cfg(feature = "compression")]
+fn compression() -> String {
     let libs = libraries();
     let origin = |o: Origin, system: &str| match o {
         Origin::System => format!("system {system}"),
         Origin::Bundled => "bundled".to_string(),
     };
     let mut text = format!(
-        "{tool}: offload-tools {} (commit {COMMIT})\n\
-         compression: zstd {} ({}), {} ({})\n",
-        env!("CARGO_PKG_VERSION"),
+        "compression: zstd {} ({}), {} ({})\n",
         libs.zstd_version,
         origin(libs.zstd, "libzstd"),
         libs.deflate,
@@ -63,12 +76,17 @@ mod tests {
             "{text}"
         );
         assert!(!COMMIT.is_empty());
-        let libs = text.lines().nth(1).unwrap();
-        assert!(libs.starts_with("compression: zstd 1.5."), "{text}");
-        assert_eq!(
-            text.contains("warning: not the system's"),
-            !libraries().all_system(),
-            "{text}"
-        );
+        #[cfg(feature = "compression")]
+        {
+            let libs = text.lines().nth(1).unwrap();
+            assert!(libs.starts_with("compression: zstd 1.5."), "{text}");
+            assert_eq!(
+                text.contains("warning: not the system's"),
+                !libraries().all_system(),
+                "{text}"
+            );
+        }
+        #[cfg(not(feature = "compression"))]
+        assert_eq!(text.lines().count(), 1, "{text}");
     }
 }

@@ -32,31 +32,31 @@
 //!   libzstd / zlib; see the `system-compression` Cargo feature); [`Writer`]
 //!   writes the same bytes from a bundle fed through `Write`, straight to a
 //!   seekable output.
-//! * [`format_compress_report`] / [`format_decompress_report`]: the text of
-//!   the bundler's `-verbose` reports, from measured figures.
-//! * [`libraries`]: which libzstd and zlib this build links (system or
-//!   bundled), for the tools' identification output.
+//! * [`report`]: the text of the bundler's `-verbose` reports, from the
+//!   measured figures ([`CompressInfo`], [`DecompressReport`]): LLVM's
+//!   layout, kept apart from the format.
+//!
+//! Which libzstd and zlib this build links is [`crate::compression`]'s.
 
 mod codec;
 mod error;
+mod fields;
 mod hasher;
 mod header;
-mod libraries;
-mod report;
+pub mod report;
 mod segments;
 mod streaming;
 mod writer;
 
 pub use codec::{
     compress, decompress, decompress_unverified, decompress_unverified_with, truncated_md5,
-    CompressInfo, CompressOptions, Compressed, Decompressed, Fetch, FetchFn,
+    CompressInfo, CompressOptions, Compressed, DecompressReport, Decompressed, Fetch, FetchFn,
 };
 pub use error::CcobError;
-pub use header::{detect, Detection, Header, Method, V2Field, Version, MAGIC};
-pub use libraries::{libraries, Libraries, Origin};
-pub use report::{format_compress_report, format_decompress_report, DecompressReport};
+pub use fields::{Method, V2Field, Version};
+pub use header::{detect, Detection, Header, MAGIC};
 pub use segments::{segments, Segment, Segments};
-pub(crate) use streaming::decode_prefix;
-pub(crate) use streaming::stream_len;
+#[cfg(feature = "inspect")]
+pub(crate) use streaming::{decode_prefix, stream_len};
 pub use streaming::{decompress_streaming, PrefixEnd, Streamed};
 pub use writer::{Writer, ZSTD_STREAM_MAX};

@@ -46,6 +46,7 @@ pub const INVALID_ID_IN_BUNDLE: &str = "invalid bundle id read from the bundle";
 
 /// The message 22 gives when an entry of an archive member does not have 5
 /// or 6 pieces.
+#[cfg(feature = "device-archive")]
 pub(crate) const INVALID_ID_IN_CODE_OBJECT: &str = "Invalid bundle id read from code object";
 
 const TARGET_FORMAT_MESSAGE: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
@@ -325,6 +326,7 @@ pub fn kinds_compatible(code_object: &str, target: &str, hip_openmp_compatible: 
 
 /// Whether the bundler treats `text` as a well-formed entry ID (5 or 6
 /// pieces).
+#[cfg(feature = "device-archive")]
 pub(crate) fn has_valid_piece_count(text: &str) -> bool {
     EntryId::parse(text).is_ok()
 }

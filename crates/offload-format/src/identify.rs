@@ -119,6 +119,7 @@ impl ElfIdent {
 
     /// A relocatable object, executable or shared object (`e_type` 1 to
     /// 3): the kinds LLVM opens as object files for their sections.
+    #[cfg(feature = "offload-binary")]
     pub(crate) fn is_loadable_kind(&self) -> bool {
         matches!(self.e_type, 1..=3)
     }

@@ -59,12 +59,14 @@ pub(crate) fn decode<E>(
 }
 
 /// The content size a zstd frame header records, if it records one.
+#[cfg(feature = "nvidia")]
 pub(crate) fn content_size(src: &[u8]) -> Option<u64> {
     zstd::zstd_safe::get_frame_content_size(src).ok().flatten()
 }
 
 /// The first `n` decoded bytes (fewer if the content is shorter) of the
 /// zstd frames in `src`; `None` if they do not decode.
+#[cfg(feature = "inspect")]
 pub(crate) fn head(src: &[u8], n: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(n.min(PIECE));
     let result = decode::<()>(src, u64::MAX, &mut |piece| {
@@ -78,7 +80,7 @@ pub(crate) fn head(src: &[u8], n: usize) -> Option<Vec<u8>> {
 /// All of `src` decoded, which must be exactly `expected` bytes long:
 /// `Err` with zstd's text, or a sentence saying the size is not the one
 /// recorded.
-#[cfg(test)]
+#[cfg(all(test, feature = "inspect"))]
 pub(crate) fn decode_exact(src: &[u8], expected: u64) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     match decode::<()>(src, expected, &mut |piece| {
@@ -95,7 +97,7 @@ pub(crate) fn decode_exact(src: &[u8], expected: u64) -> Result<Vec<u8>, String>
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "inspect"))]
 mod tests {
     use super::*;
 

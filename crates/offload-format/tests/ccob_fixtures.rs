@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use offload_format::ccob::report::{format_compress_report, format_decompress_report};
 use offload_format::ccob::{
-    compress, decompress, decompress_unverified, format_compress_report, format_decompress_report,
-    segments, CcobError, CompressOptions, Header, Method, Segment, Version,
+    compress, decompress, decompress_unverified, segments, CcobError, CompressOptions, Header,
+    Method, Segment, Version,
 };
 
 fn dir() -> PathBuf {

@@ -5,6 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// Offload kinds a `--target` may start with: LLVM 22's, and those other
+/// toolchains write (`cuda`, DPC++'s `sycl`).
+pub(crate) const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
+
+/// The subcommands with a man page of their own.
+pub const SUBCOMMANDS: [&str; 5] = ["ls", "extract", "thin", "completions", "man"];
+
 const AFTER_HELP: &str = "\
 Examples:
   offload ls libamdhip_app.so              what device code is in a library
@@ -82,7 +89,7 @@ Examples:
     Man {
         /// The subcommand whose page to print (offload-PAGE(1)); none:
         /// offload(1).
-        #[arg(value_parser = crate::man::SUBCOMMANDS, conflicts_with = "dir")]
+        #[arg(value_parser = SUBCOMMANDS, conflicts_with = "dir")]
         page: Option<String>,
         /// Write every page (offload.1, offload-ls.1, ...) into DIR
         /// (created if missing) and print their names.
@@ -142,7 +149,7 @@ pub struct ExtractArgs {
     pub target: Vec<String>,
     /// Keep entries of this offload kind (`host`, `hip`, `hipv4`, `openmp`,
     /// `cuda`, `sycl`; `hip` and `hipv4` match each other).
-    #[arg(long, short = 'k', value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::extract::KNOWN_KINDS))]
+    #[arg(long, short = 'k', value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(KNOWN_KINDS))]
     pub kind: Option<String>,
     /// Keep the entries of this container only: the `#K` of the `ls` tree
     /// (bundle, offload binary or fat binary container, counted from 0 in

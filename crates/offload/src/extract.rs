@@ -13,7 +13,7 @@ use offload_format::nvidia::{Codec, CudaArch, DecodeError, Isa, Variant};
 use offload_format::target_id::TargetId;
 use offload_format::triple::Triple;
 
-use crate::cli::ExtractArgs;
+use crate::cli::{ExtractArgs, KNOWN_KINDS};
 use crate::model::{Entry, Location, Node, NodeKind, Source};
 
 /// One `--target` request.
@@ -154,10 +154,6 @@ impl Request {
         }
     }
 }
-
-/// Offload kinds a `--target` may start with: LLVM 22's, and those other
-/// toolchains write (`cuda`, DPC++'s `sycl`).
-pub(crate) const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
 
 impl Request {
     /// The AMDGPU processor a target ID or entry ID request names.

@@ -6,10 +6,7 @@
 use clap::CommandFactory;
 use offload_cli::cl::man::escape;
 
-use crate::cli::Cli;
-
-/// The subcommands with a page of their own.
-pub const SUBCOMMANDS: [&str; 5] = ["ls", "extract", "thin", "completions", "man"];
+use crate::cli::{Cli, SUBCOMMANDS};
 
 /// The exit status, for the pages whose help does not say it.
 const EXIT_STATUS: &str = "\

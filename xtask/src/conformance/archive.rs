@@ -1,7 +1,7 @@
 //! Differential runs of `clang-offload-bundler -unbundle -type=a`
 //! (heterogeneous device archives) against LLVM 22's.
 //!
-//! Inputs are real: the fixture pool (`fixtures::hda::build_pool`: HIP
+//! Inputs are real: the fixture pool (`pool::build_pool`: HIP
 //! `-fgpu-rdc` objects from clang-22, bundles and compressed bundles from
 //! clang-offload-bundler-22), plus per-case bundles made by
 //! clang-offload-bundler-22 (`-type=bc`, `-type=o`, with and without
@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::process::Command;
 
-use crate::fixtures::hda::build_pool;
 use crate::harness::{llvm22, reference_tool, Case, Outcome, Rng, Suite};
+use crate::pool::build_pool;
 
 const TOOL: &str = "clang-offload-bundler";
 

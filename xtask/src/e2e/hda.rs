@@ -26,8 +26,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::fixtures::hda::MINI_H;
 use crate::harness::{llvm22, our_bin_dir, reference_tool};
+use crate::pool::MINI_H;
 
 const LIB_A: &str = "#include \"mini.h\"
 __device__ int a_counter = 1;

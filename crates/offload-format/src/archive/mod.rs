@@ -28,10 +28,12 @@ mod symbols;
 mod write;
 
 pub use error::{ArchiveError, ArchiveWriteError, MemberWarning};
+#[cfg(feature = "device-archive")]
 pub(crate) use read::load_thin_with;
 pub use read::{
     thin_member_path, Archive, ArchiveKind, CutMember, LoadThin, Member, MemberContent, Members,
 };
+#[cfg(feature = "device-archive")]
 pub(crate) use symbols::member_symbols_and_module_asm;
 pub use symbols::{member_symbols, MemberSymbols};
 pub use write::{

@@ -108,6 +108,7 @@ pub struct ArchiveHead {
     /// The long-name table (and padding).
     name_table: Vec<u8>,
     names: NameIndex,
+    #[cfg(feature = "device-archive")]
     head_size: u64,
     members: u64,
     total: u64,
@@ -457,6 +458,7 @@ impl ArchiveLayout {
             name_table,
             names: self.names,
             members: self.members,
+            #[cfg(feature = "device-archive")]
             head_size: headers_size,
             total: headers_size + self.end,
             report,
@@ -485,6 +487,7 @@ impl ArchiveHead {
     }
 
     /// The number of bytes before the first member header.
+    #[cfg(feature = "device-archive")]
     pub(crate) fn head_size(&self) -> u64 {
         self.head_size
     }

@@ -13,9 +13,9 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, 
 use zstd::zstd_safe;
 
 use super::error::CcobError;
+use super::fields::{Method, V2Field, Version};
 use super::hasher::{hash_alongside, truncate};
-use super::header::{Header, Method, V2Field, Version};
-use super::report::DecompressReport;
+use super::header::Header;
 use md5::{Digest, Md5};
 
 /// Largest expansion a zstd payload can give: a 4-byte RLE block (3-byte
@@ -269,6 +269,27 @@ fn zlib_compress(
     Ok((started.elapsed(), out.len() - start_len))
 }
 
+/// Figures of one decompression, for [`super::report::format_decompress_report`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecompressReport {
+    /// Header version.
+    pub version: Version,
+    /// Method from the header.
+    pub method: Method,
+    /// Total size from the header (absent in v1, which prints no line).
+    pub total_size: Option<u64>,
+    /// Size of the compressed payload.
+    pub payload_len: u64,
+    /// Uncompressed size from the header.
+    pub uncompressed_size: u64,
+    /// Hash from the header.
+    pub stored_hash: u64,
+    /// Hash of the decompressed data.
+    pub computed_hash: u64,
+    /// Wall-clock time of the codec call.
+    pub codec_time: Duration,
+}
+
 /// A decompressed bundle with the figures the verbose report needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decompressed {
@@ -297,7 +318,7 @@ impl Decompressed {
         check_hash(&self.header, self.computed_hash)
     }
 
-    /// The figures for [`super::format_decompress_report`].
+    /// The figures for [`super::report::format_decompress_report`].
     pub fn report(&self) -> DecompressReport {
         report_of(
             &self.header,

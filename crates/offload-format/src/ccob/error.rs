@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::header::{Method, V2Field, Version};
+use super::fields::{Method, V2Field, Version};
 
 /// Everything that can go wrong reading or writing a compressed bundle.
 ///
@@ -128,8 +128,8 @@ impl fmt::Display for CcobError {
             CcobError::HashMismatch { stored, computed } => write!(
                 f,
                 "Compressed bundle hash mismatch: stored {}, computed {}",
-                super::report::format_hash(*stored),
-                super::report::format_hash(*computed)
+                format_hash(*stored),
+                format_hash(*computed)
             ),
             CcobError::Version2Limit(V2Field::UncompressedSize) => {
                 f.write_str("Uncompressed size exceeds version 2 limit")
@@ -154,6 +154,12 @@ impl fmt::Display for CcobError {
             }
         }
     }
+}
+
+/// `0x` and lowercase hex digits, zero-padded to 16 characters in all
+/// (so at least 14 digits), as LLVM's `format_hex(value, 16)` prints.
+pub(crate) fn format_hash(value: u64) -> String {
+    format!("{value:#016x}")
 }
 
 impl std::error::Error for CcobError {}

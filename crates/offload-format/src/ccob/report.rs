@@ -1,4 +1,5 @@
-//! The text of the bundler's `-verbose` compression reports.
+//! The text of `clang-offload-bundler`'s `-verbose` compression reports:
+//! LLVM emulation, apart from the format.
 //!
 //! The figures are measured by the caller (or taken from [`super::CompressInfo`]
 //! / [`super::Decompressed::report`]); these functions only lay them out the
@@ -8,29 +9,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::codec::CompressInfo;
-use super::header::{Method, Version};
-
-/// Figures of one decompression, for [`format_decompress_report`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DecompressReport {
-    /// Header version.
-    pub version: Version,
-    /// Method from the header.
-    pub method: Method,
-    /// Total size from the header (absent in v1, which prints no line).
-    pub total_size: Option<u64>,
-    /// Size of the compressed payload.
-    pub payload_len: u64,
-    /// Uncompressed size from the header.
-    pub uncompressed_size: u64,
-    /// Hash from the header.
-    pub stored_hash: u64,
-    /// Hash of the decompressed data.
-    pub computed_hash: u64,
-    /// Wall-clock time of the codec call.
-    pub codec_time: Duration,
-}
+use super::codec::{CompressInfo, DecompressReport};
+use super::error::format_hash;
 
 /// Decimal digits with a comma every three, as LLVM's bundler prints sizes.
 pub(crate) fn with_commas(value: u64) -> String {
@@ -43,12 +23,6 @@ pub(crate) fn with_commas(value: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// `0x` and lowercase hex digits, zero-padded to 16 characters in all
-/// (so at least 14 digits), as LLVM's `format_hex(value, 16)` prints.
-pub(crate) fn format_hash(value: u64) -> String {
-    format!("{value:#016x}")
 }
 
 /// A double with two decimals, spelled as glibc's `%.2f` spells it.

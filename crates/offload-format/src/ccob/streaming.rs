@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
-use super::codec::{zstd_steps, FetchFn, ZSTD_MAX_RATIO};
+use super::codec::{zstd_steps, DecompressReport, FetchFn, ZSTD_MAX_RATIO};
 use super::error::CcobError;
+use super::fields::Method;
 use super::hasher::hash_alongside;
-use super::header::{Header, Method};
-use super::report::DecompressReport;
+use super::header::Header;
 
 /// Decompressed bytes handed to the sink per call at most: zstd's own
 /// recommended output size, one block.
@@ -51,7 +51,7 @@ impl Streamed {
         super::codec::check_hash(&self.header, self.computed_hash)
     }
 
-    /// The figures for [`super::format_decompress_report`].
+    /// The figures for [`super::report::format_decompress_report`].
     pub fn report(&self) -> DecompressReport {
         super::codec::report_of(
             &self.header,
@@ -137,6 +137,7 @@ pub enum PrefixEnd {
 /// without its payloads. Fails on a bad header or when the codec rejects
 /// the data before the sink stops; the error then says which method failed,
 /// not where.
+#[cfg(feature = "inspect")]
 pub(crate) fn decode_prefix(
     input: &[u8],
     sink: &mut dyn FnMut(&[u8]) -> bool,
@@ -175,6 +176,7 @@ pub(crate) fn decode_prefix(
 /// layout, without decoding; zlib: by decoding to the stream's end). `None`
 /// when the stream is damaged or cut short. Versions 2 and 3 give their
 /// recorded total size.
+#[cfg(feature = "inspect")]
 pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
     let header = Header::parse(input).ok()?;
     if header.total_size.is_some() {
@@ -210,6 +212,7 @@ pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
 
 /// zlib counterpart of [`zstd_stream`]: true if the stream ended and every
 /// piece was accepted.
+#[cfg(feature = "inspect")]
 fn zlib_stream(payload: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
     let mut inflate = flate2::Decompress::new(true);
     let mut out: Vec<u8> = Vec::with_capacity(OUT_STEP);
@@ -386,6 +389,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "inspect")]
     fn decode_prefix_stops_early_and_reads_both_methods() {
         use crate::ccob::Method as M;
         let data = sample(1_000_000);

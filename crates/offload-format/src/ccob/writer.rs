@@ -40,8 +40,9 @@ use zstd::zstd_safe;
 
 use super::codec::{self, zstd_error, zstd_error_named, CompressInfo, CompressOptions};
 use super::error::CcobError;
+use super::fields::{Method, V2Field, Version};
 use super::hasher::Background;
-use super::header::{Header, Method, V2Field, Version};
+use super::header::Header;
 
 /// Largest bundle compressed with zstd's ordinary streaming: LLVM's
 /// parameters turn on long-distance matching, which sets a 2^27-byte

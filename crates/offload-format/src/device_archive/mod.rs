@@ -134,7 +134,7 @@ pub enum Note {
     /// A member that is not compressed (LLVM's `Uncompressed bundle.`).
     Uncompressed,
     /// A member that was decompressed: the figures of
-    /// [`ccob::format_decompress_report`].
+    /// [`ccob::report::format_decompress_report`].
     Decompressed(ccob::DecompressReport),
     /// A bitcode code object whose symbols cannot be read; printed as
     /// `warning: '<member>': <reason>` (no program name, as in LLVM).

@@ -332,7 +332,7 @@ fn compressed_members() {
     let out = out.unwrap();
     assert_eq!(members_of(&out[0])[0].1, b"zz");
     assert!(matches!(&notes[0], Note::Decompressed(r)
-            if crate::ccob::format_decompress_report(r).starts_with("Compressed bundle format version: 3\n")));
+            if crate::ccob::report::format_decompress_report(r).starts_with("Compressed bundle format version: 3\n")));
 
     // Trailing bytes after a zstd CCOB: 22's zstd call fails.
     let mut trailing = ccob.clone();

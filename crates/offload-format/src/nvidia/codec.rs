@@ -4,7 +4,9 @@ use std::fmt;
 
 use crate::zstd_bounded::{self, Stop};
 
-use super::lz;
+// The LZ half of the decoder (the zstd half is `zstd_bounded`); visible to
+// the rest of `nvidia` for the fat binary tests' encoder.
+pub(super) mod lz;
 
 /// How an entry's payload is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -853,7 +853,7 @@ mod tests {
         let ptx = b"//\n.version 9.0\n.target sm_90\n\0\0\0";
         let zptx = zstd::bulk::compress(&ptx[..ptx.len() - 2], 3).unwrap();
         let zelf = zstd::bulk::compress(&image, 3).unwrap();
-        let lelf = crate::nvidia::lz::tests::encode(&image);
+        let lelf = crate::nvidia::codec::lz::tests::encode(&image);
         let data = fatbin_with(&[
             entry(2, 90, 0x100011, &padded),
             entry(1, 90, 0x11, ptx),
@@ -909,7 +909,7 @@ mod tests {
     fn decompression_bombs_and_lies() {
         let image = elf(0);
         let z = zstd::bulk::compress(&image, 3).unwrap();
-        let l = crate::nvidia::lz::tests::encode(&image);
+        let l = crate::nvidia::codec::lz::tests::encode(&image);
         let cases: [(&[u8], u64, u64); 6] = [
             // zstd: the frame records its size; the entry another.
             (&z, 0x8011, 1 << 40),

@@ -9,7 +9,6 @@
 pub mod arch;
 pub mod codec;
 pub mod fatbin;
-mod lz;
 
 pub use arch::{CudaArch, Isa, Variant};
 pub use codec::{Codec, DecodeError};

@@ -13,36 +13,63 @@
 //! table and the string table. Nothing is padded. The string table is rebuilt
 //! with LLVM's tail-merging order, section names first.
 
-use super::error::{CoffError, Error, NotObject};
-use super::pieces::{Data, Pieces, Sequence};
-use crate::bytes::{Bytes, Endian};
-use crate::objfile::coff::SectionHeader;
+use super::error::{CoffError, NotObject};
+use super::pieces::Data;
 use crate::objfile::Error as ObjError;
+// The rewriter's.
+#[cfg(feature = "object-edit")]
+use super::{
+    error::Error,
+    pieces::{Pieces, Sequence},
+};
+#[cfg(feature = "object-edit")]
 use crate::string_table::Builder as StrTabBuilder;
+#[cfg(feature = "object-edit")]
+use crate::{bytes::Bytes, bytes::Endian, objfile::coff::SectionHeader};
 
+#[cfg(feature = "object-edit")]
 const HEADER_SIZE: usize = 20;
+#[cfg(feature = "object-edit")]
 const BIGOBJ_HEADER_SIZE: usize = 56;
+#[cfg(feature = "object-edit")]
 const SECTION_HEADER_SIZE: usize = 40;
+#[cfg(feature = "object-edit")]
 const RELOC_SIZE: usize = 10;
+#[cfg(feature = "object-edit")]
 const NAME_SIZE: usize = 8;
+#[cfg(feature = "object-edit")]
 const MAX_SECTIONS_16: usize = 65279;
+#[cfg(feature = "object-edit")]
 pub(crate) use crate::identify::BIGOBJ_CLASS_ID as BIGOBJ_MAGIC;
 
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_CNT_CODE: u32 = 0x20;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_LNK_NRELOC_OVFL: u32 = 0x0100_0000;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_LNK_REMOVE: u32 = 0x800;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_MEM_READ: u32 = 0x4000_0000;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_MEM_WRITE: u32 = 0x8000_0000;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_MEM_EXECUTE: u32 = 0x2000_0000;
+#[cfg(feature = "object-edit")]
 const IMAGE_SCN_ALIGN_MASK: u32 = 0x00f0_0000;
+#[cfg(feature = "object-edit")]
 const IMAGE_SYM_CLASS_STATIC: u8 = 3;
+#[cfg(feature = "object-edit")]
 const IMAGE_SYM_CLASS_FILE: u8 = 103;
+#[cfg(feature = "object-edit")]
 const IMAGE_SYM_CLASS_WEAK_EXTERNAL: u8 = 105;
+#[cfg(feature = "object-edit")]
 const IMAGE_COMDAT_SELECT_ASSOCIATIVE: u8 = 5;
 
+#[cfg(feature = "object-edit")]
 fn u16_at(d: &[u8], off: usize) -> Option<u16> {
     Bytes::new(d).u16_at(off as u64, Endian::Little)
 }
+#[cfg(feature = "object-edit")]
 fn u32_at(d: &[u8], off: usize) -> Option<u32> {
     Bytes::new(d).u32_at(off as u64, Endian::Little)
 }
@@ -66,10 +93,12 @@ impl From<ObjError> for CoffError {
     }
 }
 
+#[cfg(feature = "object-edit")]
 fn coff_read(e: ObjError) -> Error {
     Error::Coff(e.into())
 }
 
+#[cfg(feature = "object-edit")]
 impl SectionHeader {
     fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.name);
@@ -91,6 +120,7 @@ impl SectionHeader {
 
 // ----- the objcopy model -----------------------------------------------------
 
+#[cfg(feature = "object-edit")]
 #[derive(Debug, Clone)]
 struct Reloc<'a> {
     record: [u8; RELOC_SIZE],
@@ -99,6 +129,7 @@ struct Reloc<'a> {
     target_name: &'a [u8],
 }
 
+#[cfg(feature = "object-edit")]
 #[derive(Debug, Clone)]
 struct Section<'a, 'd> {
     header: SectionHeader,
@@ -112,6 +143,7 @@ struct Section<'a, 'd> {
     unique_id: usize,
 }
 
+#[cfg(feature = "object-edit")]
 #[derive(Debug, Clone)]
 struct Symbol<'a> {
     name: &'a [u8],
@@ -136,6 +168,7 @@ struct Symbol<'a> {
     orig_raw_index: usize,
 }
 
+#[cfg(feature = "object-edit")]
 /// The COFF part of an edit: what llvm-objcopy's COFF backend does with the
 /// bundler's options.
 pub(crate) struct CoffEdit<'a, 'd> {
@@ -143,6 +176,7 @@ pub(crate) struct CoffEdit<'a, 'd> {
     pub(crate) add: &'a [(Vec<u8>, &'d [u8])],
 }
 
+#[cfg(feature = "object-edit")]
 /// `'a` is the lifetime of names and symbols, `'d` that of section
 /// contents (the input and the added entries), which may be longer.
 struct Object<'a, 'd> {
@@ -155,10 +189,12 @@ struct Object<'a, 'd> {
     next_section_id: usize,
 }
 
+#[cfg(feature = "object-edit")]
 fn coff_err(e: CoffError) -> Error {
     Error::Coff(e)
 }
 
+#[cfg(feature = "object-edit")]
 impl<'a, 'd: 'a> Object<'a, 'd> {
     fn read(file: &CoffFile<'d>) -> Result<Self, Error> {
         let mut obj = Object {
@@ -698,12 +734,14 @@ impl<'a, 'd: 'a> Object<'a, 'd> {
     }
 }
 
+#[cfg(feature = "object-edit")]
 /// Whether llvm-objcopy writes the section's relocations over the file
 /// header (see [`Object::as_objcopy_writes_it`]).
 fn relocs_land_on_the_header(sec: &Section<'_, '_>) -> bool {
     sec.header.size_of_raw_data == 0 && !sec.relocs.is_empty()
 }
 
+#[cfg(feature = "object-edit")]
 impl Object<'_, '_> {
     /// Control Flow Guard tables (`.gfids$y` and friends) hold raw symbol
     /// indexes: llvm-objcopy maps them to the new indexes and recomputes the
@@ -763,6 +801,7 @@ impl Object<'_, '_> {
     }
 }
 
+#[cfg(feature = "object-edit")]
 /// LLVM's `JamCRC` started from 0: the reflected CRC-32 register without the
 /// usual initial and final inversion.
 fn jam_crc(data: &[u8]) -> u32 {
@@ -780,6 +819,7 @@ fn jam_crc(data: &[u8]) -> u32 {
     crc
 }
 
+#[cfg(feature = "object-edit")]
 /// `COFF::encodeSectionName`: `/decimal` up to 9999999, else `//base64`.
 fn encode_section_name(out: &mut [u8; 8], offset: u32) -> Option<()> {
     if offset <= 9_999_999 {
@@ -801,6 +841,7 @@ fn encode_section_name(out: &mut [u8; 8], offset: u32) -> Option<()> {
     Some(())
 }
 
+#[cfg(feature = "object-edit")]
 /// Runs the bundler's llvm-objcopy edit on a COFF object.
 pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &CoffEdit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     let file = open(Data::Slice(data))?;
@@ -826,7 +867,7 @@ pub(crate) fn rewrite<'d>(data: &'d [u8], edit: &CoffEdit<'_, 'd>) -> Result<Pie
     obj.write(limit)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "object-edit"))]
 mod tests {
     use super::*;
     use crate::objfile::coff::{decode_base64, decode_decimal};

@@ -6,28 +6,45 @@
 
 use super::error::{ElfError, NotObject};
 use super::pieces::Data;
-use crate::bytes::{Bytes, ReadRef};
+#[cfg(feature = "object-edit")]
+use crate::bytes::Bytes;
+use crate::bytes::ReadRef;
 use crate::objfile::Error as ObjError;
 
+pub(crate) use crate::objfile::elf::{SHT_NOBITS, SHT_NULL};
+// The rewriter's.
+#[cfg(feature = "object-edit")]
 pub(crate) use crate::bytes::until_nul as cstr;
+#[cfg(feature = "object-edit")]
 pub(crate) use crate::objfile::elf::{
     Class, EM_AMDGPU, EM_HEXAGON, EM_MIPS, EM_X86_64, PT_PHDR, PT_TLS, SHN_ABS, SHN_COMMON,
     SHN_LORESERVE, SHN_UNDEF, SHN_XINDEX, SHT_DYNAMIC, SHT_DYNSYM, SHT_GNU_HASH, SHT_GROUP,
-    SHT_HASH, SHT_NOBITS, SHT_NOTE, SHT_NULL, SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_STRTAB,
-    SHT_SYMTAB, SHT_SYMTAB_SHNDX,
+    SHT_HASH, SHT_NOTE, SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_STRTAB, SHT_SYMTAB, SHT_SYMTAB_SHNDX,
 };
 
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_ALLOC: u64 = 0x2;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_INFO_LINK: u64 = 0x40;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_LINK_ORDER: u64 = 0x80;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_GROUP: u64 = 0x200;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_TLS: u64 = 0x400;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_COMPRESSED: u64 = 0x800;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_MASKOS: u64 = 0x0ff0_0000;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_MASKPROC: u64 = 0xf000_0000;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_EXCLUDE: u64 = 0x8000_0000;
+#[cfg(feature = "object-edit")]
 pub(crate) const SHF_X86_64_LARGE: u64 = 0x1000_0000;
+#[cfg(feature = "object-edit")]
 pub(crate) const STB_LOCAL: u8 = 0;
+#[cfg(feature = "object-edit")]
 pub(crate) const GRP_COMDAT: u32 = 1;
 
 /// The ELF reader over the bytes an object-bundle reader looks at.
@@ -59,6 +76,7 @@ pub(crate) trait ElfExt {
     /// Number of entries in the section header table (including index 0).
     fn section_count(&self) -> usize;
     /// A MIPS64 little-endian file (its `r_info` layout differs).
+    #[cfg(feature = "object-edit")]
     fn is_mips64el(&self) -> bool;
 }
 
@@ -66,6 +84,7 @@ impl ElfExt for ElfFile<'_> {
     fn section_count(&self) -> usize {
         self.section_headers().len()
     }
+    #[cfg(feature = "object-edit")]
     fn is_mips64el(&self) -> bool {
         let c = self.class();
         self.header().machine == EM_MIPS && c.is64 && !c.big_endian
@@ -118,6 +137,7 @@ impl From<ObjError> for super::Error {
     }
 }
 
+#[cfg(feature = "object-edit")]
 /// Reads and writes of the rewriter's fixed-size fields.
 pub(crate) trait ClassIo {
     fn u16_at(self, d: &[u8], off: usize) -> Option<u16>;
@@ -130,6 +150,7 @@ pub(crate) trait ClassIo {
     fn put_word(self, out: &mut [u8], off: usize, v: u64);
 }
 
+#[cfg(feature = "object-edit")]
 impl ClassIo for Class {
     fn u16_at(self, d: &[u8], off: usize) -> Option<u16> {
         Bytes::new(d).u16_at(off as u64, self.endian())

@@ -25,7 +25,11 @@
 mod coff;
 mod elf;
 mod error;
+#[cfg(feature = "object-edit")]
 mod objcopy;
+// What an edit writes, and the reader over it (`Data`); without the editor
+// only `Data`'s slice form is used.
+#[cfg_attr(not(feature = "object-edit"), allow(dead_code))]
 mod pieces;
 
 pub use error::{CoffError, ElfError, Error, NotObject, ObjectFormat};
@@ -33,7 +37,9 @@ pub use pieces::Pieces;
 
 use crate::identify::{identify, FileKind};
 use elf::{ElfExt, ElfFile};
-use pieces::{Data, PieceReader};
+use pieces::Data;
+#[cfg(feature = "object-edit")]
+use pieces::PieceReader;
 
 /// Prefix of every bundle section name; the rest of the name is the entry ID.
 pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
@@ -258,12 +264,14 @@ fn unsupported_pe() -> Error {
     }
 }
 
+#[cfg(feature = "object-edit")]
 fn section_name(id: &[u8]) -> Vec<u8> {
     let mut n = SECTION_PREFIX.as_bytes().to_vec();
     n.extend_from_slice(id);
     n
 }
 
+#[cfg(feature = "object-edit")]
 /// Adds one bundle section per entry to a host object, as
 /// `llvm-objcopy --add-section=__CLANG_OFFLOAD_BUNDLE__<id>=<file>
 /// --set-section-flags=__CLANG_OFFLOAD_BUNDLE__<id>=readonly,exclude ...`
@@ -283,6 +291,7 @@ pub fn add_bundle_sections<I: AsRef<[u8]>>(
     add_bundle_sections_pieces(host, entries).map(|p| p.to_vec())
 }
 
+#[cfg(feature = "object-edit")]
 /// [`add_bundle_sections`], returning the object as [`Pieces`] that borrow
 /// the host's section data and the entries' contents: write it with
 /// [`Pieces::write_to`], and memory use does not grow with their size.
@@ -316,6 +325,7 @@ pub fn add_bundle_sections_pieces<'d, I: AsRef<[u8]>>(
     }
 }
 
+#[cfg(feature = "object-edit")]
 /// Removes every section whose name starts with `__CLANG_OFFLOAD_BUNDLE__`,
 /// as `llvm-objcopy --regex --remove-section=__CLANG_OFFLOAD_BUNDLE__.*` does:
 /// this is the host object the bundler extracts for a placeholder entry.
@@ -326,6 +336,7 @@ pub fn strip_bundle_sections(fat: &[u8]) -> Result<Vec<u8>, Error> {
     strip_bundle_sections_pieces(fat).map(|p| p.to_vec())
 }
 
+#[cfg(feature = "object-edit")]
 /// [`strip_bundle_sections`], returning the object as [`Pieces`] that borrow
 /// the section data of `fat`.
 pub fn strip_bundle_sections_pieces(fat: &[u8]) -> Result<Pieces<'_>, Error> {
@@ -347,6 +358,7 @@ pub fn strip_bundle_sections_pieces(fat: &[u8]) -> Result<Pieces<'_>, Error> {
     }
 }
 
+#[cfg(feature = "object-edit")]
 /// True when `data` is an object in which the last section of each entry's
 /// ID holds the entry's contents (empty IDs are not looked for).
 fn entries_readable<I: AsRef<[u8]>>(data: Data<'_>, entries: &[(I, &[u8])]) -> bool {
@@ -364,12 +376,14 @@ fn entries_readable<I: AsRef<[u8]>>(data: Data<'_>, entries: &[(I, &[u8])]) -> b
     })
 }
 
+#[cfg(feature = "object-edit")]
 /// Equal contents; the same slice is equal without reading it (a device
 /// image compared with itself stays on disk).
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     std::ptr::eq(a, b) || a == b
 }
 
+#[cfg(feature = "object-edit")]
 /// Applies the read-back check `readable` to a rewritten object, in place
 /// if it only needs bytes that lie within single pieces (headers, tables,
 /// names, whole sections), else on the assembled object.
@@ -382,6 +396,7 @@ fn read_back(image: &Pieces<'_>, readable: impl Fn(Data<'_>) -> bool) -> bool {
     readable(Data::Slice(&image.to_vec()))
 }
 
+#[cfg(feature = "object-edit")]
 fn rewrite<'d>(data: &'d [u8], edit: &objcopy::Edit<'_, 'd>) -> Result<Pieces<'d>, Error> {
     match sniff_format(data) {
         Some(ObjectFormat::Elf) => objcopy::rewrite(data, edit),
@@ -459,5 +474,5 @@ pub fn check_layout(data: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "object-edit"))]
 mod tests;

@@ -153,6 +153,7 @@ impl Class {
         }
     }
     /// Size of an address.
+    #[cfg(feature = "object-edit")]
     pub(crate) fn addr_size(self) -> u64 {
         if self.is64 {
             8

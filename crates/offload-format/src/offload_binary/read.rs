@@ -14,6 +14,7 @@
 use crate::bytes::{Bytes, Endian};
 use std::borrow::Cow;
 use std::fmt;
+#[cfg(feature = "zlib")]
 use std::io::Read;
 
 use super::{
@@ -503,6 +504,43 @@ fn check_multi(h: &[u8], limit: u64, allow_compressed: bool) -> Result<bool, Rea
     Ok(false)
 }
 
+/// Decodes a zstd body into `body`, at most `limit` bytes.
+#[cfg(feature = "zstd")]
+fn zstd_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), String> {
+    crate::zstd_bounded::decode::<()>(packed, u64::MAX, &mut |piece| {
+        let take = piece.len().min((limit - body.len() as u64) as usize);
+        body.extend_from_slice(&piece[..take]);
+        Ok((body.len() as u64) < limit)
+    })
+    .map(drop)
+    .map_err(|e| match e {
+        crate::zstd_bounded::Stop::Corrupt(e) => format!("zstd: {e}"),
+        _ => "zstd: stopped".to_owned(),
+    })
+}
+
+/// Decodes a zlib body into `body`, at most `limit` bytes.
+#[cfg(feature = "zlib")]
+fn zlib_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), String> {
+    flate2::read::ZlibDecoder::new(packed)
+        .take(limit)
+        .read_to_end(body)
+        .map(drop)
+        .map_err(|e| format!("zlib: {e}"))
+}
+
+/// Built without the codec: the body cannot be read.
+#[cfg(not(feature = "zstd"))]
+fn zstd_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), String> {
+    Err("zstd: not built with zstd (offload-format's `zstd` feature)".to_owned())
+}
+
+/// Built without the codec: the body cannot be read.
+#[cfg(not(feature = "zlib"))]
+fn zlib_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), String> {
+    Err("zlib: not built with zlib (offload-format's `zlib` feature)".to_owned())
+}
+
 /// Decompresses a version 3 body into a complete uncompressed binary.
 fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
     let size = u64_at(bin, 8)?;
@@ -518,22 +556,9 @@ fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
     let limit = body_size.saturating_add(1);
     let mut body = Vec::new();
     let result = if packed.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        crate::zstd_bounded::decode::<()>(packed, u64::MAX, &mut |piece| {
-            let take = piece.len().min((limit - body.len() as u64) as usize);
-            body.extend_from_slice(&piece[..take]);
-            Ok((body.len() as u64) < limit)
-        })
-        .map(drop)
-        .map_err(|e| match e {
-            crate::zstd_bounded::Stop::Corrupt(e) => format!("zstd: {e}"),
-            _ => "zstd: stopped".to_owned(),
-        })
+        zstd_body(packed, limit, &mut body)
     } else {
-        flate2::read::ZlibDecoder::new(packed)
-            .take(limit)
-            .read_to_end(&mut body)
-            .map(drop)
-            .map_err(|e| format!("zlib: {e}"))
+        zlib_body(packed, limit, &mut body)
     };
     result.map_err(K::Decompress)?;
     if body.len() as u64 != body_size {
@@ -837,12 +862,13 @@ mod tests {
                 b"second",
             )
         };
-        for (version, compression) in [
-            (2, None),
-            (3, None),
-            (3, Some(Compression::Zlib(6))),
-            (3, Some(Compression::Zstd(3))),
-        ] {
+        #[allow(unused_mut)] // without a codec, nothing is pushed
+        let mut cases: Vec<(u32, Option<Compression>)> = vec![(2, None), (3, None)];
+        #[cfg(feature = "zlib")]
+        cases.push((3, Some(Compression::Zlib(6))));
+        #[cfg(feature = "zstd")]
+        cases.push((3, Some(Compression::Zstd(3))));
+        for (version, compression) in cases {
             let one = write_multi(&[a.clone(), b.clone()], version, compression);
             let mut blob = one.clone();
             blob.extend_from_slice(&one);
@@ -864,6 +890,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "zlib")]
     fn compressed_bodies_are_checked() {
         let a = entry(vec![(b"triple", b"t")], &[7u8; 300]);
         let good = write_multi(&[a], 3, Some(Compression::Zlib(6)));
@@ -903,6 +930,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "zstd")]
     fn every_truncation_and_byte_flip_is_handled() {
         // No panics, whatever is cut or changed.
         let mut blob = sample();

@@ -184,12 +184,15 @@ impl<'a> ImageEntry<'a> {
     }
 }
 
-/// Compression of a version 3 binary's body.
+/// Compression of a version 3 binary's body (each method with the crate's
+/// feature of that name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
     /// zlib (RFC 1950) at the given level (0-9).
+    #[cfg(feature = "zlib")]
     Zlib(u32),
     /// zstd at the given level.
+    #[cfg(feature = "zstd")]
     Zstd(i32),
 }
 
@@ -268,18 +271,7 @@ pub fn write_multi(
     let Some(c) = compression else {
         return out;
     };
-    let body = &out[header as usize..];
-    let packed = match c {
-        Compression::Zlib(level) => {
-            let mut enc =
-                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(level));
-            enc.write_all(body).expect("in-memory compression");
-            enc.finish().expect("in-memory compression")
-        }
-        Compression::Zstd(level) => {
-            zstd::bulk::compress(body, level).expect("in-memory compression")
-        }
-    };
+    let packed = pack(&out[header as usize..], c);
     let mut z = out[..header as usize].to_vec();
     let csize = header + packed.len() as u64;
     z[8..16].copy_from_slice(&csize.to_le_bytes());
@@ -288,6 +280,25 @@ pub fn write_multi(
     let padded = align8(csize).expect("fits") as usize;
     z.resize(padded, 0);
     z
+}
+
+/// `body` compressed as `c` says. (Built without a codec, `Compression`
+/// has no value and this is never called.)
+#[cfg_attr(not(any(feature = "zlib", feature = "zstd")), allow(unused_variables))]
+fn pack(body: &[u8], c: Compression) -> Vec<u8> {
+    match c {
+        #[cfg(feature = "zlib")]
+        Compression::Zlib(level) => {
+            let mut enc =
+                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(level));
+            enc.write_all(body).expect("in-memory compression");
+            enc.finish().expect("in-memory compression")
+        }
+        #[cfg(feature = "zstd")]
+        Compression::Zstd(level) => {
+            zstd::bulk::compress(body, level).expect("in-memory compression")
+        }
+    }
 }
 
 #[cfg(test)]

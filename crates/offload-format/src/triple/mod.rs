@@ -29,6 +29,7 @@ mod names;
 mod normalize;
 
 pub(crate) use names::default_object_format;
+#[cfg(feature = "wrapper")]
 pub(crate) use names::is_darwin;
 pub(crate) use names::parse_arch;
 pub(crate) use names::parse_environment;

@@ -16,7 +16,7 @@
 //! inside a sequence is an error. It keeps only the last 64 KiB of output
 //! (the farthest a distance reaches) plus what it has not handed out yet.
 
-use super::codec::{DecodeError, Sink};
+use super::{DecodeError, Sink};
 
 /// The farthest back a distance reaches.
 const WINDOW: usize = 1 << 16;
