@@ -75,7 +75,7 @@ pub fn unbundle(job: &Job) -> Result<(), Fail> {
             error,
         } => {
             let shown = [archive.as_bytes(), b"(", member, b")"].concat();
-            crate::run::objcopy_refusal(error, &temp_name(), &temp_name(), &shown)
+            crate::objcopy::refusal(error, &temp_name(), &temp_name(), &shown)
                 .unwrap_or_else(|| Fail::bytes(e.to_bytes()))
         }
         _ => Fail::bytes(e.to_bytes()),

@@ -10,6 +10,7 @@ mod args;
 mod command;
 mod handler;
 mod job;
+mod objcopy;
 mod run;
 mod stream;
 mod unbundle;

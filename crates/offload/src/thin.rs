@@ -1142,7 +1142,7 @@ fn thin_zip(
             continue;
         }
         let head = crate::zipped::head(m).map_err(|e| format!("{shown}: {e}"))?;
-        if !crate::zipped::worth_reading(&head) {
+        if !crate::walk::worth_reading(&head) {
             continue;
         }
         let name = m.name_lossy();

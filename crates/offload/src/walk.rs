@@ -170,7 +170,7 @@ impl Walker {
                     continue;
                 }
             };
-            if !zipped::worth_reading(&head) {
+            if !worth_reading(&head) {
                 continue;
             }
             let name = m.name_lossy();
@@ -998,8 +998,19 @@ impl Walker {
     }
 }
 
+/// Whether a member whose first bytes are `head` may hold device code:
+/// an object file, archive or container of any kind the walk reads, or a
+/// text bundle. Python code, headers and data files are passed over
+/// without being decoded further.
+pub(crate) fn worth_reading(head: &[u8]) -> bool {
+    if bundle::has_magic(head) || text_bundle_comment(head).is_some() {
+        return true;
+    }
+    !matches!(identify(head), FileKind::Unknown)
+}
+
 /// The comment string of a text bundle, if `data` is one.
-pub(crate) fn text_bundle_comment(data: &[u8]) -> Option<&'static str> {
+fn text_bundle_comment(data: &[u8]) -> Option<&'static str> {
     let head = &data[..data.len().min(4096)];
     ["//", ";", "#"].into_iter().find(|c| {
         let marker = format!("{c} __CLANG_OFFLOAD_BUNDLE____START__ ");

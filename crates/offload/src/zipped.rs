@@ -5,9 +5,8 @@
 
 use offload_cli::diag::os_error_text;
 use offload_cli::fsio::{self, Input};
-use offload_format::identify::{identify, FileKind};
+use offload_format::zip;
 use offload_format::zip::{Archive, Member};
-use offload_format::{bundle, zip};
 
 use crate::model::Source;
 
@@ -22,17 +21,6 @@ pub fn is_zip_file(path: &std::path::Path) -> bool {
 
 /// How many first bytes of a member are decoded to see what it is.
 pub const SNIFF: u64 = 4096;
-
-/// Whether a member whose first bytes are `head` may hold device code:
-/// an object file, archive or container of any kind the walk reads, or a
-/// text bundle. Python code, headers and data files are passed over
-/// without being decoded further.
-pub fn worth_reading(head: &[u8]) -> bool {
-    if bundle::has_magic(head) || crate::walk::text_bundle_comment(head).is_some() {
-        return true;
-    }
-    !matches!(identify(head), FileKind::Unknown)
-}
 
 /// The first [`SNIFF`] bytes of a member (fewer if it is shorter).
 pub fn head(m: &Member<'_>) -> Result<Vec<u8>, zip::ZipError> {
