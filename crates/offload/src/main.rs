@@ -131,8 +131,13 @@ fn report_damage(root: &Node, diag: &Diag) -> usize {
     n
 }
 
-fn walk_all(files: &[std::path::PathBuf], verify: bool, diag: &Diag) -> (Vec<Node>, usize) {
-    let mut walker = walk::Walker::default();
+fn walk_all(
+    files: &[std::path::PathBuf],
+    verify: bool,
+    headers_only: bool,
+    diag: &Diag,
+) -> (Vec<Node>, usize) {
+    let mut walker = walk::Walker::default().headers_only(headers_only && !verify);
     walker.verify = verify;
     let mut damage = 0;
     let roots: Vec<Node> = files.iter().map(|f| walker.file(f)).collect();
@@ -183,7 +188,7 @@ pub(crate) struct Inputs {
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     let inputs = expand_inputs(&args.files, diag);
-    let (mut roots, damage) = walk_all(&inputs.files, args.verify, diag);
+    let (mut roots, damage) = walk_all(&inputs.files, args.verify, args.summary, diag);
     let damage = damage + inputs.unreadable;
     if inputs.tree {
         // In a tree, files without device code are left out.
@@ -285,7 +290,7 @@ fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
-    let (roots, damage) = walk_all(&args.files, false, diag);
+    let (roots, damage) = walk_all(&args.files, false, false, diag);
     // All or nothing: an input that cannot be read completely means no
     // output at all.
     if damage > 0 {

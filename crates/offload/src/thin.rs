@@ -419,7 +419,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             if args.drop.is_empty() && crate::zipped::is_zip_file(f) {
                 Node::new(NodeKind::File, f.display().to_string(), f.clone())
             } else {
-                Walker::default().file(f)
+                walker(args).file(f)
             }
         })
         .collect();
@@ -528,7 +528,7 @@ fn run_tree(
         let root = if zip {
             Node::new(NodeKind::File, file.display().to_string(), file.clone())
         } else {
-            Walker::default().file(file)
+            walker(args).file(file)
         };
         if !zip && !root.is_interesting() {
             continue;
@@ -603,6 +603,14 @@ fn run_tree(
     } else {
         status
     }
+}
+
+/// The walk that finds what to thin. A dry run reads NVIDIA entry headers
+/// only (what it reports needs nothing more); a real run also decodes the
+/// first block of each compressed payload, so that a damaged stream stops
+/// the file before anything is written.
+fn walker(args: &ThinArgs) -> Walker {
+    Walker::default().headers_only(args.dry_run)
 }
 
 /// Whether a file is as it was: same size, modification time and inode.
@@ -1158,7 +1166,7 @@ fn thin_zip(
         let mut root = Node::new(NodeKind::File, name.clone(), source);
         root.offset = Some(0);
         root.size = Some(member.len() as u64);
-        Walker::default().decoded(&mut root, member.clone(), 0);
+        walker(args).decoded(&mut root, member.clone(), 0);
         if !root.is_interesting() {
             continue;
         }

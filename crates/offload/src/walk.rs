@@ -82,6 +82,11 @@ pub struct Walker {
     /// Decompress every CCOB completely: check its hash and name the
     /// payloads inside (`ls --verify`).
     pub verify: bool,
+    /// Read NVIDIA entries' headers only: compressed payloads are not
+    /// decoded to be named (`ls --summary`, `thin --dry-run`, which need
+    /// the architectures and sizes the headers give; damage inside a
+    /// compressed stream is then not seen).
+    headers_only: bool,
     /// NVIDIA entries met so far in the current file: (ELF, PTX), for
     /// cuobjdump's numbering.
     nv_numbers: (usize, usize),
@@ -100,6 +105,12 @@ fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
 }
 
 impl Walker {
+    /// Reads NVIDIA entries' headers only (see the field).
+    pub fn headers_only(mut self, on: bool) -> Walker {
+        self.headers_only = on;
+        self
+    }
+
     /// Inspects one input file. I/O errors become damage of the file node.
     pub fn file(&mut self, path: &Path) -> Node {
         // Containers are numbered per input.
@@ -904,7 +915,9 @@ impl Walker {
                 unlisted_in: self.nv_section.is_some(),
                 stored,
             };
-            let head = if e.is_compressed() {
+            let head = if e.is_compressed() && self.headers_only {
+                Heads::Ready(Ok(Vec::new()))
+            } else if e.is_compressed() {
                 Heads::Decode(*e)
             } else {
                 Heads::Ready(Ok(vec![fsio::head(e.payload, HEAD).into_owned()]))
@@ -933,7 +946,7 @@ impl Walker {
             }
             let ranges: Vec<(u64, u64)> = members.iter().map(|m| (m.offset, m.size)).collect();
             let last = ranges.iter().map(|r| r.0).max().unwrap_or(0);
-            let heads = if last > HEADS_DECODE_MAX {
+            let heads = if last > HEADS_DECODE_MAX || self.headers_only {
                 Heads::Ready(Ok(Vec::new()))
             } else {
                 Heads::Ranges(*e, ranges)
@@ -1232,7 +1245,10 @@ impl<'a> HeadBatch<'a> {
         let places: Vec<(usize, usize, Option<u64>)> =
             jobs.iter().map(|j| (j.node, j.first, j.at)).collect();
         let heads: Vec<Heads<'a>> = jobs.into_iter().map(|j| j.heads).collect();
-        let results = if self.threads > 1 && heads.len() > 1 {
+        // Heads already read (stored payloads, or none wanted) need no
+        // threads.
+        let decoding = heads.iter().any(|h| !matches!(h, Heads::Ready(_)));
+        let results = if self.threads > 1 && heads.len() > 1 && decoding {
             let per = heads.len().div_ceil(self.threads);
             let mut chunks: Vec<Vec<Heads<'a>>> = Vec::new();
             let mut heads = heads.into_iter().peekable();
