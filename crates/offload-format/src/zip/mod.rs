@@ -2,7 +2,7 @@
 //! checked against the file, each member's data located; inflating a
 //! member with its recorded size as a limit and its CRC checked
 //! ([`Member::decode`]); and the records a writer of a new archive needs
-//! ([`write`]). ZIP64 is read and written where sizes or offsets need it.
+//! ([`mod@write`]). ZIP64 is read and written where sizes or offsets need it.
 //!
 //! Nothing recorded is trusted: every offset and size is checked against
 //! the bytes before use, and a member's recorded size only bounds its
