@@ -1022,7 +1022,7 @@ fn cuda_tree(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
 /// fastest level, to keep the set-up short; inflating costs the same),
 /// with the central directory a wheel has.
 fn cuda_wheel(d: &Path, dir: &str, out: &str) -> Result<(), String> {
-    use offload_format::zip::write::{central_header, end_records, local_header, Entry};
+    use offload_format::zip::write::{Entry, Layout};
     use offload_format::zip::Method;
     let root = d.join(dir);
     let mut files = Vec::new();
@@ -1043,8 +1043,7 @@ fn cuda_wheel(d: &Path, dir: &str, out: &str) -> Result<(), String> {
         }
     }
     let mut w = std::io::BufWriter::new(fs::File::create(d.join(out)).map_err(|e| e.to_string())?);
-    let mut pos = 0u64;
-    let mut central = Vec::new();
+    let mut layout = Layout::new();
     for f in &files {
         let data = fs::read(f).map_err(|e| e.to_string())?;
         let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -1074,20 +1073,11 @@ fn cuda_wheel(d: &Path, dir: &str, out: &str) -> Result<(), String> {
             central_extra: &[],
             comment: &[],
         };
-        central.extend(central_header(&e, pos));
-        let h = local_header(&e);
-        w.write_all(&h).map_err(|e| e.to_string())?;
+        w.write_all(&layout.member(&e)).map_err(|e| e.to_string())?;
         w.write_all(&z).map_err(|e| e.to_string())?;
-        pos += (h.len() + z.len()) as u64;
     }
-    w.write_all(&central).map_err(|e| e.to_string())?;
-    w.write_all(&end_records(
-        files.len() as u64,
-        pos,
-        central.len() as u64,
-        b"",
-    ))
-    .map_err(|e| e.to_string())?;
+    w.write_all(&layout.finish(b""))
+        .map_err(|e| e.to_string())?;
     w.flush().map_err(|e| e.to_string())
 }
 

@@ -1298,7 +1298,7 @@ fn write_zip(
     outputs: &mut Outputs,
 ) -> Result<u64, String> {
     use offload_format::wheel;
-    use offload_format::zip::write::{central_header, end_records, local_header, Entry};
+    use offload_format::zip::write::{Entry, Layout};
     use offload_format::zip::Method;
     let shown = file.display();
     let tshown = target.display();
@@ -1355,7 +1355,7 @@ fn write_zip(
     }
     let out = outputs.file(i);
     let mut pos = 0u64;
-    let mut central = Vec::new();
+    let mut layout = Layout::new();
     let fail = |e: io::Error| format!("{tshown}: {}", os_error_text(&e));
     for (k, m) in archive.members.iter().enumerate() {
         let mut e = Entry::from_member(m);
@@ -1375,8 +1375,7 @@ fn write_zip(
             } else {
                 Some(m.data)
             };
-        central.extend(central_header(&e, pos));
-        let header = local_header(&e);
+        let header = layout.member(&e);
         out.write_all(&header).map_err(fail)?;
         pos += header.len() as u64;
         match data {
@@ -1393,15 +1392,8 @@ fn write_zip(
         }
         pos += e.compressed_size;
     }
-    let at = pos;
-    out.write_all(&central).map_err(fail)?;
-    let end = end_records(
-        archive.members.len() as u64,
-        at,
-        central.len() as u64,
-        archive.comment,
-    );
+    let end = layout.finish(archive.comment);
     out.write_all(&end).map_err(fail)?;
     outputs.finish(i).map_err(fail)?;
-    Ok(at + central.len() as u64 + end.len() as u64)
+    Ok(pos + end.len() as u64)
 }

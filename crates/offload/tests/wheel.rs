@@ -321,10 +321,10 @@ fn damaged_wheels_are_refused() {
 
 /// A zip of `members`, all stored, made with the format library's writer.
 fn stored_zip(members: &[(String, Vec<u8>)]) -> Vec<u8> {
-    use offload_format::zip::write::{central_header, end_records, local_header, Entry};
+    use offload_format::zip::write::{Entry, Layout};
     use offload_format::zip::Method;
     let mut out = Vec::new();
-    let mut central = Vec::new();
+    let mut layout = Layout::new();
     for (name, data) in members {
         let mut crc = flate2::Crc::new();
         crc.update(data);
@@ -345,18 +345,10 @@ fn stored_zip(members: &[(String, Vec<u8>)]) -> Vec<u8> {
             central_extra: &[],
             comment: &[],
         };
-        central.extend(central_header(&e, out.len() as u64));
-        out.extend(local_header(&e));
+        out.extend(layout.member(&e));
         out.extend(data);
     }
-    let at = out.len() as u64;
-    out.extend(&central);
-    out.extend(end_records(
-        members.len() as u64,
-        at,
-        central.len() as u64,
-        b"",
-    ));
+    out.extend(layout.finish(b""));
     out
 }
 

@@ -1,4 +1,4 @@
-use super::write::{central_header, end_records, local_header, Entry};
+use super::write::{central_header, end_records, local_header, Entry, Layout};
 use super::*;
 
 fn deflate(data: &[u8]) -> Vec<u8> {
@@ -17,7 +17,7 @@ fn crc(data: &[u8]) -> u32 {
 /// writer.
 fn build(members: &[(&str, &[u8], bool)]) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut central = Vec::new();
+    let mut layout = Layout::new();
     for (name, data, deflated) in members {
         let stored = if *deflated {
             deflate(data)
@@ -45,18 +45,10 @@ fn build(members: &[(&str, &[u8], bool)]) -> Vec<u8> {
             central_extra: &[],
             comment: &[],
         };
-        central.extend(central_header(&e, out.len() as u64));
-        out.extend(local_header(&e));
+        out.extend(layout.member(&e));
         out.extend(stored);
     }
-    let at = out.len() as u64;
-    out.extend(&central);
-    out.extend(end_records(
-        members.len() as u64,
-        at,
-        central.len() as u64,
-        b"",
-    ));
+    out.extend(layout.finish(b""));
     out
 }
 

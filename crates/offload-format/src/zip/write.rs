@@ -217,3 +217,38 @@ pub fn end_records(count: u64, offset: u64, size: u64, comment: &[u8]) -> Vec<u8
     out.extend_from_slice(comment);
     out
 }
+
+/// Lays out a new archive member by member: the local header of each as
+/// it is added (the caller writes the member's stored data right after
+/// it), then the central directory and end records.
+#[derive(Debug, Default)]
+pub struct Layout {
+    pos: u64,
+    count: u64,
+    central: Vec<u8>,
+}
+
+impl Layout {
+    /// An empty archive.
+    pub fn new() -> Layout {
+        Layout::default()
+    }
+
+    /// The local header of `e`; its `compressed_size` bytes of data must
+    /// follow it.
+    pub fn member(&mut self, e: &Entry<'_>) -> Vec<u8> {
+        let header = local_header(e);
+        self.central.extend(central_header(e, self.pos));
+        self.pos += header.len() as u64 + e.compressed_size;
+        self.count += 1;
+        header
+    }
+
+    /// The central directory and end records, which end the archive.
+    pub fn finish(self, comment: &[u8]) -> Vec<u8> {
+        let mut out = self.central;
+        let size = out.len() as u64;
+        out.extend(end_records(self.count, self.pos, size, comment));
+        out
+    }
+}
