@@ -207,6 +207,13 @@ impl std::fmt::Display for Source {
     }
 }
 
+impl Source {
+    /// Whether this is a member of a zip archive.
+    pub fn is_zip_member(&self) -> bool {
+        matches!(self, Source::ZipMember { .. })
+    }
+}
+
 impl From<PathBuf> for Source {
     fn from(p: PathBuf) -> Source {
         Source::File(p)

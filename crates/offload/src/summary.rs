@@ -84,12 +84,20 @@ pub fn summarize(roots: &[Node]) -> Summary {
     let mut files = 0;
     let mut all: Vec<&Entry> = Vec::new();
     for root in roots {
-        let before = all.len();
-        root.visit(&mut Vec::new(), &mut |path| {
-            all.extend(path[path.len() - 1].entries.iter());
-        });
-        if all.len() > before {
-            files += 1;
+        // A zip archive (a wheel) counts as the files it would unpack to.
+        let units: Vec<&Node> = if root.children.iter().any(|c| c.file.is_zip_member()) {
+            root.children.iter().collect()
+        } else {
+            vec![root]
+        };
+        for unit in units {
+            let before = all.len();
+            unit.visit(&mut Vec::new(), &mut |path| {
+                all.extend(path[path.len() - 1].entries.iter());
+            });
+            if all.len() > before {
+                files += 1;
+            }
         }
     }
     for e in &all {
@@ -143,11 +151,34 @@ pub fn summarize(roots: &[Node]) -> Summary {
             (gpu, freed)
         })
         .collect();
-    Summary {
-        files,
-        rows: rows.into_values().collect(),
-        keep,
+    // Architectures in numeric order (`sm_75` before `sm_100`, `gfx90a`
+    // before `gfx1030`), as people read them.
+    let mut rows: Vec<Row> = rows.into_values().collect();
+    rows.sort_by(|a, b| {
+        (a.vendor, natural(&a.arch), &a.kind).cmp(&(b.vendor, natural(&b.arch), &b.kind))
+    });
+    Summary { files, rows, keep }
+}
+
+/// A sort key that orders runs of digits by their value: `sm_90a` <
+/// `sm_100`.
+fn natural(s: &str) -> Vec<(u64, &str)> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            let (d, r) = rest.split_at(digits);
+            out.push((d.parse().unwrap_or(u64::MAX), ""));
+            rest = r;
+        } else {
+            let text = rest.len() - rest.trim_start_matches(|c: char| !c.is_ascii_digit()).len();
+            let (t, r) = rest.split_at(text);
+            out.push((0, t));
+            rest = r;
+        }
     }
+    out
 }
 
 fn human(n: u64) -> String {
@@ -204,14 +235,13 @@ pub fn text(s: &Summary, out: &mut String) {
             "offload thin --keep GPU frees up to", "stored"
         );
         for (gpu, freed) in &s.keep {
-            let share = if stored > 0 {
-                *freed as f64 * 100.0 / stored as f64
-            } else {
-                0.0
-            };
+            // Rounded down: 100% only when every byte would go.
+            let share = (u128::from(*freed) * 100)
+                .checked_div(u128::from(stored))
+                .unwrap_or(0);
             let _ = writeln!(
                 out,
-                "{:<36} {:>12}  ({share:.0}% of the device code)",
+                "{:<36} {:>12}  ({share}% of the device code)",
                 format!("  --keep {gpu}"),
                 human(*freed)
             );
@@ -251,4 +281,25 @@ pub fn json(s: &Summary, out: &mut String) {
         let _ = write!(out, "{{\"gpu\":{},\"frees_bytes\":{freed}}}", js(gpu));
     }
     out.push_str("]}}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural;
+
+    #[test]
+    fn architectures_sort_by_number() {
+        let mut v = vec![
+            "sm_120", "sm_90a", "sm_100f", "sm_75", "sm_90", "sm_100", "gfx1030", "gfx90a",
+            "gfx906",
+        ];
+        v.sort_by_key(|s| natural(s));
+        assert_eq!(
+            v,
+            [
+                "gfx90a", "gfx906", "gfx1030", "sm_75", "sm_90", "sm_90a", "sm_100", "sm_100f",
+                "sm_120"
+            ]
+        );
+    }
 }

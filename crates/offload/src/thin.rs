@@ -389,6 +389,12 @@ fn plan_node(
 struct Totals {
     /// For a zip archive: its members with device code.
     members_with_code: usize,
+    /// For a zip archive: its members left unchanged because a `--keep`
+    /// names nothing in them (reported; not a failure).
+    members_unchanged: usize,
+    /// For each `--keep`: whether some file (member) had code it could
+    /// match, and whether it matched (see [`keep_matches`]).
+    matches: Vec<(bool, bool)>,
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
@@ -507,10 +513,11 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
 }
 
 /// `offload thin` over directory trees: each file is thinned and
-/// committed on its own; a file that is damaged, unreadable, or whose
-/// `--keep`s name nothing in it is reported and skipped, and the others go
-/// on; files without device code are skipped silently. The exit status is
-/// 1 if anything was skipped.
+/// committed on its own; a file that is damaged or unreadable is reported
+/// and skipped, and the others go on; a file with nothing for a `--keep`
+/// is left unchanged and reported; files without device code are skipped
+/// silently. The exit status is 1 if anything was skipped, or if a
+/// `--keep` matched nothing in any file.
 fn run_tree(
     inputs: &crate::Inputs,
     sel: &Selection,
@@ -520,7 +527,9 @@ fn run_tree(
     use std::process::ExitCode;
     let mut skipped = inputs.unreadable;
     let mut thinned = 0usize;
+    let mut unchanged = 0usize;
     let mut freed = 0u64;
+    let mut matches: Vec<(bool, bool)> = Vec::new();
     let mut report = String::new();
     for file in &inputs.files {
         let zip = crate::zipped::is_zip_file(file);
@@ -532,6 +541,18 @@ fn run_tree(
         };
         if !zip && !root.is_interesting() {
             continue;
+        }
+        if !zip {
+            // A file with nothing for a --keep is code that GPU cannot
+            // use (cuFFT's one sm_75 stub, say): left as it is, reported,
+            // not a failure.
+            let shown = file.display().to_string();
+            if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
+                merge_matches(&mut matches, &keep_matches(&root, sel));
+                report.push_str(&format!("{shown}: left unchanged: {}\n", u.reason()));
+                unchanged += 1;
+                continue;
+            }
         }
         let before = report.len();
         let mut outputs = Outputs::new();
@@ -578,6 +599,7 @@ fn run_tree(
         match result {
             Ok(totals) if zip && totals.members_with_code == 0 => report.truncate(before),
             Ok(totals) => {
+                merge_matches(&mut matches, &totals.matches);
                 thinned += 1;
                 freed += totals.bytes_freed;
             }
@@ -590,7 +612,12 @@ fn run_tree(
     }
     let would = if args.dry_run { "would be " } else { "" };
     report.push_str(&format!(
-        "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}\n",
+        "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}{}\n",
+        if unchanged > 0 {
+            format!(", {unchanged} left unchanged (nothing in them for a --keep)")
+        } else {
+            String::new()
+        },
         if skipped > 0 {
             format!(", {skipped} skipped")
         } else {
@@ -598,7 +625,19 @@ fn run_tree(
         }
     ));
     let status = crate::write_stdout(report.as_bytes(), diag);
-    if skipped > 0 {
+    // A --keep that matched nothing anywhere, though there was code of its
+    // vendor, is most likely a typo.
+    let mut typo = false;
+    for ((text, _), (targeted, matched)) in sel.keep.iter().zip(&matches) {
+        if *targeted && !*matched {
+            typo = true;
+            diag.error(format!(
+                "--keep {text} matches no entry of any file under the inputs; \
+                 nothing was thinned for it"
+            ));
+        }
+    }
+    if skipped > 0 || typo {
         ExitCode::FAILURE
     } else {
         status
@@ -669,10 +708,91 @@ fn containers(root: &Node) -> usize {
     n
 }
 
+/// Why a file (or zip member) is not thinned.
+enum Unfit {
+    /// It holds damage (the message says where).
+    Damaged(String),
+    /// A `--keep` names nothing in it, though it has code of that
+    /// `--keep`'s vendor: left unchanged.
+    NothingFor {
+        /// The file as shown.
+        shown: String,
+        /// The `--keep` value.
+        keep: String,
+        /// ` (did you mean --keep X?)`, or empty.
+        mean: String,
+        /// The targets the file has.
+        present: String,
+    },
+}
+
+impl Unfit {
+    /// The whole message, for an error.
+    fn message(&self) -> String {
+        match self {
+            Unfit::Damaged(m) => m.clone(),
+            Unfit::NothingFor {
+                shown,
+                keep,
+                mean,
+                present,
+            } => format!(
+                "--keep {keep} matches no entry of {shown}{mean}; targets present: {present} \
+                 (`offload ls {shown}` lists them)"
+            ),
+        }
+    }
+
+    /// Why a file of a tree (or member of a wheel) is left unchanged, in
+    /// a few words.
+    fn reason(&self) -> String {
+        match self {
+            Unfit::Damaged(m) => m.clone(),
+            // No "did you mean": in a tree or a wheel the value is a
+            // GPU some other file has code for (or the run-wide check
+            // catches it).
+            Unfit::NothingFor { keep, present, .. } => {
+                format!("nothing in it for --keep {keep}; targets present: {present}")
+            }
+        }
+    }
+}
+
+/// For each `--keep`: whether the file has code of its vendor for some
+/// target (so that it could have matched), and whether it matches an
+/// entry.
+fn keep_matches(root: &Node, sel: &Selection) -> Vec<(bool, bool)> {
+    let all = all_entries(root);
+    sel.keep
+        .iter()
+        .map(|(_, s)| {
+            let targeted = all.iter().any(|e| {
+                let v = Vendor::of_entry(e);
+                (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
+                    && e.target_id
+                        .as_deref()
+                        .is_some_and(|t| !t.is_empty() && t != "generic")
+            });
+            (targeted, all.iter().any(|e| s.matches(e)))
+        })
+        .collect()
+}
+
+/// Merges what [`keep_matches`] found in one more file into `into`.
+fn merge_matches(into: &mut Vec<(bool, bool)>, more: &[(bool, bool)]) {
+    if into.len() < more.len() {
+        into.resize(more.len(), (false, false));
+    }
+    for (a, b) in into.iter_mut().zip(more) {
+        a.0 |= b.0;
+        a.1 |= b.1;
+    }
+}
+
 /// What must hold before a file (or zip member) is thinned: no damage,
 /// and every `--keep` names something it has. Returns the vendors whose
 /// code is left alone.
-fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, String> {
+fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, Unfit> {
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         for d in &path[path.len() - 1].damage {
@@ -680,32 +800,26 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, S
         }
     });
     if let Some(first) = damage.first() {
-        return Err(format!(
+        return Err(Unfit::Damaged(format!(
             "{shown}: not thinned, it holds damage ({first}; `offload ls` lists all {})",
             damage.len()
-        ));
+        )));
     }
     // Every --keep must name something the file has.
     let all = all_entries(root);
-    for (text, s) in &sel.keep {
-        let targeted = all.iter().any(|e| {
-            let v = Vendor::of_entry(e);
-            (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
-                && e.target_id
-                    .as_deref()
-                    .is_some_and(|t| !t.is_empty() && t != "generic")
-        });
-        if targeted && !all.iter().any(|e| s.matches(e)) {
+    for ((text, _), (targeted, matched)) in sel.keep.iter().zip(keep_matches(root, sel)) {
+        if targeted && !matched {
             let refs: Vec<&Entry> = all.iter().collect();
             let present = spellings_present(&refs);
             let mean = nearest(text, &present)
                 .map(|n| format!(" (did you mean --keep {n}?)"))
                 .unwrap_or_default();
-            return Err(format!(
-                "--keep {text} matches no entry of {shown}{mean}; targets present: {} \
-                 (`offload ls {shown}` lists them)",
-                targets_present(&refs)
-            ));
+            return Err(Unfit::NothingFor {
+                shown: shown.to_owned(),
+                keep: text.clone(),
+                mean,
+                present: targets_present(&refs),
+            });
         }
     }
     // A vendor whose code is here but no --keep names is left alone.
@@ -754,7 +868,7 @@ fn thin_file(
     report: &mut String,
 ) -> Result<Totals, String> {
     let shown = file.display().to_string();
-    let alone = preflight(&shown, root, sel)?;
+    let alone = preflight(&shown, root, sel).map_err(|u| u.message())?;
     let input = fsio::read_input(file.as_os_str())
         .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
     let mut out = match target {
@@ -778,7 +892,7 @@ fn thin_file(
     };
     report.push_str(&header);
     report_alone(&alone, report);
-    let totals = match &mut out {
+    let mut totals = match &mut out {
         Some((i, t)) => {
             let sink = outputs.file(*i);
             let totals = thin_input(&shown, root, &input, Some((sink, t)), sel, args, report)?;
@@ -789,6 +903,7 @@ fn thin_file(
         }
         None => thin_input::<OutputFile>(&shown, root, &input, None, sel, args, report)?,
     };
+    totals.matches = keep_matches(root, sel);
     report_totals(
         &totals,
         containers(root),
@@ -1172,11 +1287,17 @@ fn thin_zip(
         }
         with_code += 1;
         let mut sub = String::new();
+        merge_matches(&mut totals.matches, &keep_matches(&root, sel));
         let alone = match preflight(&mshown, &root, sel) {
             Ok(a) => a,
-            Err(e) => {
-                skipped += 1;
-                report.push_str(&format!("  {name}: left unchanged: {e}\n"));
+            Err(u) => {
+                // Damage is a failure; a member with nothing for a --keep
+                // is what that GPU cannot use, left as it is.
+                match u {
+                    Unfit::Damaged(_) => skipped += 1,
+                    Unfit::NothingFor { .. } => totals.members_unchanged += 1,
+                }
+                report.push_str(&format!("  {name}: left unchanged: {}\n", u.reason()));
                 continue;
             }
         };

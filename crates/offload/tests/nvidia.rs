@@ -516,6 +516,88 @@ fn trees_are_thinned_file_by_file_links_kept_damage_skipped() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// In a tree, a file with nothing a `--keep`'d GPU can use (cuFFT's lone
+/// sm_75 stub in a CUDA 13 install) is left as it is and said so, without
+/// failing the run; a `--keep` that matches nothing in any file is an
+/// error.
+#[test]
+fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    fs::create_dir_all(&root).unwrap();
+    for f in ["compress-all.o", "rdc.o"] {
+        fs::copy(fixtures().join(f), root.join(f)).unwrap();
+    }
+    let rdc = fs::read(root.join("rdc.o")).unwrap();
+    let both = fs::read(root.join("compress-all.o")).unwrap();
+    // rdc.o holds one sm_90 cubin, which an sm_80 GPU cannot run.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_80",
+            "--in-place",
+            root.to_str().unwrap(),
+        ],
+    );
+    let report = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{report}{}", text(&o.stderr));
+    assert!(
+        report.contains(
+            "rdc.o: left unchanged: nothing in it for --keep sm_80; targets present: sm_90"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("in all: 1 files with device code thinned")
+            && report.contains("1 left unchanged"),
+        "{report}"
+    );
+    assert_eq!(fs::read(root.join("rdc.o")).unwrap(), rdc);
+    let thinned = fs::read(root.join("compress-all.o")).unwrap();
+    assert_eq!(thinned.len(), both.len());
+    assert_ne!(thinned, both);
+    // Nothing anywhere for an sm_75 GPU: an error, every file as it was.
+    fs::write(root.join("compress-all.o"), &both).unwrap();
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_75",
+            "--in-place",
+            root.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stderr)
+            .contains("offload: error: --keep sm_75 matches no entry of any file under the inputs"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(fs::read(root.join("rdc.o")).unwrap(), rdc);
+    assert_eq!(fs::read(root.join("compress-all.o")).unwrap(), both);
+    // Named on the command line, such a file is still an error.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_80",
+            "--dry-run",
+            root.join("rdc.o").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("--keep sm_80 matches no entry of"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 #[test]
 fn the_summary_counts_bytes_per_gpu_and_what_each_keep_frees() {
     let o = run_in(
