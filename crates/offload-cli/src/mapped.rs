@@ -41,6 +41,10 @@ fn regions() -> std::sync::MutexGuard<'static, Vec<Region>> {
     REGIONS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How far back of its range [`Mapping::release`] drops pages too: the
+/// largest folio the page cache maps on one fault (a huge page).
+const RELEASE_SLACK: usize = 2 << 20;
+
 impl Mapping {
     /// Maps all of `file` (which must not be empty) read-only.
     pub(crate) fn new(file: File) -> io::Result<Mapping> {
@@ -69,24 +73,30 @@ impl Mapping {
     }
 
     /// Drops the pages of `range` (clamped to the mapping, widened to
-    /// whole pages) from this process's resident set. They stay in the
-    /// page cache, and touching them again maps them back with the same
-    /// contents.
+    /// whole pages, and back by up to [`RELEASE_SLACK`]) from this
+    /// process's resident set. They stay in the page cache, and touching
+    /// them again maps them back with the same contents.
+    ///
+    /// Why the slack: the kernel maps a whole large folio of the page
+    /// cache on one fault (a file written in 256 KiB pieces, such as a
+    /// decoded zip member, is cached in such folios), so the first read
+    /// past a released range maps the end of that range back in. A reader
+    /// going forward and releasing as it goes would keep those tails, a
+    /// few hundred KiB per release; widening each release backwards drops
+    /// them again.
     pub(crate) fn release(&self, range: std::ops::Range<usize>) {
         let end = range.end.min(self.map.len());
         if range.start >= end {
             return;
         }
+        let start = range.start.saturating_sub(RELEASE_SLACK);
         // SAFETY: the mapping is private, read-only and never written, so
         // dropping its pages loses nothing: the next access reads the same
         // bytes from the file (the file not changing is this module's
         // condition anyway). Failure only means the pages stay.
         let _ = unsafe {
-            self.map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                range.start,
-                end - range.start,
-            )
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
         };
     }
 }

@@ -528,6 +528,8 @@ fn run_tree(
     let mut skipped = inputs.unreadable;
     let mut thinned = 0usize;
     let mut unchanged = 0usize;
+    // Files with device code but nothing to drop.
+    let mut nothing = 0usize;
     let mut freed = 0u64;
     let mut matches: Vec<(bool, bool)> = Vec::new();
     let mut report = String::new();
@@ -556,7 +558,18 @@ fn run_tree(
         }
         let before = report.len();
         let mut outputs = Outputs::new();
-        let target = (args.in_place && !args.dry_run).then(|| file.clone());
+        let mut target = (args.in_place && !args.dry_run).then(|| file.clone());
+        if target.is_some() && !zip {
+            // A file with nothing to drop (thinned before, say) is not
+            // written again: reading the headers tells, at little cost.
+            let mut quiet = String::new();
+            let mut none = Outputs::new();
+            if let Ok((t, _)) = thin_any(file, &root, None, sel, args, &mut none, &mut quiet) {
+                if t.rewritten == 0 {
+                    target = None;
+                }
+            }
+        }
         let stamp = std::fs::metadata(file).ok();
         let result = thin_any(
             file,
@@ -600,7 +613,11 @@ fn run_tree(
             Ok(totals) if zip && totals.members_with_code == 0 => report.truncate(before),
             Ok(totals) => {
                 merge_matches(&mut matches, &totals.matches);
-                thinned += 1;
+                if totals.rewritten > 0 {
+                    thinned += 1;
+                } else {
+                    nothing += 1;
+                }
                 freed += totals.bytes_freed;
             }
             Err(e) => {
@@ -612,7 +629,12 @@ fn run_tree(
     }
     let would = if args.dry_run { "would be " } else { "" };
     report.push_str(&format!(
-        "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}{}\n",
+        "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}{}{}\n",
+        if nothing > 0 {
+            format!(", {nothing} with nothing to drop")
+        } else {
+            String::new()
+        },
         if unchanged > 0 {
             format!(", {unchanged} left unchanged (nothing in them for a --keep)")
         } else {
@@ -1388,7 +1410,8 @@ fn thin_zip(
         totals.bytes_freed as f64 * 100.0 / decoded_len.max(1) as f64,
     );
     totals.members_with_code = with_code;
-    let unchanged_in_place = with_code == 0 && target == Some(file);
+    // In place, an archive with nothing thinned is not written again.
+    let unchanged_in_place = thinned == 0 && target == Some(file);
     if let Some(t) = target.filter(|_| !args.dry_run && !unchanged_in_place) {
         let size = write_zip(file, &archive, &mut repacked, t, outputs)?;
         last.push_str(&format!(

@@ -76,6 +76,10 @@ pub struct Walker {
     /// dropped once looked at (a listing of a large library then holds a
     /// few pages at a time, not every page it touched).
     current: Option<Rc<fsio::Input>>,
+    /// Where the bytes being read start in `current`: 0, or the offset of
+    /// a stored zip member read in place (offsets in the tree are the
+    /// member's own).
+    base: usize,
     /// Uncompressed bundles of `current` done with but not yet dropped:
     /// the span they cover and how many (see [`Walker::done_with_bundle`]).
     pending: Option<(usize, usize, usize)>,
@@ -124,6 +128,7 @@ impl Walker {
         );
         match fsio::read_input(path.as_os_str()) {
             Ok(input) if zip::has_magic(&input) => {
+                let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
                 self.zip_archive(&input, path, &mut node);
@@ -136,9 +141,11 @@ impl Walker {
                 node.offset = Some(0);
                 self.flush_pending();
                 let outer = self.current.replace(input.clone());
+                let outer_base = std::mem::take(&mut self.base);
                 self.inspect(&input, Place::At(0), &mut node, 0, true);
                 self.flush_pending();
                 self.current = outer;
+                self.base = outer_base;
             }
             Err(e) => node.damage.push(Damage {
                 offset: None,
@@ -154,7 +161,7 @@ impl Walker {
     /// them in the unpacked file. Members whose first bytes are no format
     /// the walk reads are passed over; a compressed one that is is
     /// decoded into a scratch file ([`zipped::decode`]), not memory.
-    fn zip_archive(&mut self, data: &fsio::Input, path: &Path, node: &mut Node) {
+    fn zip_archive(&mut self, data: &Rc<fsio::Input>, path: &Path, node: &mut Node) {
         let wheel = path.extension().is_some_and(|e| e == "whl");
         node.detail = Some(if wheel { "Python wheel" } else { "zip archive" }.to_owned());
         let archive = match zip::Archive::parse(data) {
@@ -195,15 +202,22 @@ impl Walker {
             child.size = Some(m.uncompressed_size);
             child.detail = Some(format!("zip member, {}", m.method));
             match m.stored() {
-                // In place: the member is read where it lies, without the
-                // wheel's pages being dropped by offsets of the member.
+                // In place: the member is read where it lies, the
+                // wheel's pages dropped as they are looked at (the
+                // member's offsets shifted by where it starts).
                 Some(bytes) => {
                     self.flush_pending();
                     self.nv_numbers = (0, 0);
                     self.nv_unlisted.clear();
-                    let outer = self.current.take();
+                    let outer = self.current.replace(data.clone());
+                    let outer_base = std::mem::replace(
+                        &mut self.base,
+                        usize::try_from(m.data_offset).unwrap_or(usize::MAX),
+                    );
                     self.inspect(bytes, Place::At(0), &mut child, 1, true);
+                    self.flush_pending();
                     self.current = outer;
+                    self.base = outer_base;
                 }
                 None => match zipped::decode(data, m) {
                     Ok(input) => self.decoded(&mut child, Rc::new(input), 1),
@@ -230,9 +244,11 @@ impl Walker {
         self.nv_unlisted.clear();
         input.advise_random();
         let outer = self.current.replace(input.clone());
+        let outer_base = std::mem::take(&mut self.base);
         self.inspect(&input, Place::At(0), node, depth, true);
         self.flush_pending();
         self.current = outer;
+        self.base = outer_base;
     }
 
     /// Drops the pages of `len` bytes at `place` from this process's
@@ -241,6 +257,7 @@ impl Walker {
         self.flush_pending();
         if let (Some(input), Place::At(at)) = (&self.current, place) {
             if let Ok(at) = usize::try_from(at) {
+                let at = at.saturating_add(self.base);
                 input.release(at..at.saturating_add(len));
             }
         }
@@ -265,7 +282,7 @@ impl Walker {
     /// Drops what [`Walker::done_with_bundle`] has gathered.
     fn flush_pending(&mut self) {
         if let (Some((start, end, _)), Some(input)) = (self.pending.take(), &self.current) {
-            input.release(start..end);
+            input.release(start.saturating_add(self.base)..end.saturating_add(self.base));
         }
     }
 
@@ -422,9 +439,11 @@ impl Walker {
                             child.size = Some(input.len() as u64);
                             self.flush_pending();
                             let outer = self.current.replace(input.clone());
+                            let outer_base = std::mem::take(&mut self.base);
                             self.inspect(&input, Place::At(0), &mut child, depth + 1, true);
                             self.flush_pending();
                             self.current = outer;
+                            self.base = outer_base;
                         }
                         Err(e) => child.damage.push(Damage {
                             offset: None,
@@ -790,7 +809,16 @@ impl Walker {
         // first block.
         let mut held = 0usize;
         let mut batch = HeadBatch::new();
-        while let Some(found) = scanner.next() {
+        loop {
+            // A long zeroed span (a thinned container's freed space) is
+            // passed over a piece at a time, each let go of.
+            while scanner.skip_padding(BATCH_BYTES) {
+                batch.finish(&mut node.children);
+                let upto = scanner.position();
+                self.done_with(place.plus(held), upto.saturating_sub(held));
+                held = upto;
+            }
+            let Some(found) = scanner.next() else { break };
             let c = match found {
                 fatbin::Found::Damage(d) => {
                     node.damage.push(Damage {
@@ -838,7 +866,12 @@ impl Walker {
                 )
             });
             batch.nodes.push(n);
-            if batch.jobs.len() >= batch.limit {
+            // By count (the decodes in flight) or by bytes passed over (a
+            // thinned file's zeroed space between containers is read too
+            // as the scan looks for the next one).
+            if batch.jobs.len() >= batch.limit
+                || scanner.position().saturating_sub(held) >= BATCH_BYTES
+            {
                 batch.finish(&mut node.children);
                 let upto = scanner.position();
                 self.done_with(place.plus(held), upto.saturating_sub(held));
@@ -1214,6 +1247,10 @@ struct HeadJob<'a> {
     at: Option<u64>,
     heads: Heads<'a>,
 }
+
+/// How many bytes of a section the fat binary scan passes over before
+/// the pages read are dropped (with the batch of decodes they hold).
+const BATCH_BYTES: usize = 4 << 20;
 
 /// Containers whose payloads are named together: decoding a compressed
 /// entry's first block costs far more than reading its header, and the

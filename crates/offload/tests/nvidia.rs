@@ -558,6 +558,32 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
     let thinned = fs::read(root.join("compress-all.o")).unwrap();
     assert_eq!(thinned.len(), both.len());
     assert_ne!(thinned, both);
+    // Again: nothing left to drop, so nothing is written (same inode, same
+    // modification time).
+    let md = |f: &str| {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(root.join(f)).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    let stamp = md("compress-all.o");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_80",
+            "--in-place",
+            root.to_str().unwrap(),
+        ],
+    );
+    let report = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("in all: 0 files with device code thinned, 0 bytes freed, 1 with nothing to drop, 1 left unchanged"),
+        "{report}"
+    );
+    assert_eq!(md("compress-all.o"), stamp);
+    assert_eq!(fs::read(root.join("compress-all.o")).unwrap(), thinned);
     // Nothing anywhere for an sm_75 GPU: an error, every file as it was.
     fs::write(root.join("compress-all.o"), &both).unwrap();
     let o = run_in(

@@ -722,6 +722,26 @@ impl<'a> Scanner<'a> {
     pub fn position(&self) -> usize {
         self.pos
     }
+
+    /// Moves past at most `max` bytes of zero padding at the scan
+    /// position; returns whether more padding follows them. A caller that
+    /// lets go of what it has read can call this in a loop before
+    /// [`Iterator::next`], so that a long zeroed span (the space a thinned
+    /// container freed) is not all read at once.
+    pub fn skip_padding(&mut self, max: usize) -> bool {
+        let end = self.pos.saturating_add(max).min(self.data.len());
+        let span = self.data.get(self.pos..end).unwrap_or_default();
+        match span.iter().position(|&b| b != 0) {
+            Some(skip) => {
+                self.pos += skip;
+                false
+            }
+            None => {
+                self.pos = end;
+                end < self.data.len()
+            }
+        }
+    }
 }
 
 impl<'a> Iterator for Scanner<'a> {
@@ -844,6 +864,34 @@ mod tests {
         d[64..72].copy_from_slice(b"CODE0123");
         d.resize(d.len() + pad, 0);
         d
+    }
+
+    /// Zero padding is passed over at most `max` bytes at a time, and the
+    /// container after it is found as without the steps.
+    #[test]
+    fn padding_is_skipped_a_piece_at_a_time() {
+        let one = container(&[(2, 90, 0x11, b"payload!", 0)]);
+        let mut data = one.clone();
+        data.resize(data.len() + 100, 0);
+        let second = data.len();
+        data.extend(&one);
+        let mut s = Scanner::new(&data, false);
+        assert!(matches!(s.next(), Some(Found::Container(..))));
+        let mut steps = 0;
+        while s.skip_padding(16) {
+            steps += 1;
+            assert!(s.position() < second);
+        }
+        assert_eq!((steps, s.position()), (100 / 16, second));
+        // Not at padding: nothing moves.
+        assert!(!s.skip_padding(16));
+        assert_eq!(s.position(), second);
+        match s.next() {
+            Some(Found::Container(c, None)) => assert_eq!(c.offset, second),
+            other => panic!("{other:?}"),
+        }
+        assert!(s.next().is_none());
+        assert!(!s.skip_padding(16));
     }
 
     #[test]

@@ -319,10 +319,14 @@ impl<'a> Member<'a> {
                         decoded: self.data.len() as u64,
                     });
                 }
-                let part = &self.data[..want as usize];
-                crc.update(part);
-                out.write_all(part).map_err(write_err)?;
-                written = want;
+                // In steps, each said done, so that a caller reading a
+                // mapping can let its pages go.
+                for part in self.data[..want as usize].chunks(STEP) {
+                    crc.update(part);
+                    out.write_all(part).map_err(write_err)?;
+                    written += part.len() as u64;
+                    done(written as usize);
+                }
             }
             Method::Deflated => {
                 let mut z = flate2::Decompress::new(false);

@@ -228,3 +228,27 @@ fn damage_is_reported_not_trusted() {
         "member m is compressed with bzip2 (method 12), which is not read"
     );
 }
+
+/// Progress is told for stored members too, a step at a time, so that a
+/// caller reading a mapping can let go of it as it goes.
+#[test]
+fn stored_members_report_progress_in_steps() {
+    let big = vec![7u8; (17 << 20) + 5];
+    let z = build(&[("big.bin", &big, false), ("small", b"abc", false)]);
+    let a = Archive::parse(&z).unwrap();
+    let mut told = Vec::new();
+    let mut out = Vec::new();
+    let n = a.members[0]
+        .decode_with_progress(&mut out, u64::MAX, &mut |d| told.push(d))
+        .unwrap();
+    assert_eq!(n, big.len() as u64);
+    assert_eq!(out, big);
+    assert_eq!(told, [8 << 20, 16 << 20, big.len()]);
+    // A limit stops the copy, and the progress with it.
+    let mut told = Vec::new();
+    let mut out = Vec::new();
+    a.members[0]
+        .decode_with_progress(&mut out, 100, &mut |d| told.push(d))
+        .unwrap();
+    assert_eq!((out.len(), told), (100, vec![100]));
+}
