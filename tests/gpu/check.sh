@@ -44,7 +44,7 @@ check ./app
 say "3. PyTorch: thinned to sm_90 in place, the smoke line is unchanged"
 site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
 dirs=("$site/torch/lib")
-for d in "$site"/nvidia/*/lib "$site"/nvidia/cu13/lib; do [ -d "$d" ] && dirs+=("$d"); done
+for d in "$site"/nvidia/*/lib; do [ -d "$d" ] && dirs+=("$d"); done
 python3 "$here/torch_smoke.py" > smoke-before.txt; cat smoke-before.txt
 cp "$site/torch/lib/libtorch_cuda.so" libtorch_cuda.orig.so
 (cd "$work" && cuobjdump --list-elf --list-ptx libtorch_cuda.orig.so > "$out/libtorch_cuda.so.list" 2>/dev/null)

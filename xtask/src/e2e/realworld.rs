@@ -431,9 +431,12 @@ fn check_cuobjdump_records(
         let (Some(wheel), Some(sha)) = (cols.next(), cols.next()) else {
             continue;
         };
-        // `pip download --no-deps NAME==VERSION`.
-        let spec = cols.last().ok_or("wheels.txt: no package spec")?;
-        let stem = wheel.split("-py3").next().unwrap_or(wheel);
+        // `pip download --no-deps [platform options] NAME==VERSION`.
+        let pip: Vec<&str> = cols.skip_while(|c| *c != "download").skip(1).collect();
+        if pip.is_empty() {
+            return Err(format!("wheels.txt: no pip command for {wheel}"));
+        }
+        let stem = wheel_stem(wheel);
         let libs_dir = records.join(stem);
         if !libs_dir.is_dir() {
             continue; // no library with device code in this wheel
@@ -441,9 +444,10 @@ fn check_cuobjdump_records(
         let path = nv.join(wheel);
         if !path.exists() {
             sh(Command::new("pip")
-                .args(["download", "--no-deps", "-d"])
-                .arg(&nv)
-                .arg(spec))?;
+                .arg("download")
+                .args(&pip)
+                .arg("-d")
+                .arg(&nv))?;
         }
         let got = sh(Command::new("sha256sum").arg(&path))?;
         if !String::from_utf8_lossy(&got.stdout).starts_with(sha) {
@@ -549,7 +553,7 @@ fn check_wheels(dir: &Path, offload: &Path, work: &Path, tally: &mut Tally) -> R
         let Some(wheel) = line.split_whitespace().next() else {
             continue;
         };
-        let stem = wheel.split("-py3").next().unwrap_or(wheel);
+        let stem = wheel_stem(wheel);
         let libs_dir = records.join(stem);
         let path = nv.join(wheel);
         if !libs_dir.is_dir() || !path.exists() {
@@ -643,11 +647,24 @@ for name in sys.argv[3:]:
                 .to_string_lossy()
                 .into_owned();
             let _ = fs::remove_file(&single);
-            sh(Command::new(offload)
+            let o = Command::new(offload)
                 .args(["thin", "--keep", "sm_90", "-o"])
                 .arg(&single)
-                .arg(&lib))?;
-            let sum = sh(Command::new("sha256sum").arg(&single))?;
+                .arg(&lib)
+                .output()
+                .map_err(|e| e.to_string())?;
+            // A library with nothing for sm_90 (cuFFT's lone sm_75 stub)
+            // is refused alone and left unchanged in the wheel.
+            let nothing =
+                String::from_utf8_lossy(&o.stderr).contains("--keep sm_90 matches no entry");
+            if !o.status.success() && !nothing {
+                return Err(format!(
+                    "offload thin {}: {}",
+                    lib.display(),
+                    String::from_utf8_lossy(&o.stderr)
+                ));
+            }
+            let sum = sh(Command::new("sha256sum").arg(if nothing { &lib } else { &single }))?;
             let sum = String::from_utf8_lossy(&sum.stdout)
                 .split_whitespace()
                 .next()
@@ -693,6 +710,15 @@ for name in sys.argv[3:]:
 }
 
 /// The first file named `name` under `dir`.
+/// `NAME-VERSION` of a wheel's file name: the directory its records and
+/// its unpacked files are in.
+fn wheel_stem(wheel: &str) -> &str {
+    match wheel.match_indices('-').nth(1) {
+        Some((i, _)) => &wheel[..i],
+        None => wheel,
+    }
+}
+
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     for e in fs::read_dir(dir).ok()? {
         let p = e.ok()?.path();
