@@ -24,6 +24,11 @@ const WINDOW: usize = 1 << 16;
 /// Output held before it is handed to the sink.
 const FLUSH_AT: usize = 1 << 20;
 
+/// The first piece is handed out sooner: a caller that wants only the
+/// head of an entry (to name its payload) then stops the decoding after a
+/// few KiB instead of a MiB.
+const FIRST_FLUSH: usize = 4 << 10;
+
 /// The most output one input byte can stand for, with room for the tokens
 /// of a minimal stream: a bound used to refuse, before decoding, an entry
 /// that records more than its stream could ever produce.
@@ -41,6 +46,7 @@ pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64,
     let mut base: u64 = 0;
     // Offset in buf of the first byte not yet handed to the sink.
     let mut pending = 0usize;
+    let mut flush_at = FIRST_FLUSH;
     let mut at = 0usize;
     let cut = |at: usize| DecodeError::Truncated { at: at as u64 };
     let byte = |at: usize| src.get(at).copied().ok_or(cut(at));
@@ -104,14 +110,19 @@ pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64,
                 buf.push(b);
             }
         }
-        if buf.len() >= FLUSH_AT + WINDOW {
+        if buf.len() - pending >= flush_at {
             if !sink(&buf[pending..])? {
                 return Ok(base + buf.len() as u64);
             }
-            let drop = buf.len() - WINDOW;
-            buf.drain(..drop);
-            base += drop as u64;
             pending = buf.len();
+            flush_at = FLUSH_AT;
+            // Only the window is needed for what follows.
+            if buf.len() >= FLUSH_AT + WINDOW {
+                let drop = buf.len() - WINDOW;
+                buf.drain(..drop);
+                base += drop as u64;
+                pending = buf.len();
+            }
         }
     }
     if pending < buf.len() {
@@ -266,9 +277,17 @@ pub(crate) mod tests {
         }
     }
 
+    /// The first piece comes after a few KiB, so that a caller wanting an
+    /// entry's head stops the decoding there; later pieces are larger.
     #[test]
     fn the_sink_may_stop_early() {
-        let data: Vec<u8> = (0..1_300_000u32).map(|i| (i % 251) as u8).collect();
+        // Words from a small vocabulary: short matches all along.
+        let mut x = 12345u32;
+        let mut data = Vec::new();
+        while data.len() < 1_300_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            data.extend_from_slice(format!("w{} ", (x >> 16) % 5000).as_bytes());
+        }
         let enc = encode(&data);
         let mut got = 0usize;
         let n = decode(&enc, data.len() as u64, &mut |b: &[u8]| {
@@ -276,6 +295,21 @@ pub(crate) mod tests {
             Ok(false)
         })
         .unwrap();
-        assert!(got >= FLUSH_AT && (n as usize) < data.len());
+        assert!((FIRST_FLUSH..2 * FIRST_FLUSH).contains(&got), "{got}");
+        assert!((n as usize) < 2 * FIRST_FLUSH, "{n}");
+        // Taken whole, the pieces are the data.
+        let mut pieces = Vec::new();
+        let mut all = Vec::new();
+        let n = decode(&enc, data.len() as u64, &mut |b: &[u8]| {
+            pieces.push(b.len());
+            all.extend_from_slice(b);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!((n as usize, all), (data.len(), data));
+        assert!(
+            pieces[0] < 2 * FIRST_FLUSH && pieces[1] >= FLUSH_AT,
+            "{pieces:?}"
+        );
     }
 }
