@@ -11,6 +11,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Runs `cmd` to its end; fails, naming it and with its stderr, unless it
+/// succeeds.
+pub fn run_checked(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(out)
+}
+
 /// Command-line options common to the suites.
 pub struct Options {
     pub areas: Vec<String>,

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::harness::{llvm22, reference_tool};
+use crate::harness::{llvm22, reference_tool, run_checked};
 
 const TOOL: &str = "clang-offload-bundler";
 
@@ -63,7 +63,21 @@ const ASM_SOURCE: &str = "asm(\".globl asm_defined\\nasm_defined:\\n\");
 int asm_user(int x) { return x + 2; }
 ";
 
-/// Runs `program` with `args` in `dir`; fails with its stderr.
+/// The pool's other clang-22 builds, in order: device bitcode (HIP,
+/// CUDA, OpenMP for AMD; one with module asm), a device-only HIP fat
+/// binary and a plain host object.
+const CLANG_BUILDS: &[&str] = &[
+    "-x hip --cuda-device-only -fgpu-rdc -nogpuinc -nogpulib --offload-arch=gfx908 -c a.hip -o dev908.bc",
+    "-x hip --cuda-device-only -fgpu-rdc -nogpuinc -nogpulib --offload-arch=gfx90a:sramecc+:xnack- -c b.hip -o dev90a.bc",
+    "-x hip --cuda-device-only -nogpuinc -nogpulib --offload-arch=gfx906 --offload-arch=gfx90a -c b.hip -o fat.hipfb",
+    "-target nvptx64-nvidia-cuda -march=sm_70 -Xclang -target-feature -Xclang +ptx75 -emit-llvm -c c.c -o sm70.bc",
+    "-target amdgcn-amd-amdhsa -mcpu=gfx906 -nogpulib -emit-llvm -c c.c -o omp906.bc",
+    "-target amdgcn-amd-amdhsa -mcpu=gfx906 -nogpulib -emit-llvm -c asm.c -o asm.bc",
+    "-c c.c -o plain.o",
+];
+
+/// Runs `program` (LLVM 22's where installed) with `args` in `dir`; fails
+/// with its stderr.
 pub(crate) fn run_in(
     dir: &Path,
     program: &str,
@@ -71,38 +85,24 @@ pub(crate) fn run_in(
     env: &[(&str, &str)],
 ) -> Result<(), String> {
     let path = llvm22(program).unwrap_or_else(|| PathBuf::from(program));
-    let mut cmd = Command::new(&path);
-    cmd.args(args).current_dir(dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{program} {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(())
+    run_checked(
+        Command::new(&path)
+            .args(args)
+            .current_dir(dir)
+            .envs(env.iter().copied()),
+    )
+    .map(drop)
 }
 
 fn bundler(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let tool = reference_tool(TOOL).ok_or("LLVM's clang-offload-bundler is not installed")?;
-    let mut cmd = Command::new(&tool);
-    cmd.args(args).current_dir(dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!(
-            "bundler {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(())
+    run_checked(
+        Command::new(&tool)
+            .args(args)
+            .current_dir(dir)
+            .envs(env.iter().copied()),
+    )
+    .map(drop)
 }
 
 pub(crate) fn write(p: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -173,112 +173,10 @@ pub(crate) fn build_pool(dir: &Path) -> Result<(), String> {
     hip_rdc_object(dir, "a.hip", "a.o", &["gfx906", "gfx90a:xnack+"])?;
     hip_rdc_object(dir, "b.hip", "b.o", &["gfx906:xnack-", "gfx1030"])?;
     hip_rdc_object(dir, "c.hip", "c.o", &["gfx908:sramecc+:xnack-", "gfx90a"])?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-fgpu-rdc",
-            "-nogpuinc",
-            "-nogpulib",
-            "--offload-arch=gfx908",
-            "-c",
-            "a.hip",
-            "-o",
-            "dev908.bc",
-        ],
-        &[],
-    )?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-fgpu-rdc",
-            "-nogpuinc",
-            "-nogpulib",
-            "--offload-arch=gfx90a:sramecc+:xnack-",
-            "-c",
-            "b.hip",
-            "-o",
-            "dev90a.bc",
-        ],
-        &[],
-    )?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "--offload-arch=gfx906",
-            "--offload-arch=gfx90a",
-            "-c",
-            "b.hip",
-            "-o",
-            "fat.hipfb",
-        ],
-        &[],
-    )?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-target",
-            "nvptx64-nvidia-cuda",
-            "-march=sm_70",
-            "-Xclang",
-            "-target-feature",
-            "-Xclang",
-            "+ptx75",
-            "-emit-llvm",
-            "-c",
-            "c.c",
-            "-o",
-            "sm70.bc",
-        ],
-        &[],
-    )?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-target",
-            "amdgcn-amd-amdhsa",
-            "-mcpu=gfx906",
-            "-nogpulib",
-            "-emit-llvm",
-            "-c",
-            "c.c",
-            "-o",
-            "omp906.bc",
-        ],
-        &[],
-    )?;
-    run_in(
-        dir,
-        "clang",
-        &[
-            "-target",
-            "amdgcn-amd-amdhsa",
-            "-mcpu=gfx906",
-            "-nogpulib",
-            "-emit-llvm",
-            "-c",
-            "asm.c",
-            "-o",
-            "asm.bc",
-        ],
-        &[],
-    )?;
-    run_in(dir, "clang", &["-c", "c.c", "-o", "plain.o"], &[])?;
+    for args in CLANG_BUILDS {
+        let args: Vec<&str> = args.split_whitespace().collect();
+        run_in(dir, "clang", &args, &[])?;
+    }
     write(
         &dir.join("notes.txt"),
         b"A member that is not a bundle at all.\n",

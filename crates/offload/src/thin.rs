@@ -389,12 +389,9 @@ fn plan_node(
 struct Totals {
     /// For a zip archive: its members with device code.
     members_with_code: usize,
-    /// For a zip archive: its members left unchanged because a `--keep`
-    /// names nothing in them (reported; not a failure).
-    members_unchanged: usize,
     /// For each `--keep`: whether some file (member) had code it could
     /// match, and whether it matched (see [`keep_matches`]).
-    matches: Vec<(bool, bool)>,
+    matches: Vec<KeepMatch>,
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
@@ -531,7 +528,7 @@ fn run_tree(
     // Files with device code but nothing to drop.
     let mut nothing = 0usize;
     let mut freed = 0u64;
-    let mut matches: Vec<(bool, bool)> = Vec::new();
+    let mut matches: Vec<KeepMatch> = Vec::new();
     let mut report = String::new();
     for file in &inputs.files {
         let zip = crate::zipped::is_zip_file(file);
@@ -550,7 +547,7 @@ fn run_tree(
             // not a failure.
             let shown = file.display().to_string();
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
-                merge_matches(&mut matches, &keep_matches(&root, sel));
+                merge_matches(&mut matches, &keep_matches(&all_entries(&root), sel));
                 report.push_str(&format!("{shown}: left unchanged: {}\n", u.reason()));
                 unchanged += 1;
                 continue;
@@ -650,8 +647,8 @@ fn run_tree(
     // A --keep that matched nothing anywhere, though there was code of its
     // vendor, is most likely a typo.
     let mut typo = false;
-    for ((text, _), (targeted, matched)) in sel.keep.iter().zip(&matches) {
-        if *targeted && !*matched {
+    for ((text, _), found) in sel.keep.iter().zip(&matches) {
+        if found.missed() {
             typo = true;
             diag.error(format!(
                 "--keep {text} matches no entry of any file under the inputs; \
@@ -780,34 +777,48 @@ impl Unfit {
     }
 }
 
-/// For each `--keep`: whether the file has code of its vendor for some
-/// target (so that it could have matched), and whether it matches an
-/// entry.
-fn keep_matches(root: &Node, sel: &Selection) -> Vec<(bool, bool)> {
-    let all = all_entries(root);
+/// What one `--keep` found in a file (or zip member), or in several.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeepMatch {
+    /// There is code of the `--keep`'s vendor for some target: it could
+    /// have matched.
+    targeted: bool,
+    /// It matches an entry.
+    matched: bool,
+}
+
+impl KeepMatch {
+    /// It names nothing where it could have named something.
+    fn missed(self) -> bool {
+        self.targeted && !self.matched
+    }
+}
+
+/// What each `--keep` finds among `all`, the entries of a file.
+fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
     sel.keep
         .iter()
-        .map(|(_, s)| {
-            let targeted = all.iter().any(|e| {
+        .map(|(_, s)| KeepMatch {
+            targeted: all.iter().any(|e| {
                 let v = Vendor::of_entry(e);
                 (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
                     && e.target_id
                         .as_deref()
                         .is_some_and(|t| !t.is_empty() && t != "generic")
-            });
-            (targeted, all.iter().any(|e| s.matches(e)))
+            }),
+            matched: all.iter().any(|e| s.matches(e)),
         })
         .collect()
 }
 
-/// Merges what [`keep_matches`] found in one more file into `into`.
-fn merge_matches(into: &mut Vec<(bool, bool)>, more: &[(bool, bool)]) {
+/// Adds what [`keep_matches`] found in one more file to `into`.
+fn merge_matches(into: &mut Vec<KeepMatch>, more: &[KeepMatch]) {
     if into.len() < more.len() {
-        into.resize(more.len(), (false, false));
+        into.resize(more.len(), KeepMatch::default());
     }
     for (a, b) in into.iter_mut().zip(more) {
-        a.0 |= b.0;
-        a.1 |= b.1;
+        a.targeted |= b.targeted;
+        a.matched |= b.matched;
     }
 }
 
@@ -829,8 +840,8 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, U
     }
     // Every --keep must name something the file has.
     let all = all_entries(root);
-    for ((text, _), (targeted, matched)) in sel.keep.iter().zip(keep_matches(root, sel)) {
-        if targeted && !matched {
+    for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
+        if found.missed() {
             let refs: Vec<&Entry> = all.iter().collect();
             let present = spellings_present(&refs);
             let mean = nearest(text, &present)
@@ -925,7 +936,7 @@ fn thin_file(
         }
         None => thin_input::<OutputFile>(&shown, root, &input, None, sel, args, report)?,
     };
-    totals.matches = keep_matches(root, sel);
+    totals.matches = keep_matches(&all_entries(root), sel);
     report_totals(
         &totals,
         containers(root),
@@ -1309,15 +1320,14 @@ fn thin_zip(
         }
         with_code += 1;
         let mut sub = String::new();
-        merge_matches(&mut totals.matches, &keep_matches(&root, sel));
+        merge_matches(&mut totals.matches, &keep_matches(&all_entries(&root), sel));
         let alone = match preflight(&mshown, &root, sel) {
             Ok(a) => a,
             Err(u) => {
                 // Damage is a failure; a member with nothing for a --keep
                 // is what that GPU cannot use, left as it is.
-                match u {
-                    Unfit::Damaged(_) => skipped += 1,
-                    Unfit::NothingFor { .. } => totals.members_unchanged += 1,
+                if let Unfit::Damaged(_) = u {
+                    skipped += 1;
                 }
                 report.push_str(&format!("  {name}: left unchanged: {}\n", u.reason()));
                 continue;

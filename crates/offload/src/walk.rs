@@ -139,13 +139,7 @@ impl Walker {
                 let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
-                self.flush_pending();
-                let outer = self.current.replace(input.clone());
-                let outer_base = std::mem::take(&mut self.base);
-                self.inspect(&input, Place::At(0), &mut node, 0, true);
-                self.flush_pending();
-                self.current = outer;
-                self.base = outer_base;
+                self.inspect_in(&input, 0, &input, &mut node, 0);
             }
             Err(e) => node.damage.push(Damage {
                 offset: None,
@@ -206,18 +200,10 @@ impl Walker {
                 // wheel's pages dropped as they are looked at (the
                 // member's offsets shifted by where it starts).
                 Some(bytes) => {
-                    self.flush_pending();
                     self.nv_numbers = (0, 0);
                     self.nv_unlisted.clear();
-                    let outer = self.current.replace(data.clone());
-                    let outer_base = std::mem::replace(
-                        &mut self.base,
-                        usize::try_from(m.data_offset).unwrap_or(usize::MAX),
-                    );
-                    self.inspect(bytes, Place::At(0), &mut child, 1, true);
-                    self.flush_pending();
-                    self.current = outer;
-                    self.base = outer_base;
+                    let base = usize::try_from(m.data_offset).unwrap_or(usize::MAX);
+                    self.inspect_in(data, base, bytes, &mut child, 1);
                 }
                 None => match zipped::decode(data, m) {
                     Ok(input) => self.decoded(&mut child, Rc::new(input), 1),
@@ -239,13 +225,28 @@ impl Walker {
     /// `node` stands for, at `depth`: its own NVIDIA numbering, its pages
     /// dropped as they are looked at.
     pub fn decoded(&mut self, node: &mut Node, input: Rc<fsio::Input>, depth: usize) {
-        self.flush_pending();
         self.nv_numbers = (0, 0);
         self.nv_unlisted.clear();
         input.advise_random();
+        self.inspect_in(&input, 0, &input, node, depth);
+    }
+
+    /// Inspects `data` (the bytes of `input` from `base` on) as the whole
+    /// file or member `node` stands for, at `depth`, with `input` the one
+    /// whose pages are dropped as they are looked at; the outer input is
+    /// that again afterwards.
+    fn inspect_in(
+        &mut self,
+        input: &Rc<fsio::Input>,
+        base: usize,
+        data: &[u8],
+        node: &mut Node,
+        depth: usize,
+    ) {
+        self.flush_pending();
         let outer = self.current.replace(input.clone());
-        let outer_base = std::mem::take(&mut self.base);
-        self.inspect(&input, Place::At(0), node, depth, true);
+        let outer_base = std::mem::replace(&mut self.base, base);
+        self.inspect(data, Place::At(0), node, depth, true);
         self.flush_pending();
         self.current = outer;
         self.base = outer_base;
@@ -437,13 +438,7 @@ impl Walker {
                             let input = Rc::new(input);
                             child.offset = Some(0);
                             child.size = Some(input.len() as u64);
-                            self.flush_pending();
-                            let outer = self.current.replace(input.clone());
-                            let outer_base = std::mem::take(&mut self.base);
-                            self.inspect(&input, Place::At(0), &mut child, depth + 1, true);
-                            self.flush_pending();
-                            self.current = outer;
-                            self.base = outer_base;
+                            self.inspect_in(&input, 0, &input, &mut child, depth + 1);
                         }
                         Err(e) => child.damage.push(Damage {
                             offset: None,

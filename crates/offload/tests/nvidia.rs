@@ -530,17 +530,14 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
     }
     let rdc = fs::read(root.join("rdc.o")).unwrap();
     let both = fs::read(root.join("compress-all.o")).unwrap();
+    let thin_tree = |keep: &str| {
+        run_in(
+            tmp.path(),
+            &["thin", "--keep", keep, "--in-place", root.to_str().unwrap()],
+        )
+    };
     // rdc.o holds one sm_90 cubin, which an sm_80 GPU cannot run.
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--keep",
-            "sm_80",
-            "--in-place",
-            root.to_str().unwrap(),
-        ],
-    );
+    let o = thin_tree("sm_80");
     let report = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{report}{}", text(&o.stderr));
     assert!(
@@ -566,16 +563,7 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
         (m.ino(), m.mtime(), m.mtime_nsec())
     };
     let stamp = md("compress-all.o");
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--keep",
-            "sm_80",
-            "--in-place",
-            root.to_str().unwrap(),
-        ],
-    );
+    let o = thin_tree("sm_80");
     let report = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{report}");
     assert!(
@@ -586,16 +574,7 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
     assert_eq!(fs::read(root.join("compress-all.o")).unwrap(), thinned);
     // Nothing anywhere for an sm_75 GPU: an error, every file as it was.
     fs::write(root.join("compress-all.o"), &both).unwrap();
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--keep",
-            "sm_75",
-            "--in-place",
-            root.to_str().unwrap(),
-        ],
-    );
+    let o = thin_tree("sm_75");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     assert!(
         text(&o.stderr)

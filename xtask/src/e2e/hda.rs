@@ -105,23 +105,13 @@ fn run_tool(
     args: &[&str],
     env: &[(&str, &Path)],
 ) -> Result<(), String> {
-    let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("{}: {e}", program.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} {} failed: {}",
-            program.display(),
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(())
+    crate::harness::run_checked(
+        Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .envs(env.iter().copied()),
+    )
+    .map(drop)
 }
 
 /// Replaces the random six-hex-digit parts of clang's temporary names.

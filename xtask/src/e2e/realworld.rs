@@ -41,7 +41,7 @@ use std::process::Command;
 
 use offload_format::{bundle, ccob};
 
-use crate::harness::{llvm22, our_bin_dir, workspace_root};
+use crate::harness::{llvm22, our_bin_dir, run_checked as sh, workspace_root};
 use crate::json::{self, V};
 
 /// (package client, package spec, files to inspect relative to the unpack
@@ -67,17 +67,6 @@ const LIBRARIES: &[&str] = &[
     "whl/bitsandbytes/libbitsandbytes_rocm72.so",
     "whl/bitsandbytes/libbitsandbytes_xpu2025.so",
 ];
-
-fn sh(cmd: &mut Command) -> Result<std::process::Output, String> {
-    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{cmd:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(out)
-}
 
 /// Downloads and unpacks the inputs that are not there yet.
 fn fetch(dir: &Path) -> Result<(), String> {

@@ -755,14 +755,11 @@ impl<'a> Iterator for Scanner<'a> {
                 return None;
             }
             // Skip zero padding.
-            match data[pos..].iter().position(|&b| b != 0) {
-                Some(skip) => self.pos += skip,
-                None => {
-                    self.pos = data.len();
-                    return None;
-                }
-            }
+            self.skip_padding(data.len() - pos);
             let pos = self.pos;
+            if pos >= data.len() {
+                return None;
+            }
             if self.embedded && !(has_magic(&data[pos..]) && plausible_header(data, pos)) {
                 self.pos = next_embedded(data, pos + 1).unwrap_or(data.len());
                 continue;
