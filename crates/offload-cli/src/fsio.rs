@@ -14,7 +14,7 @@
 //! so a reader (or a concurrent writer of the same path) sees the old file
 //! or a complete new one, never a mixture.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
@@ -399,7 +399,7 @@ impl OutputFile {
     /// FIFOs), which may not seek; write those through the `OutputFile`.
     /// Bytes written through the file skip the kernel-copy path.
     pub fn seekable_file(&mut self) -> io::Result<Option<&mut File>> {
-        if !matches!(self.target, Target::Staged(..)) {
+        if !matches!(self.target, Target::Staged(_)) {
             return Ok(None);
         }
         let w = self.writer()?;
@@ -415,31 +415,257 @@ impl OutputFile {
     /// when closed) if `may_hold` says another descriptor may be held,
     /// else it is given a hidden name now and closed. Returns whether a
     /// descriptor is held.
-    fn close(&mut self, may_hold: bool) -> io::Result<bool> {
+    fn close(&mut self, may_hold: bool, durable: bool) -> io::Result<bool> {
         let Some(w) = self.writer.take() else {
             return Ok(false);
         };
         let sink = w.into_inner().map_err(|e| write_failed(e.into_error()))?;
-        let Target::Staged(path, stage) = &mut self.target else {
+        let Target::Staged(staged) = &mut self.target else {
             return Ok(false);
         };
-        let (Stage::Unnamed(held), Sink::File(file)) = (&mut *stage, sink) else {
+        let Sink::File(file) = sink else {
+            return Ok(false);
+        };
+        // What it replaces gives it its owner, mode and attributes before
+        // it has a name, so that it is never visible with other ones.
+        if let Some(r) = &staged.replaces {
+            r.give_metadata(&file)?;
+        }
+        if durable {
+            file.sync_all().map_err(write_failed)?;
+        }
+        let Stage::Unnamed(held) = &mut staged.stage else {
             return Ok(false);
         };
         if may_hold {
             *held = Some(file);
             return Ok(true);
         }
-        *stage = Stage::Named(name_beside(&file, path)?);
+        staged.stage = Stage::Named(name_beside(&file, &staged.path)?);
         Ok(false)
     }
 }
 
 enum Target {
-    /// Moved to `path` on commit.
-    Staged(PathBuf, Stage),
+    /// Moved into place on commit.
+    Staged(Staged),
     /// Written in place (stdout, devices, FIFOs): nothing to do on commit.
     Direct,
+}
+
+/// A staged output and where it goes.
+struct Staged {
+    /// The name it takes.
+    path: PathBuf,
+    stage: Stage,
+    /// The file it replaces, when it is that file rewritten.
+    replaces: Option<Replaced>,
+}
+
+/// The file a rewritten output replaces ([`Outputs::replace`]).
+struct Replaced {
+    /// The original, open (and locked, through the [`Original`] it came
+    /// from).
+    file: File,
+    /// Its state when it was read.
+    before: FileState,
+    /// Its other names (hard links), which name the new file too.
+    also: Vec<PathBuf>,
+}
+
+impl Replaced {
+    /// Gives `file` the original's owner and group, then its extended
+    /// attributes (ACLs, file capabilities, security labels), then its
+    /// mode, setuid and setgid bits included (a change of owner clears
+    /// them, and of capabilities). What the process may not give (another
+    /// owner, when not root) is left as the process's.
+    fn give_metadata(&self, file: &File) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let b = &self.before;
+        match std::os::unix::fs::fchown(file, Some(b.uid), Some(b.gid)) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+            Err(e) => return Err(e),
+        }
+        staging::copy_xattrs(&self.file, file)?;
+        file.set_permissions(fs::Permissions::from_mode(b.mode & 0o7777))
+    }
+}
+
+/// What identifies a file's content as read: where it is, its size and
+/// the times a change of content or of metadata sets, and the metadata a
+/// replacement takes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileState {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl FileState {
+    pub fn of(md: &fs::Metadata) -> FileState {
+        use std::os::unix::fs::MetadataExt;
+        FileState {
+            dev: md.dev(),
+            ino: md.ino(),
+            size: md.size(),
+            mtime: (md.mtime(), md.mtime_nsec()),
+            ctime: (md.ctime(), md.ctime_nsec()),
+            mode: md.mode(),
+            uid: md.uid(),
+            gid: md.gid(),
+        }
+    }
+
+    /// The same file (device and inode).
+    pub fn same_file(&self, other: &FileState) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+
+    /// The same file with the same content as far as the system says:
+    /// size and modification time, and the change time where `ctime`
+    /// (a rename of the file changes it, so it is not compared after one).
+    fn unchanged(&self, now: &FileState, ctime: bool) -> bool {
+        self.same_file(now)
+            && self.size == now.size
+            && self.mtime == now.mtime
+            && (!ctime || self.ctime == now.ctime)
+    }
+}
+
+/// A regular file opened to be rewritten in place: its real path
+/// (symbolic links resolved, so the link stays and its target is
+/// rewritten), the open file, locked against other `offload` runs that
+/// rewrite it, and its state when locked. Its bytes are read from this
+/// descriptor ([`Original::input`]), and [`Outputs::replace`] stages its
+/// replacement; the commit checks that the path still names this file,
+/// unchanged, and the lock is let go of when this is dropped.
+pub struct Original {
+    path: PathBuf,
+    file: File,
+    state: FileState,
+}
+
+impl Original {
+    /// Opens `path` to rewrite it. A symbolic link is followed to the file
+    /// it names; anything but a regular file is refused. The lock is
+    /// waited for while another process holds it; if that process replaced
+    /// the file meanwhile, the new file is opened instead.
+    pub fn open(path: &Path) -> io::Result<Original> {
+        for _ in 0..100 {
+            let real = fs::canonicalize(path)?;
+            let file = open_regular(&real)?;
+            staging::lock(&file, true)?;
+            let md = file.metadata()?;
+            let state = FileState::of(&md);
+            // Still the file at that path (not replaced while we waited)?
+            match fs::symlink_metadata(&real) {
+                Ok(now) if FileState::of(&now).same_file(&state) => {
+                    return Ok(Original {
+                        path: real,
+                        file,
+                        state,
+                    })
+                }
+                Ok(_) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("keeps being replaced by another process"))
+    }
+
+    /// The file's real path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its state when it was locked.
+    pub fn state(&self) -> &FileState {
+        &self.state
+    }
+
+    /// Its bytes, read from the open file ([`Input::from_file`]).
+    pub fn input(&self) -> io::Result<Input> {
+        Input::from_file(self.file.try_clone()?)
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (following symbolic
+/// links). Anything else is refused without blocking on it: a directory
+/// with EISDIR, a device, FIFO or socket with "not a regular file".
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Sockets cannot be opened at all (ENXIO): say what they are first.
+    let md = fs::metadata(path)?;
+    if !md.is_file() && !md.is_dir() {
+        return Err(not_regular());
+    }
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer (one put there since the look). It changes nothing for a
+    // regular file.
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let md = file.metadata()?;
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !md.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
+}
+
+/// How much of standard input a command that reads it as a file takes
+/// from a pipe ([`read_regular`]).
+pub const STDIN_LIMIT: u64 = 16 << 30;
+
+/// Reads an input that must be a file: `path` opened with
+/// [`open_regular`] and mapped or read; `-` is standard input, mapped
+/// where it is a regular file, refused where it is a device (`< /dev/zero`
+/// would never end), and read from a pipe or socket into an unnamed
+/// scratch file up to [`STDIN_LIMIT`] bytes.
+pub fn read_regular(path: &OsStr) -> io::Result<Input> {
+    if path != "-" {
+        return Input::from_file(open_regular(Path::new(path))?);
+    }
+    let stdin = io::stdin();
+    let fd = std::os::fd::AsFd::as_fd(&stdin).try_clone_to_owned()?;
+    let file = File::from(fd);
+    let md = file.metadata()?;
+    let ft = md.file_type();
+    if md.is_file() {
+        return Input::from_file(file);
+    }
+    if md.is_dir() || ft.is_char_device() || ft.is_block_device() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "standard input is not a file or a pipe",
+        ));
+    }
+    let mut scratch = scratch_file()?;
+    let copied = io::copy(&mut (&file).take(STDIN_LIMIT + 1), &mut scratch)?;
+    if copied > STDIN_LIMIT {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "standard input is longer than {} GiB; name the file instead",
+                STDIN_LIMIT >> 30
+            ),
+        ));
+    }
+    Input::from_file(scratch)
 }
 
 /// Where a staged output's bytes are until the commit.
@@ -558,11 +784,54 @@ pub struct Outputs {
     files: Vec<OutputFile>,
     /// Finished outputs holding an unnamed file open.
     held: usize,
+    /// Each output is flushed to the disk before it is moved into place,
+    /// and its directory after ([`Outputs::durable`]).
+    durable: bool,
 }
 
 impl Outputs {
     pub fn new() -> Outputs {
         Outputs::default()
+    }
+
+    /// Outputs that survive a crash of the system once committed: each
+    /// file is synced to the disk before it is moved into place, and each
+    /// directory after, as package managers do (`offload`'s outputs; the
+    /// drop-in tools do as LLVM's and rely on the rename alone).
+    pub fn durable() -> Outputs {
+        Outputs {
+            durable: true,
+            ..Outputs::default()
+        }
+    }
+
+    /// Starts the output that replaces `original`, a file opened to be
+    /// rewritten, and returns its index. It is staged in the original's
+    /// directory, takes its owner, extended attributes and mode, and on
+    /// commit replaces it only if it is still the file read, unchanged;
+    /// `also` are other names (hard links) of the original, which then
+    /// name the new file too.
+    pub fn replace(&mut self, original: &Original, also: &[PathBuf]) -> io::Result<usize> {
+        let mut f = open_output(original.path().as_os_str(), false)?;
+        let Target::Staged(staged) = &mut f.target else {
+            // A regular file always is staged.
+            return Err(not_regular());
+        };
+        staged.replaces = Some(Replaced {
+            file: original.file.try_clone()?,
+            before: original.state,
+            also: also.to_vec(),
+        });
+        self.files.push(f);
+        Ok(self.files.len() - 1)
+    }
+
+    /// Drops output `index` unwritten: it will not be committed (a file
+    /// rewritten with nothing changed, say). Its staging file goes now.
+    pub fn discard(&mut self, index: usize) {
+        let f = &mut self.files[index];
+        f.writer = None;
+        f.target = Target::Direct;
     }
 
     /// Starts an output at `path` (`-` is stdout when `dash_is_stdout`) and
@@ -588,7 +857,7 @@ impl Outputs {
     /// becomes visible only at [`Outputs::commit`]; writing to it again is
     /// an error.
     pub fn finish(&mut self, index: usize) -> io::Result<()> {
-        if self.files[index].close(self.held < HOLD_LIMIT)? {
+        if self.files[index].close(self.held < HOLD_LIMIT, self.durable)? {
             self.held += 1;
         }
         Ok(())
@@ -601,36 +870,215 @@ impl Outputs {
         self.finish(i)
     }
 
-    /// Flushes every output, then moves each staged file into place. If
-    /// anything fails before the first rename, no target is touched.
+    /// Flushes every output, then moves each staged file into place, all
+    /// together or none: a failure part-way puts back what was replaced
+    /// and removes what was added, and SIGINT, SIGTERM and the other
+    /// signals of `staging` wait until the moves are done. A replacement
+    /// ([`Outputs::replace`]) is made only if its original is still the
+    /// file read, unchanged, both before and after the swap (else the
+    /// error is `ErrorKind::Other` "changed while being read" and nothing
+    /// is replaced). Where the file system cannot swap two names
+    /// atomically, files are renamed over their targets, and a failure
+    /// part-way leaves those before it moved.
     pub fn commit(self) -> io::Result<()> {
-        let mut ready = Vec::with_capacity(self.files.len());
+        self.commit_then(|| ())
+    }
+
+    /// [`Outputs::commit`], then `after` (printing what was done, say)
+    /// while the signals still wait, so that an interrupted command has
+    /// either committed nothing or committed and said so.
+    pub fn commit_then<T>(self, after: impl FnOnce() -> T) -> io::Result<T> {
+        let durable = self.durable;
+        // Every output complete, synced, metadata given, and named.
+        let mut moves: Vec<Move> = Vec::new();
         for mut f in self.files {
-            // No fsync: like LLVM, rely on rename for atomicity against
-            // other readers; an fsync per output costs more than the work.
-            f.close(true)?;
-            ready.push(f.target);
+            f.close(true, durable)?;
+            let Target::Staged(staged) = f.target else {
+                continue;
+            };
+            let temp = match staged.stage {
+                Stage::Named(temp) => temp,
+                Stage::Unnamed(Some(file)) => name_beside(&file, &staged.path)?,
+                Stage::Unnamed(None) => continue,
+            };
+            let mut also = Vec::new();
+            let mut original = None;
+            if let Some(r) = staged.replaces {
+                for other in &r.also {
+                    let t =
+                        with_temp_name(&dir_and_name(other).0, |p| fs::hard_link(temp.path(), p))
+                            .map(|((), t)| t)?;
+                    also.push(Move {
+                        from: t,
+                        to: other.clone(),
+                        original: Some((r.file.try_clone()?, r.before)),
+                        // The first move changed it (a rename does).
+                        ctime: false,
+                    });
+                }
+                original = Some((r.file, r.before));
+            }
+            moves.push(Move {
+                from: temp,
+                to: staged.path,
+                original,
+                ctime: true,
+            });
+            moves.extend(also);
         }
-        for t in ready {
-            match t {
-                Target::Staged(path, Stage::Named(temp)) => temp.persist(&path)?,
-                Target::Staged(path, Stage::Unnamed(Some(file))) => link_into_place(&file, &path)?,
-                Target::Staged(_, Stage::Unnamed(None)) | Target::Direct => {}
+        let held = staging::SignalsHeld::new();
+        let mut done: Vec<Done> = Vec::with_capacity(moves.len());
+        let mut failure = None;
+        for m in moves {
+            let to = m.to.clone();
+            match m.apply().map_err(|e| named(&to, e)) {
+                Ok(d) => done.push(d),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
             }
         }
-        Ok(())
+        if let Some(e) = failure {
+            for d in done.into_iter().rev() {
+                d.undo();
+            }
+            return Err(e);
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for d in done {
+            let dir = dir_and_name(d.path()).0;
+            d.settle();
+            if durable && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in dirs {
+            // Best effort: the files are in place whatever this says.
+            let _ = File::open(&dir).and_then(|d| d.sync_all());
+        }
+        let out = after();
+        drop(held);
+        Ok(out)
     }
 }
 
-/// Links an unnamed staging file to `path`: directly where `path` does not
-/// exist, else under a hidden name renamed over it, so that replacing a
-/// file stays atomic.
-fn link_into_place(file: &File, path: &Path) -> io::Result<()> {
-    match staging::link(file, path) {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            name_beside(file, path)?.persist(path)
+/// An error moving a file into place, with its name (the "changed" error
+/// has it already).
+fn named(to: &Path, e: io::Error) -> io::Error {
+    let text = offload_format::llvm::os_error_text(&e);
+    if text.starts_with(&format!("{}: ", to.display())) {
+        return e;
+    }
+    io::Error::new(e.kind(), format!("{}: {text}", to.display()))
+}
+
+/// A staged file about to be moved to its name.
+struct Move {
+    from: TempPath,
+    to: PathBuf,
+    /// The file `to` must still be, unchanged, for a replacement.
+    original: Option<(File, FileState)>,
+    /// Whether its change time is compared too.
+    ctime: bool,
+}
+
+/// A move made, and how to undo it.
+enum Done {
+    /// `to` named nothing; now it names the new file.
+    Added(PathBuf),
+    /// The two names were swapped: `old` (the staging name) now names the
+    /// file that was at `to`, removed when the commit is through.
+    Swapped { to: PathBuf, old: TempPath },
+    /// Renamed over `to` (no swap on this file system): cannot be undone.
+    Replaced(PathBuf),
+}
+
+impl Move {
+    fn apply(self) -> io::Result<Done> {
+        use staging::RenameMode;
+        let changed =
+            |to: &Path| io::Error::other(format!("{}: changed while being read", to.display()));
+        if let Some((file, before)) = &self.original {
+            let here = fs::symlink_metadata(&self.to).map(|m| FileState::of(&m));
+            let now = FileState::of(&file.metadata()?);
+            if !here.is_ok_and(|h| h.same_file(before)) || !before.unchanged(&now, self.ctime) {
+                return Err(changed(&self.to));
+            }
         }
-        other => other,
+        let exists = fs::symlink_metadata(&self.to).is_ok();
+        if !exists {
+            return match staging::rename(self.from.path(), &self.to, RenameMode::NoReplace) {
+                Ok(()) => {
+                    self.from.forget();
+                    Ok(Done::Added(self.to))
+                }
+                Err(e) if staging::rename_unsupported(&e) => {
+                    let to = self.to.clone();
+                    self.from.persist(&to)?;
+                    Ok(Done::Replaced(to))
+                }
+                Err(e) => Err(e),
+            };
+        }
+        match staging::rename(self.from.path(), &self.to, RenameMode::Exchange) {
+            Ok(()) => {}
+            Err(e) if staging::rename_unsupported(&e) => {
+                let to = self.to.clone();
+                self.from.persist(&to)?;
+                return Ok(Done::Replaced(to));
+            }
+            Err(e) => return Err(e),
+        }
+        let done = Done::Swapped {
+            to: self.to,
+            old: self.from,
+        };
+        // Written to between the check and the swap: put it back.
+        if let Some((file, before)) = &self.original {
+            let now = FileState::of(&file.metadata()?);
+            if !before.unchanged(&now, false) {
+                let Done::Swapped { to, .. } = &done else {
+                    unreachable!()
+                };
+                let e = changed(to);
+                done.undo();
+                return Err(e);
+            }
+        }
+        Ok(done)
+    }
+}
+
+impl Done {
+    fn path(&self) -> &Path {
+        match self {
+            Done::Added(p) | Done::Replaced(p) => p,
+            Done::Swapped { to, .. } => to,
+        }
+    }
+
+    /// Puts things back as they were (best effort: what cannot be undone
+    /// stays).
+    fn undo(self) {
+        match self {
+            Done::Added(p) => {
+                let _ = fs::remove_file(p);
+            }
+            Done::Swapped { to, old } => {
+                // The swap again: the new file back at the staging name,
+                // removed with it.
+                let _ = staging::rename(old.path(), &to, staging::RenameMode::Exchange);
+            }
+            Done::Replaced(_) => {}
+        }
+    }
+
+    /// Removes what the move left (the replaced file).
+    fn settle(self) {
+        if let Done::Swapped { old, .. } = self {
+            drop(old);
+        }
     }
 }
 
@@ -668,29 +1116,47 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
         }
     }
     let (dir, name) = dir_and_name(p);
+    // The name is only used at the commit: a name no file system takes is
+    // refused now, as creating the file would be.
+    if std::os::unix::ffi::OsStrExt::as_bytes(name).len() > 255 {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
     let (file, stage) = match staging::unnamed_in(&dir)? {
         Some(file) => (file, Stage::Unnamed(None)),
         None => {
-            let (file, temp) = create_temp_beside(&dir, name)?;
+            let (file, temp) = create_temp_beside(&dir)?;
             (file, Stage::Named(temp))
         }
     };
     Ok(OutputFile {
-        target: Target::Staged(p.to_path_buf(), stage),
+        target: Target::Staged(Staged {
+            path: p.to_path_buf(),
+            stage,
+            replaces: None,
+        }),
         writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(file))),
     })
 }
 
-/// A named staging file, removed on drop (and on SIGINT, SIGTERM or
-/// SIGHUP) unless persisted.
+/// A named staging file, removed on drop (and on the signals `staging`
+/// handles) unless persisted.
 struct TempPath(Option<(PathBuf, staging::Recorded)>);
 
 impl TempPath {
+    fn path(&self) -> &Path {
+        &self.0.as_ref().expect("not yet persisted").0
+    }
+
     fn persist(mut self, to: &Path) -> io::Result<()> {
         let (from, _recorded) = self.0.take().expect("persisted once");
         fs::rename(&from, to).inspect_err(|_| {
             let _ = fs::remove_file(&from);
         })
+    }
+
+    /// The file was moved away by other means: nothing to remove.
+    fn forget(mut self) {
+        self.0 = None;
     }
 }
 
@@ -702,12 +1168,65 @@ impl Drop for TempPath {
     }
 }
 
-/// Creates `<dir>/.<name>.<random>.tmp` with mode 0666 before the umask
+/// The prefix of every named staging file: `.offload-tmp-PID-XXXXXXXX`,
+/// the process ID of the run that made it and a random part. A file of
+/// that form whose process no longer exists was left by a run that was
+/// killed; the next run staging in that directory removes it.
+pub const STAGING_PREFIX: &str = ".offload-tmp-";
+
+/// Whether `name` is a staging file's ([`STAGING_PREFIX`]).
+pub fn is_staging_name(name: &OsStr) -> bool {
+    staging_pid(name).is_some()
+}
+
+/// The process ID in a staging file's name.
+fn staging_pid(name: &OsStr) -> Option<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = name.as_bytes().strip_prefix(STAGING_PREFIX.as_bytes())?;
+    let dash = rest.iter().position(|&b| b == b'-')?;
+    let (pid, hex) = (&rest[..dash], &rest[dash + 1..]);
+    if hex.len() != 8 || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    std::str::from_utf8(pid).ok()?.parse().ok()
+}
+
+/// Removes, once per directory and process, the staging files in `dir`
+/// left by runs whose process is gone (killed with SIGKILL, or a crash of
+/// the system).
+fn remove_stale(dir: &Path) {
+    use std::sync::Mutex;
+    static SEEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    {
+        let Ok(mut seen) = SEEN.lock() else { return };
+        if seen.iter().any(|d| d == dir) {
+            return;
+        }
+        seen.push(dir.to_path_buf());
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = staging_pid(&name) else {
+            continue;
+        };
+        if pid != std::process::id() as i32
+            && !staging::process_exists(pid)
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Creates a named staging file in `dir` with mode 0666 before the umask
 /// (what LLVM's outputs get). Errors are the bare OS errors, so messages
 /// read like LLVM's ("No such file or directory", "Permission denied").
-fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> {
+fn create_temp_beside(dir: &Path) -> io::Result<(File, TempPath)> {
     use std::os::unix::fs::OpenOptionsExt;
-    with_temp_name(dir, name, |path| {
+    with_temp_name(dir, |path| {
         fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -716,24 +1235,28 @@ fn create_temp_beside(dir: &Path, name: &OsStr) -> io::Result<(File, TempPath)> 
     })
 }
 
-/// Gives an unnamed staging file a hidden name beside `target`.
+/// Gives an unnamed staging file a staging name beside `target`.
 fn name_beside(file: &File, target: &Path) -> io::Result<TempPath> {
-    let (dir, name) = dir_and_name(target);
-    with_temp_name(&dir, name, |p| staging::link(file, p)).map(|((), temp)| temp)
+    let (dir, _) = dir_and_name(target);
+    with_temp_name(&dir, |p| staging::link(file, p)).map(|((), temp)| temp)
 }
 
-/// Calls `make` with fresh `<dir>/.<name>.<random>.tmp` paths until one
-/// did not exist yet, and returns what it made with that path, which is
-/// recorded for removal on a signal before it is made.
+/// Calls `make` with fresh staging names in `dir` ([`STAGING_PREFIX`]; of
+/// the same length whatever the target's name, so a name of 255 bytes can
+/// be staged too) until one did not exist yet, and returns what it made
+/// with that path, which is recorded for removal on a signal before it is
+/// made.
 fn with_temp_name<T>(
     dir: &Path,
-    name: &OsStr,
     mut make: impl FnMut(&Path) -> io::Result<T>,
 ) -> io::Result<(T, TempPath)> {
+    remove_stale(dir);
     for _ in 0..100 {
-        let mut file_name = OsString::from(".");
-        file_name.push(name);
-        file_name.push(format!(".{}.tmp", crate::temp::random_hex(8)));
+        let file_name = format!(
+            "{STAGING_PREFIX}{}-{}",
+            std::process::id(),
+            crate::temp::random_hex(8)
+        );
         let path = dir.join(file_name);
         let recorded = staging::remove_on_signal(&path);
         match make(&path) {
@@ -745,10 +1268,21 @@ fn with_temp_name<T>(
     Err(io::Error::from(io::ErrorKind::AlreadyExists))
 }
 
+/// A directory a command made for its outputs, removed if a signal ends
+/// the command while this is alive (drop it once the outputs are
+/// committed; removing it on a failure is the caller's).
+pub struct MadeDir(#[allow(dead_code)] staging::Recorded);
+
+impl MadeDir {
+    pub fn new(path: &Path) -> MadeDir {
+        MadeDir(staging::remove_dir_on_signal(path))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     /// The head of a mapped input is read from its file, that of other
     /// bytes borrowed; either way it is the same bytes.
@@ -1017,6 +1551,99 @@ mod tests {
         assert_eq!(fs::read(&a).unwrap(), b"buffered head tail!");
     }
 
+    /// A file written to after it was read is not replaced, whether the
+    /// write comes before the commit's check or between the check and the
+    /// swap: the writer's bytes stay, and nothing of the commit is left.
+    #[test]
+    fn replacement_of_a_changed_file_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        fs::write(&a, b"original").unwrap();
+        fs::write(&b, b"other").unwrap();
+        let original = Original::open(&a).unwrap();
+        let mut outs = Outputs::durable();
+        let i = outs.replace(&original, &[]).unwrap();
+        outs.file(i).write_all(b"rewritten").unwrap();
+        // A second output in the same commit: all or none.
+        outs.write(b.as_os_str(), false, b"new b").unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&a)
+            .unwrap()
+            .write_all(b" and more")
+            .unwrap();
+        let e = outs.commit().unwrap_err();
+        assert!(e.to_string().contains("changed while being read"), "{e}");
+        assert_eq!(fs::read(&a).unwrap(), b"original and more");
+        assert_eq!(fs::read(&b).unwrap(), b"other", "none committed");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2, "nothing left");
+    }
+
+    /// A move that fails after others were made puts those back: the first
+    /// output's file is swapped into place, the second's original has
+    /// changed, and the first is swapped back.
+    #[test]
+    fn a_failed_move_puts_back_the_ones_before() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        let c = d.path().join("c");
+        fs::write(&a, b"old a").unwrap();
+        fs::write(&b, b"old b").unwrap();
+        let a_ino = fs::metadata(&a).unwrap().ino();
+        let original = Original::open(&b).unwrap();
+        let mut outs = Outputs::new();
+        outs.write(a.as_os_str(), false, b"new a").unwrap();
+        outs.write(c.as_os_str(), false, b"new c").unwrap();
+        let i = outs.replace(&original, &[]).unwrap();
+        outs.file(i).write_all(b"new b").unwrap();
+        fs::write(&b, b"changed b").unwrap();
+        let e = outs.commit().unwrap_err();
+        assert!(e.to_string().contains("changed while being read"), "{e}");
+        assert_eq!(fs::read(&a).unwrap(), b"old a");
+        assert_eq!(fs::metadata(&a).unwrap().ino(), a_ino, "the same file back");
+        assert!(!c.exists(), "the new file removed");
+        assert_eq!(fs::read(&b).unwrap(), b"changed b");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2, "nothing left");
+    }
+
+    /// A second opener of a file being rewritten waits for the first, and
+    /// then reads the file the first one committed.
+    #[test]
+    fn a_second_rewrite_waits_and_reads_the_new_file() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, b"first").unwrap();
+        let original = Original::open(&a).unwrap();
+        let waiter = {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                let o = Original::open(&a).unwrap();
+                o.input().unwrap().to_vec()
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "waits for the lock");
+        let mut outs = Outputs::durable();
+        let i = outs.replace(&original, &[]).unwrap();
+        outs.file(i).write_all(b"second").unwrap();
+        outs.commit().unwrap();
+        drop(original);
+        assert_eq!(waiter.join().unwrap(), b"second");
+    }
+
+    #[test]
+    fn staging_names_are_recognised() {
+        let pid = std::process::id();
+        assert!(is_staging_name(OsStr::new(&format!(
+            ".offload-tmp-{pid}-0123abcd"
+        ))));
+        assert!(!is_staging_name(OsStr::new(".offload-tmp-x-0123abcd")));
+        assert!(!is_staging_name(OsStr::new(".offload-tmp-12-0123abc")));
+        assert!(!is_staging_name(OsStr::new("libfoo.so")));
+    }
+
     #[test]
     fn dev_null_is_written_in_place() {
         let mut outs = Outputs::new();
@@ -1037,7 +1664,7 @@ pub struct Tree {
     /// Other names of those files (hard links) in the tree: (the name in
     /// `files`, the other name).
     pub links: Vec<(PathBuf, PathBuf)>,
-    /// Directories that could not be read, with the error.
+    /// Directories (and entries) that could not be read, with the error.
     pub errors: Vec<(PathBuf, io::Error)>,
 }
 
@@ -1065,8 +1692,18 @@ pub fn files_under(dir: &Path) -> Tree {
         let mut subdirs = Vec::new();
         for e in entries {
             let path = e.path();
-            let Ok(md) = std::fs::symlink_metadata(&path) else {
+            // A staging file of a run (this one's or one killed) is no
+            // input.
+            if is_staging_name(&e.file_name()) {
                 continue;
+            }
+            let md = match std::fs::symlink_metadata(&path) {
+                Ok(md) => md,
+                // A path too long to name, say: said, not passed over.
+                Err(err) => {
+                    tree.errors.push((path, err));
+                    continue;
+                }
             };
             let kind = md.file_type();
             if kind.is_dir() {

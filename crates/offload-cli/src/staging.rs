@@ -37,8 +37,19 @@ use std::sync::{Once, OnceLock};
 /// to check that path on file systems that have it.
 pub const NAMED_STAGING_ENV: &str = "OFFLOAD_TOOLS_NAMED_STAGING";
 
-/// The signals after which recorded staging files are removed.
-const SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The signals after which recorded staging files (and directories) are
+/// removed: every signal whose default action ends the process and that a
+/// user or a job control system sends (SIGKILL cannot be caught; the next
+/// run removes what it leaves, see `fsio`).
+const SIGNALS: [c_int; 7] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+];
 
 /// Opens an unnamed file for writing in `dir` (mode 0666 before the
 /// umask, as LLVM's outputs), or `None` where that cannot be done or the
@@ -120,17 +131,20 @@ impl Block {
         }
     }
 
-    fn blocks() -> impl Iterator<Item = &'static Block> {
-        std::iter::successors(Some(&RECORD), |b| b.next.get().map(|n| &**n))
+    fn chain(first: &'static Block) -> impl Iterator<Item = &'static Block> {
+        std::iter::successors(Some(first), |b| b.next.get().map(|n| &**n))
     }
 }
 
 static RECORD: Block = Block::new();
+/// Directories a command made for its outputs, removed (if empty) after
+/// the files on a signal.
+static DIRS: Block = Block::new();
 
 /// A named staging file recorded for removal on a signal; dropping it
 /// withdraws the record (the file itself is the caller's to rename or
 /// remove).
-pub(crate) struct Recorded {
+pub struct Recorded {
     slot: &'static AtomicPtr<c_char>,
     name: *mut c_char,
 }
@@ -138,12 +152,23 @@ pub(crate) struct Recorded {
 /// Records `path` to be removed if SIGINT, SIGTERM or SIGHUP ends the
 /// process before the record is dropped.
 pub(crate) fn remove_on_signal(path: &Path) -> Recorded {
+    record_in(&RECORD, path)
+}
+
+/// Records a directory the command made, to be removed (when empty, after
+/// the recorded files) if a signal ends the process before the record is
+/// dropped.
+pub fn remove_dir_on_signal(path: &Path) -> Recorded {
+    record_in(&DIRS, path)
+}
+
+fn record_in(first: &'static Block, path: &Path) -> Recorded {
     install_handlers();
     let name = CString::new(path.as_os_str().as_bytes())
         // A path with a NUL could not have been created.
         .unwrap_or_default()
         .into_raw();
-    let mut block = &RECORD;
+    let mut block = first;
     loop {
         for slot in &block.names {
             if slot
@@ -218,7 +243,7 @@ fn install_handlers() {
 /// is the default one by now (`SA_RESETHAND`), and it is blocked until the
 /// handler returns, when it ends the process.
 extern "C" fn on_signal(sig: c_int) {
-    for block in Block::blocks() {
+    for block in Block::chain(&RECORD) {
         for slot in &block.names {
             let name = slot.swap(ptr::null_mut(), Ordering::AcqRel);
             if !name.is_null() {
@@ -229,6 +254,231 @@ extern "C" fn on_signal(sig: c_int) {
             }
         }
     }
+    // Directories: innermost ones were recorded last, but chained blocks
+    // do not iterate backwards; a few passes remove any nesting the
+    // commands make (`-d a/b/c`).
+    for _ in 0..8 {
+        let mut left = false;
+        for block in Block::chain(&DIRS) {
+            for slot in &block.names {
+                let name = slot.load(Ordering::Acquire);
+                if name.is_null() {
+                    continue;
+                }
+                // SAFETY: as above; the slot keeps the string until its
+                // directory is gone (leaked then).
+                if unsafe { libc::rmdir(name) } == 0 {
+                    slot.store(ptr::null_mut(), Ordering::Release);
+                } else {
+                    left = true;
+                }
+            }
+        }
+        if !left {
+            break;
+        }
+    }
     // SAFETY: raising a signal is async-signal-safe.
     unsafe { libc::raise(sig) };
+}
+
+/// Converts a path for a system call.
+fn c_path(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+fn check(r: c_int) -> io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Takes an exclusive advisory lock (`flock`) on `file`, waiting for it
+/// where another process holds one; `Ok(false)` only when `wait` is false
+/// and the lock is held elsewhere.
+pub(crate) fn lock(file: &File, wait: bool) -> io::Result<bool> {
+    let op = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: `flock` on a descriptor borrowed from `file`, open for
+        // the whole call.
+        let r = unsafe { libc::flock(file.as_raw_fd(), op) };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// How [`rename`] moves a file over a name.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum RenameMode {
+    /// Swaps the two names atomically (`RENAME_EXCHANGE`): both must exist.
+    Exchange,
+    /// Fails with EEXIST where `to` exists (`RENAME_NOREPLACE`).
+    NoReplace,
+}
+
+/// `renameat2(from, to, mode)`. File systems without the flags answer
+/// EINVAL (or ENOSYS on old kernels): the caller falls back to a plain
+/// rename.
+pub(crate) fn rename(from: &Path, to: &Path, mode: RenameMode) -> io::Result<()> {
+    let (from, to) = (c_path(from)?, c_path(to)?);
+    let flags: libc::c_uint = match mode {
+        RenameMode::Exchange => libc::RENAME_EXCHANGE,
+        RenameMode::NoReplace => libc::RENAME_NOREPLACE,
+    };
+    // SAFETY: both paths are NUL-terminated strings that outlive the call;
+    // `renameat2` takes them with AT_FDCWD and flags by value.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether a rename error says the file system lacks `renameat2`'s flags.
+pub(crate) fn rename_unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+    )
+}
+
+/// Copies every extended attribute of `from` to `to` (POSIX ACLs,
+/// `security.capability`, SELinux labels and user attributes alike), both
+/// open files. An attribute the process may not set (EPERM, EACCES, a
+/// file system without it) is passed over; other errors are returned.
+pub(crate) fn copy_xattrs(from: &File, to: &File) -> io::Result<()> {
+    let list = read_sized(|buf, len| {
+        // SAFETY: `buf` is valid for `len` bytes (or null with len 0, which
+        // asks for the size); the descriptor is borrowed from `from`.
+        unsafe { libc::flistxattr(from.as_raw_fd(), buf.cast(), len) }
+    });
+    let list = match list {
+        Ok(l) => l,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for name in list.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let cname = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+        let value = read_sized(|buf, len| {
+            // SAFETY: as above; `cname` is NUL-terminated and outlives the call.
+            unsafe { libc::fgetxattr(from.as_raw_fd(), cname.as_ptr(), buf.cast(), len) }
+        });
+        let value = match value {
+            Ok(v) => v,
+            // Gone since it was listed.
+            Err(e) if e.raw_os_error() == Some(libc::ENODATA) => continue,
+            Err(e) => return Err(e),
+        };
+        // SAFETY: `value` is valid for its length; `cname` is NUL-terminated;
+        // the descriptor is borrowed from `to`.
+        let r = unsafe {
+            libc::fsetxattr(
+                to.as_raw_fd(),
+                cname.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        };
+        if let Err(e) = check(r) {
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EPERM | libc::EACCES | libc::ENOTSUP)
+            ) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls a size-probing system call (`flistxattr`, `fgetxattr`) until the
+/// buffer is large enough for what it returns.
+fn read_sized(mut call: impl FnMut(*mut u8, usize) -> isize) -> io::Result<Vec<u8>> {
+    for _ in 0..8 {
+        let want = call(ptr::null_mut(), 0);
+        if want < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut buf = vec![0u8; want as usize];
+        let got = call(buf.as_mut_ptr(), buf.len());
+        if got >= 0 {
+            buf.truncate(got as usize);
+            return Ok(buf);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) {
+            return Err(e);
+        }
+        // Grew between the calls: ask again.
+    }
+    Err(io::Error::from_raw_os_error(libc::ERANGE))
+}
+
+/// While alive, the signals that end a command ([`SIGNALS`]) wait: a
+/// commit that moves several files into place finishes before one of them
+/// takes effect (SIGKILL excepted).
+pub(crate) struct SignalsHeld {
+    old: libc::sigset_t,
+}
+
+impl SignalsHeld {
+    pub(crate) fn new() -> SignalsHeld {
+        // SAFETY: zeroed `sigset_t`s are initialised by `sigemptyset`
+        // before use; `pthread_sigmask` reads `set` and writes `old`, both
+        // owned here.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in SIGNALS {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            SignalsHeld { old }
+        }
+    }
+}
+
+impl Drop for SignalsHeld {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`, a valid `sigset_t`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, ptr::null_mut());
+        }
+    }
+}
+
+/// Whether process `pid` exists (on this system's view of process IDs):
+/// `kill(pid, 0)` succeeds or is refused for permission.
+pub(crate) fn process_exists(pid: i32) -> bool {
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }

@@ -510,10 +510,14 @@ pub struct Written {
     pub stdout: Option<Vec<u8>>,
 }
 
-/// Writes the jobs; all outputs or none.
-pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
-    let mut inputs: HashMap<Source, fsio::Input> = HashMap::new();
-    let mut outputs = Outputs::new();
+/// Inputs already read, by where they came from.
+pub type Opened = HashMap<Source, std::rc::Rc<fsio::Input>>;
+
+/// Writes the jobs; all outputs or none. `inputs` are the files the walk
+/// read (the same bytes are extracted, and standard input is read once);
+/// zip members are decoded again as needed.
+pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result<Written, Error> {
+    let mut outputs = Outputs::durable();
     let mut written = Vec::new();
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
     let mut buffer: Vec<u8> = Vec::new();
@@ -556,9 +560,10 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs) -> Result<Written, Error> {
             } => {
                 if !inputs.contains_key(&job.file) {
                     let input = match &job.file {
-                        Source::File(p) => fsio::read_input(p.as_os_str())
+                        Source::File(p) => crate::walk::open(p)
                             .map_err(|err| Error::file_io(p.display().to_string(), &err))?,
                         zipped => crate::zipped::open(zipped)
+                            .map(std::rc::Rc::new)
                             .map_err(|err| Error::file(zipped.to_string(), err))?,
                     };
                     inputs.insert(job.file.clone(), input);

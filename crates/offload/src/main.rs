@@ -131,20 +131,34 @@ fn report_damage(root: &Node, diag: &Diag) -> usize {
     n
 }
 
+/// Walks the files; returns their trees, how much damage was reported,
+/// and (with `keep`) the inputs read, for a command that reads their
+/// bytes again (`extract`: the same bytes, and `-` read once).
 fn walk_all(
     files: &[std::path::PathBuf],
     verify: bool,
     headers_only: bool,
+    keep: bool,
     diag: &Diag,
-) -> (Vec<Node>, usize) {
+) -> (Vec<Node>, usize, extract::Opened) {
     let mut walker = walk::Walker::default().headers_only(headers_only && !verify);
     walker.verify = verify;
     let mut damage = 0;
-    let roots: Vec<Node> = files.iter().map(|f| walker.file(f)).collect();
+    let mut opened = extract::Opened::new();
+    let mut roots = Vec::with_capacity(files.len());
+    for f in files {
+        let input = walk::open(f);
+        if keep {
+            if let Ok(i) = &input {
+                opened.insert(model::Source::File(f.clone()), i.clone());
+            }
+        }
+        roots.push(walker.input(f, input));
+    }
     for r in &roots {
         damage += report_damage(r, diag);
     }
-    (roots, damage)
+    (roots, damage, opened)
 }
 
 /// The inputs named on the command line, each directory replaced by the
@@ -161,7 +175,7 @@ pub(crate) fn expand_inputs(paths: &[std::path::PathBuf], diag: &Diag) -> Inputs
             for (dir, e) in found.errors {
                 out.unreadable += 1;
                 diag.error(format!(
-                    "{}: cannot read the directory: {}",
+                    "{}: cannot read: {}",
                     dir.display(),
                     offload_cli::diag::os_error_text(&e)
                 ));
@@ -188,7 +202,7 @@ pub(crate) struct Inputs {
 
 fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     let inputs = expand_inputs(&args.files, diag);
-    let (mut roots, damage) = walk_all(&inputs.files, args.verify, args.summary, diag);
+    let (mut roots, damage, _) = walk_all(&inputs.files, args.verify, args.summary, false, diag);
     let damage = damage + inputs.unreadable;
     if inputs.tree {
         // In a tree, files without device code are left out.
@@ -290,7 +304,7 @@ fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
-    let (roots, damage) = walk_all(&args.files, false, false, diag);
+    let (roots, damage, opened) = walk_all(&args.files, false, false, true, diag);
     // All or nothing: an input that cannot be read completely means no
     // output at all.
     if damage > 0 {
@@ -359,7 +373,11 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         },
         _ => Vec::new(),
     };
-    match extract::write(&jobs, args) {
+    let _made = made
+        .iter()
+        .map(|d| offload_cli::fsio::MadeDir::new(d))
+        .collect::<Vec<_>>();
+    match extract::write(&jobs, args, opened) {
         Ok(written) => {
             if let Some(bytes) = written.stdout {
                 return write_stdout(&bytes, diag);

@@ -10,7 +10,8 @@
 
 use std::collections::HashSet;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use offload_cli::diag::{os_error_text, Diag};
 use offload_cli::fsio::{self, OutputFile, Outputs};
@@ -246,6 +247,13 @@ enum Kind {
     Fatbin,
 }
 
+impl Plan {
+    /// Whether carrying it out drops entries.
+    fn drops(&self) -> bool {
+        !matches!(self, Plan::Leave { .. })
+    }
+}
+
 /// Finds the containers of `root` to rewrite.
 fn plan(root: &Node, sel: &Selection) -> Vec<Plan> {
     let mut plans = Vec::new();
@@ -397,6 +405,162 @@ struct Totals {
     bytes_freed: u64,
 }
 
+/// Where a thinned file goes.
+#[derive(Clone, Copy)]
+enum Dest<'a> {
+    /// Nowhere (a dry run, or a file with nothing to drop).
+    None,
+    /// A new file (`-o`).
+    To(&'a Path),
+    /// Over the original, rewritten in place; with the other names (hard
+    /// links) it has.
+    Replace(&'a fsio::Original, &'a [PathBuf]),
+}
+
+impl Dest<'_> {
+    fn writes(&self) -> bool {
+        !matches!(self, Dest::None)
+    }
+
+    /// Starts the output; returns its index.
+    fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, String> {
+        match *self {
+            Dest::None => Ok(None),
+            Dest::To(t) => outputs
+                .create(t.as_os_str(), false)
+                .map(Some)
+                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e))),
+            Dest::Replace(original, also) => outputs
+                .replace(original, also)
+                .map(Some)
+                .map_err(|e| format!("{shown}: {}", os_error_text(&e))),
+        }
+    }
+}
+
+/// An input of `thin`: as named, its bytes (or why they could not be
+/// read), and, in place, the file opened to be rewritten with its other
+/// names among the inputs.
+struct Opened {
+    path: PathBuf,
+    input: io::Result<Rc<fsio::Input>>,
+    original: Option<fsio::Original>,
+    also: Vec<PathBuf>,
+}
+
+impl Opened {
+    /// Reads `path` (to rewrite it, when `in_place`: opened and locked,
+    /// see [`fsio::Original::open`]).
+    fn open(path: &Path, in_place: bool) -> Opened {
+        let (input, original) = if in_place {
+            match fsio::Original::open(path) {
+                Ok(o) => (o.input().map(Rc::new), Some(o)),
+                Err(e) => (Err(e), None),
+            }
+        } else {
+            (crate::walk::open(path), None)
+        };
+        Opened {
+            path: path.to_path_buf(),
+            input,
+            original,
+            also: Vec::new(),
+        }
+    }
+
+    fn dest(&self) -> Dest<'_> {
+        match &self.original {
+            Some(o) => Dest::Replace(o, &self.also),
+            None => Dest::None,
+        }
+    }
+
+    fn is_zip(&self) -> bool {
+        self.input
+            .as_ref()
+            .is_ok_and(|i| offload_format::zip::has_magic(i))
+    }
+
+    /// The walk of the input; a zip archive is read member by member when
+    /// thinned, and walked whole beforehand only when `whole`.
+    fn walk(&self, args: &ThinArgs, whole: bool) -> Node {
+        if self.is_zip() && !whole {
+            return Node::new(
+                NodeKind::File,
+                self.path.display().to_string(),
+                self.path.clone(),
+            );
+        }
+        let input = match &self.input {
+            Ok(i) => Ok(i.clone()),
+            Err(e) => Err(io::Error::new(e.kind(), os_error_text(e))),
+        };
+        walker(args).input(&self.path, input)
+    }
+}
+
+/// The named inputs of an in-place run, each file once: names of one file
+/// (a symbolic link and its target, two hard links) are one input, the
+/// first named; its other hard links follow it ([`Outputs::replace`]), and
+/// a symbolic link stays a link to it. Files are locked in the order of
+/// their device and inode, so that two runs naming the same files in
+/// other orders cannot wait for each other. Returns the inputs and a
+/// report line for each name that was another's.
+fn open_in_place(files: &[PathBuf]) -> (Vec<Opened>, String) {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| id(&files[i]));
+    let mut opened: Vec<Option<Opened>> = (0..files.len()).map(|_| None).collect();
+    let mut seen: Vec<((u64, u64), usize)> = Vec::new();
+    let mut notes = String::new();
+    let mut same: Vec<(usize, usize)> = Vec::new();
+    for i in order {
+        let key = id(&files[i]);
+        if let Some(&(_, first)) = key.and_then(|k| seen.iter().find(|(s, _)| *s == k)) {
+            same.push((first.min(i), first.max(i)));
+            continue;
+        }
+        let o = Opened::open(&files[i], true);
+        if let (Some(k), Some(orig)) = (key, &o.original) {
+            let st = orig.state();
+            if (st.dev, st.ino) == k {
+                seen.push((k, i));
+            }
+        }
+        opened[i] = Some(o);
+    }
+    // The first named of each file is the one thinned.
+    for (first, other) in same {
+        let (keeper, dup) = if opened[first].is_some() {
+            (first, other)
+        } else {
+            let o = opened[other].take();
+            opened[first] = o;
+            (first, other)
+        };
+        if let Some(o) = opened[keeper].as_mut() {
+            o.path = files[keeper].clone();
+            let is_link = std::fs::symlink_metadata(&files[dup]).is_ok_and(|m| m.is_symlink());
+            let real = o.original.as_ref().map(|r| r.path().to_path_buf());
+            let dup_real = std::fs::canonicalize(&files[dup]).ok();
+            if !is_link && dup_real != real {
+                if let Some(d) = dup_real {
+                    if !o.also.contains(&d) {
+                        o.also.push(d);
+                    }
+                }
+            }
+        }
+        notes.push_str(&format!(
+            "{}: the same file as {}, thinned once\n",
+            files[dup].display(),
+            files[keeper].display()
+        ));
+    }
+    (opened.into_iter().flatten().collect(), notes)
+}
+
 /// `offload thin`.
 pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     use std::process::ExitCode;
@@ -409,22 +573,28 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
         drop_ptx: args.drop_ptx,
     };
+    let in_place = args.in_place && !args.dry_run;
+    if in_place && args.files.iter().any(|f| f.as_os_str() == "-") {
+        diag.error("--in-place rewrites files: standard input (-) is not one");
+        return ExitCode::FAILURE;
+    }
     let inputs = crate::expand_inputs(&args.files, diag);
     if inputs.tree {
         return run_tree(&inputs, &sel, args, diag);
     }
-    let files = inputs.files;
-    // A zip archive is read member by member when thinned; it is walked
-    // whole beforehand only to check the --drop values.
-    let roots: Vec<Node> = files
+    let (opened, same) = if in_place {
+        open_in_place(&inputs.files)
+    } else {
+        let o = inputs
+            .files
+            .iter()
+            .map(|f| Opened::open(f, false))
+            .collect();
+        (o, String::new())
+    };
+    let roots: Vec<Node> = opened
         .iter()
-        .map(|f| {
-            if args.drop.is_empty() && crate::zipped::is_zip_file(f) {
-                Node::new(NodeKind::File, f.display().to_string(), f.clone())
-            } else {
-                walker(args).file(f)
-            }
-        })
+        .map(|o| o.walk(args, !args.drop.is_empty()))
         .collect();
     // A --drop that matches nothing anywhere is a typo: say so rather
     // than rewrite nothing.
@@ -450,26 +620,32 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     if unmatched {
         return ExitCode::FAILURE;
     }
-    let mut outputs = Outputs::new();
-    let mut report = String::new();
-    // Files rewritten in place, as they were when read.
-    let mut in_place: Vec<(&Path, Option<std::fs::Metadata>)> = Vec::new();
+    let mut outputs = Outputs::durable();
+    let mut report = same;
     // Zip members left unchanged (reported): the status says so.
     let mut members_left = 0usize;
-    for (file, root) in files.iter().zip(&roots) {
-        if args.in_place && !args.dry_run {
-            in_place.push((file, std::fs::metadata(file).ok()));
-        }
-        let target = match (&args.output, args.in_place) {
-            (Some(o), _) => Some(o.clone()),
-            (None, true) => Some(file.clone()),
-            (None, false) => None,
+    for (o, root) in opened.iter().zip(&roots) {
+        let dest = match (&args.output, args.dry_run) {
+            (_, true) => Dest::None,
+            (Some(out), false) => Dest::To(out),
+            (None, false) => o.dest(),
         };
-        let target = if args.dry_run { None } else { target };
+        let input = match &o.input {
+            Ok(i) => i,
+            Err(e) => {
+                diag.error(format!(
+                    "{}: cannot read: {}",
+                    o.path.display(),
+                    os_error_text(e)
+                ));
+                return ExitCode::FAILURE;
+            }
+        };
         match thin_any(
-            file,
+            &o.path,
+            input,
             root,
-            target.as_deref(),
+            dest,
             &sel,
             args,
             &mut outputs,
@@ -482,26 +658,15 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             }
         }
     }
-    for (file, before) in &in_place {
-        let now = std::fs::metadata(file).ok();
-        if !same_file_state(before.as_ref(), now.as_ref()) {
-            diag.error(format!(
-                "{}: changed while being thinned; nothing overwritten",
-                file.display()
-            ));
+    // All files together, or none; the report is printed with them.
+    let status = match outputs.commit_then(|| crate::write_stdout(report.as_bytes(), diag)) {
+        Ok(status) => status,
+        Err(e) => {
+            diag.error(format!("nothing was written: {}", commit_error(&e)));
             return ExitCode::FAILURE;
         }
-    }
-    if let Err(e) = outputs.commit() {
-        diag.error(format!("writing the outputs: {}", os_error_text(&e)));
-        return ExitCode::FAILURE;
-    }
-    for (file, before) in &in_place {
-        if let Some(md) = before {
-            keep_owner(file, md);
-        }
-    }
-    let status = crate::write_stdout(report.as_bytes(), diag);
+    };
+    drop(opened);
     if members_left > 0 {
         ExitCode::FAILURE
     } else {
@@ -509,12 +674,23 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     }
 }
 
+/// The text of an error committing outputs.
+fn commit_error(e: &io::Error) -> String {
+    let text = os_error_text(e);
+    if text.ends_with("changed while being read") {
+        format!("{text} (written to by another program while thinned; not replaced)")
+    } else {
+        text.to_string()
+    }
+}
+
 /// `offload thin` over directory trees: each file is thinned and
-/// committed on its own; a file that is damaged or unreadable is reported
-/// and skipped, and the others go on; a file with nothing for a `--keep`
-/// is left unchanged and reported; files without device code are skipped
-/// silently. The exit status is 1 if anything was skipped, or if a
-/// `--keep` matched nothing in any file.
+/// committed on its own, and its report printed as it is committed (an
+/// interrupted run has said exactly which files it rewrote); a file that
+/// is damaged or unreadable is reported and skipped, and the others go on;
+/// a file with nothing for a `--keep` is left unchanged and reported;
+/// files without device code are skipped silently. The exit status is 1
+/// if anything was skipped, or if a `--keep` matched nothing in any file.
 fn run_tree(
     inputs: &crate::Inputs,
     sel: &Selection,
@@ -529,49 +705,68 @@ fn run_tree(
     let mut nothing = 0usize;
     let mut freed = 0u64;
     let mut matches: Vec<KeepMatch> = Vec::new();
-    let mut report = String::new();
+    let mut stdout_ok = true;
+    let mut say = |text: &str| {
+        if stdout_ok && crate::write_stdout(text.as_bytes(), diag) != ExitCode::SUCCESS {
+            stdout_ok = false;
+        }
+    };
+    let in_place = args.in_place && !args.dry_run;
     for file in &inputs.files {
-        let zip = crate::zipped::is_zip_file(file);
-        // A zip archive is read member by member by the thinning itself.
-        let root = if zip {
-            Node::new(NodeKind::File, file.display().to_string(), file.clone())
-        } else {
-            walker(args).file(file)
-        };
+        let mut o = Opened::open(file, in_place);
+        if let Some(orig) = &o.original {
+            // The file's other names in the tree name the new file too.
+            o.also = inputs
+                .links
+                .iter()
+                .filter(|(f, _)| f == file)
+                .filter_map(|(_, other)| {
+                    let dir = std::fs::canonicalize(other.parent()?).ok()?;
+                    Some(dir.join(other.file_name()?))
+                })
+                .filter(|p| p != orig.path())
+                .collect();
+        }
+        if let Err(e) = &o.input {
+            skipped += 1;
+            diag.error(format!(
+                "{}: cannot read: {} (skipped)",
+                file.display(),
+                os_error_text(e)
+            ));
+            continue;
+        }
+        let zip = o.is_zip();
+        let root = o.walk(args, false);
         if !zip && !root.is_interesting() {
             continue;
         }
+        let shown = file.display().to_string();
+        let mut report = String::new();
         if !zip {
             // A file with nothing for a --keep is code that GPU cannot
             // use (cuFFT's one sm_75 stub, say): left as it is, reported,
             // not a failure.
-            let shown = file.display().to_string();
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
                 merge_matches(&mut matches, &keep_matches(&all_entries(&root), sel));
-                report.push_str(&format!("{shown}: left unchanged: {}\n", u.reason()));
+                say(&format!("{shown}: left unchanged: {}\n", u.reason()));
                 unchanged += 1;
                 continue;
             }
         }
-        let before = report.len();
-        let mut outputs = Outputs::new();
-        let mut target = (args.in_place && !args.dry_run).then(|| file.clone());
-        if target.is_some() && !zip {
-            // A file with nothing to drop (thinned before, say) is not
-            // written again: reading the headers tells, at little cost.
-            let mut quiet = String::new();
-            let mut none = Outputs::new();
-            if let Ok((t, _)) = thin_any(file, &root, None, sel, args, &mut none, &mut quiet) {
-                if t.rewritten == 0 {
-                    target = None;
-                }
-            }
+        // A file with nothing to drop (thinned before, say) is not
+        // written again: its plan tells.
+        let mut dest = o.dest();
+        if !zip && dest.writes() && !plan(&root, sel).iter().any(Plan::drops) {
+            dest = Dest::None;
         }
-        let stamp = std::fs::metadata(file).ok();
+        let mut outputs = Outputs::durable();
+        let Ok(input) = &o.input else { continue };
         let result = thin_any(
             file,
+            input,
             &root,
-            target.as_deref(),
+            dest,
             sel,
             args,
             &mut outputs,
@@ -579,35 +774,14 @@ fn run_tree(
         )
         .and_then(|(totals, left)| {
             skipped += left;
-            // A file that changed while it was read is not overwritten.
-            let now = std::fs::metadata(file).ok();
-            if target.is_some() && !same_file_state(stamp.as_ref(), now.as_ref()) {
-                return Err(format!(
-                    "{}: changed while being thinned; not overwritten",
-                    file.display()
-                ));
-            }
             outputs
-                .commit()
-                .map_err(|e| format!("{}: {}", file.display(), os_error_text(&e)))?;
-            if let (Some(_), Some(md)) = (&target, &stamp) {
-                keep_owner(file, md);
-                // The file's other names in the tree name the new file too.
-                for (_, other) in inputs.links.iter().filter(|(f, _)| f == file) {
-                    relink(file, other).map_err(|e| {
-                        format!(
-                            "{}: thinned, but its hard link {} could not follow: {}",
-                            file.display(),
-                            other.display(),
-                            os_error_text(&e)
-                        )
-                    })?;
-                }
-            }
+                .commit_then(|| say(&report))
+                .map_err(|e| format!("{}: {}", file.display(), commit_error(&e)))?;
             Ok(totals)
         });
+        drop(o);
         match result {
-            Ok(totals) if zip && totals.members_with_code == 0 => report.truncate(before),
+            Ok(totals) if zip && totals.members_with_code == 0 => {}
             Ok(totals) => {
                 merge_matches(&mut matches, &totals.matches);
                 if totals.rewritten > 0 {
@@ -618,14 +792,13 @@ fn run_tree(
                 freed += totals.bytes_freed;
             }
             Err(e) => {
-                report.truncate(before);
                 skipped += 1;
                 diag.error(format!("{e} (skipped)"));
             }
         }
     }
     let would = if args.dry_run { "would be " } else { "" };
-    report.push_str(&format!(
+    say(&format!(
         "in all: {thinned} files with device code {would}thinned, {freed} bytes {would}freed{}{}{}\n",
         if nothing > 0 {
             format!(", {nothing} with nothing to drop")
@@ -643,7 +816,11 @@ fn run_tree(
             String::new()
         }
     ));
-    let status = crate::write_stdout(report.as_bytes(), diag);
+    let status = if stdout_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     // A --keep that matched nothing anywhere, though there was code of its
     // vendor, is most likely a typo.
     let mut typo = false;
@@ -669,42 +846,6 @@ fn run_tree(
 /// the file before anything is written.
 fn walker(args: &ThinArgs) -> Walker {
     Walker::default().headers_only(args.dry_run)
-}
-
-/// Whether a file is as it was: same size, modification time and inode.
-fn same_file_state(before: Option<&std::fs::Metadata>, now: Option<&std::fs::Metadata>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (before, now) {
-        (Some(a), Some(b)) => {
-            a.len() == b.len()
-                && a.mtime() == b.mtime()
-                && a.mtime_nsec() == b.mtime_nsec()
-                && a.ino() == b.ino()
-        }
-        _ => false,
-    }
-}
-
-/// Makes `other` a name of `file` again (after `file` was replaced by a
-/// new file): a new link beside `other`, renamed over it.
-fn relink(file: &Path, other: &Path) -> io::Result<()> {
-    let dir = other.parent().unwrap_or(Path::new("."));
-    let name = other
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let staged = dir.join(format!(".{name}.thin-{}", offload_cli::temp::random_hex(8)));
-    std::fs::hard_link(file, &staged)?;
-    std::fs::rename(&staged, other).inspect_err(|_| {
-        let _ = std::fs::remove_file(&staged);
-    })
-}
-
-/// Gives a file rewritten in place its former owner and group, where the
-/// process may (as root); otherwise it keeps the writer's.
-fn keep_owner(file: &Path, before: &std::fs::Metadata) {
-    use std::os::unix::fs::MetadataExt;
-    let _ = std::os::unix::fs::chown(file, Some(before.uid()), Some(before.gid()));
 }
 
 /// Every entry of a tree.
@@ -875,26 +1016,55 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, U
 
 /// [`thin_file`], or [`thin_zip`] for a zip archive. Returns the totals
 /// and how many zip members were left unchanged (reported).
+#[allow(clippy::too_many_arguments)]
 fn thin_any(
     file: &Path,
+    input: &fsio::Input,
     root: &Node,
-    target: Option<&Path>,
+    dest: Dest<'_>,
     sel: &Selection,
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
 ) -> Result<(Totals, usize), String> {
-    if crate::zipped::is_zip_file(file) {
-        thin_zip(file, target, sel, args, outputs, report)
+    if offload_format::zip::has_magic(input) {
+        thin_zip(file, input, dest, sel, args, outputs, report)
     } else {
-        thin_file(file, root, target, sel, args, outputs, report).map(|t| (t, 0))
+        thin_file(file, input, root, dest, sel, args, outputs, report).map(|t| (t, 0))
     }
 }
 
+/// The line a file's (or archive's) report starts with.
+fn report_header(shown: &str, dest: Dest<'_>, args: &ThinArgs, file: &Path) -> String {
+    match (dest, args.dry_run) {
+        (_, true) => format!("{shown} (dry run)\n"),
+        (Dest::To(t), false) => format!("{shown} -> {}\n", t.display()),
+        (Dest::Replace(..), false) => format!("{shown} -> {}\n", file.display()),
+        (Dest::None, false) if args.in_place => format!("{shown} -> {}\n", file.display()),
+        (Dest::None, false) => format!("{shown}\n"),
+    }
+}
+
+/// Gives a new output (`-o`) the input's permission bits, without setuid,
+/// setgid or sticky: a copy made by someone else (root, say) must not
+/// become a program that runs as them.
+fn copy_mode(outputs: &mut Outputs, i: usize, input: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(md) = std::fs::metadata(input) {
+        if let Ok(Some(f)) = outputs.file(i).seekable_file() {
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(
+                md.permissions().mode() & 0o777,
+            ));
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn thin_file(
     file: &Path,
+    input: &fsio::Input,
     root: &Node,
-    target: Option<&Path>,
+    dest: Dest<'_>,
     sel: &Selection,
     args: &ThinArgs,
     outputs: &mut Outputs,
@@ -902,39 +1072,31 @@ fn thin_file(
 ) -> Result<Totals, String> {
     let shown = file.display().to_string();
     let alone = preflight(&shown, root, sel).map_err(|u| u.message())?;
-    let input = fsio::read_input(file.as_os_str())
-        .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
-    let mut out = match target {
-        Some(t) => {
-            let i = outputs
-                .create(t.as_os_str(), false)
-                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
-            if let Ok(md) = std::fs::metadata(file) {
-                if let Ok(Some(f)) = outputs.file(i).seekable_file() {
-                    let _ = f.set_permissions(md.permissions());
-                }
-            }
-            Some((i, t.to_path_buf()))
-        }
-        None => None,
-    };
-    let header = match (&out, args.dry_run) {
-        (_, true) => format!("{shown} (dry run)\n"),
-        (Some((_, t)), false) => format!("{shown} -> {}\n", t.display()),
-        (None, false) => format!("{shown}\n"),
-    };
-    report.push_str(&header);
+    let out = dest.create(outputs, &shown)?;
+    if let (Some(i), Dest::To(_)) = (out, dest) {
+        copy_mode(outputs, i, file);
+    }
+    report.push_str(&report_header(&shown, dest, args, file));
     report_alone(&alone, report);
-    let mut totals = match &mut out {
-        Some((i, t)) => {
-            let sink = outputs.file(*i);
-            let totals = thin_input(&shown, root, &input, Some((sink, t)), sel, args, report)?;
-            outputs
-                .finish(*i)
-                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+    let mut totals = match out {
+        Some(i) => {
+            let t = match dest {
+                Dest::To(t) => t,
+                _ => file,
+            };
+            let sink = outputs.file(i);
+            let totals = thin_input(&shown, root, input, Some((sink, t)), sel, args, report)?;
+            if totals.rewritten == 0 && matches!(dest, Dest::Replace(..)) {
+                // Nothing changed: the original stays as it is.
+                outputs.discard(i);
+            } else {
+                outputs
+                    .finish(i)
+                    .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            }
             totals
         }
-        None => thin_input::<OutputFile>(&shown, root, &input, None, sel, args, report)?,
+        None => thin_input::<OutputFile>(&shown, root, input, None, sel, args, report)?,
     };
     totals.matches = keep_matches(&all_entries(root), sel);
     report_totals(
@@ -1270,7 +1432,8 @@ const ZIP_LEVEL: u32 = 6;
 /// were left unchanged because they could not be thinned (reported).
 fn thin_zip(
     file: &Path,
-    target: Option<&Path>,
+    input: &fsio::Input,
+    dest: Dest<'_>,
     sel: &Selection,
     args: &ThinArgs,
     outputs: &mut Outputs,
@@ -1278,14 +1441,8 @@ fn thin_zip(
 ) -> Result<(Totals, usize), String> {
     use offload_format::{wheel, zip};
     let shown = file.display().to_string();
-    let input = fsio::read_input(file.as_os_str())
-        .map_err(|e| format!("{shown}: cannot read: {}", os_error_text(&e)))?;
-    let archive = zip::Archive::parse(&input).map_err(|e| format!("{shown}: {e}"))?;
-    report.push_str(&match (target, args.dry_run) {
-        (_, true) => format!("{shown} (dry run)\n"),
-        (Some(t), false) => format!("{shown} -> {}\n", t.display()),
-        (None, false) => format!("{shown}\n"),
-    });
+    let archive = zip::Archive::parse(input).map_err(|e| format!("{shown}: {e}"))?;
+    report.push_str(&report_header(&shown, dest, args, file));
     let mut totals = Totals::default();
     let mut repacked: Vec<Option<Repacked>> = Vec::new();
     let mut skipped = 0usize;
@@ -1304,7 +1461,7 @@ fn thin_zip(
         let name = m.name_lossy();
         let mshown = format!("{shown}!/{name}");
         // The message names the member.
-        let member = crate::zipped::decode(&input, m).map_err(|e| format!("{shown}: {e}"))?;
+        let member = crate::zipped::decode(input, m).map_err(|e| format!("{shown}: {e}"))?;
         let member = std::rc::Rc::new(member);
         let source = Source::ZipMember {
             zip: file.to_path_buf(),
@@ -1335,7 +1492,7 @@ fn thin_zip(
         };
         sub.push_str(&format!("{name}\n"));
         report_alone(&alone, &mut sub);
-        let write = target.is_some() && !args.dry_run;
+        let write = dest.writes() && !args.dry_run;
         let t = if write {
             let scratch = fsio::scratch_file().map_err(|e| {
                 format!(
@@ -1421,9 +1578,9 @@ fn thin_zip(
     );
     totals.members_with_code = with_code;
     // In place, an archive with nothing thinned is not written again.
-    let unchanged_in_place = thinned == 0 && target == Some(file);
-    if let Some(t) = target.filter(|_| !args.dry_run && !unchanged_in_place) {
-        let size = write_zip(file, &archive, &mut repacked, t, outputs)?;
+    let unchanged_in_place = thinned == 0 && matches!(dest, Dest::Replace(..));
+    if dest.writes() && !args.dry_run && !unchanged_in_place {
+        let size = write_zip(file, &archive, &mut repacked, dest, outputs)?;
         last.push_str(&format!(
             "; the archive is {size} bytes, was {}",
             input.len()
@@ -1448,9 +1605,13 @@ fn write_zip(
     file: &Path,
     archive: &offload_format::zip::Archive<'_>,
     repacked: &mut [Option<Repacked>],
-    target: &Path,
+    dest: Dest<'_>,
     outputs: &mut Outputs,
 ) -> Result<u64, String> {
+    let target = match dest {
+        Dest::To(t) => t,
+        _ => file,
+    };
     use offload_format::wheel;
     use offload_format::zip::write::{Entry, Layout};
     use offload_format::zip::Method;
@@ -1499,13 +1660,11 @@ fn write_zip(
         }
         _ => None,
     };
-    let i = outputs
-        .create(target.as_os_str(), false)
-        .map_err(|e| format!("{tshown}: {}", os_error_text(&e)))?;
-    if let Ok(md) = std::fs::metadata(file) {
-        if let Ok(Some(f)) = outputs.file(i).seekable_file() {
-            let _ = f.set_permissions(md.permissions());
-        }
+    let Some(i) = dest.create(outputs, &shown.to_string())? else {
+        return Ok(0);
+    };
+    if let Dest::To(_) = dest {
+        copy_mode(outputs, i, file);
     }
     let out = outputs.file(i);
     let mut pos = 0u64;

@@ -5,6 +5,7 @@
 //! far as their entry table.
 
 use std::collections::HashMap;
+use std::io;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -101,6 +102,13 @@ pub struct Walker {
     nv_section: Option<String>,
 }
 
+/// Reads an input file as every subcommand does: a regular file (or `-`,
+/// standard input) with [`fsio::read_regular`]; devices, FIFOs and
+/// sockets are refused.
+pub fn open(path: &Path) -> io::Result<Rc<fsio::Input>> {
+    fsio::read_regular(path.as_os_str()).map(Rc::new)
+}
+
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
 fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
     let o = outer.as_ptr() as usize;
@@ -115,8 +123,9 @@ impl Walker {
         self
     }
 
-    /// Inspects one input file. I/O errors become damage of the file node.
-    pub fn file(&mut self, path: &Path) -> Node {
+    /// Inspects the bytes of the input file `path`, already read (or the
+    /// error met reading it, which becomes damage of the file node).
+    pub fn input(&mut self, path: &Path, input: io::Result<Rc<fsio::Input>>) -> Node {
         // Containers are numbered per input.
         self.next_index = 0;
         self.nv_numbers = (0, 0);
@@ -126,9 +135,8 @@ impl Walker {
             path.display().to_string(),
             path.to_path_buf(),
         );
-        match fsio::read_input(path.as_os_str()) {
+        match input {
             Ok(input) if zip::has_magic(&input) => {
-                let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
                 self.zip_archive(&input, path, &mut node);
@@ -136,7 +144,6 @@ impl Walker {
             }
             Ok(input) => {
                 input.advise_random();
-                let input = Rc::new(input);
                 node.size = Some(input.len() as u64);
                 node.offset = Some(0);
                 self.inspect_in(&input, 0, &input, &mut node, 0);

@@ -10,15 +10,6 @@ use offload_format::zip::{Archive, Member};
 
 use crate::model::Source;
 
-/// Whether the file at `path` starts as a zip archive does.
-pub fn is_zip_file(path: &std::path::Path) -> bool {
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && zip::has_magic(&magic)
-}
-
 /// How many first bytes of a member are decoded to see what it is.
 pub const SNIFF: u64 = 4096;
 

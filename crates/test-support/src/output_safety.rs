@@ -151,7 +151,7 @@ fn listing(dir: &Path) -> BTreeSet<String> {
 }
 
 /// A staging file of `pid` in `dir`, seen through its descriptors: an
-/// unnamed one (`/dir/#inode (deleted)`) or a hidden `.NAME.X.tmp`.
+/// unnamed one (`/dir/#inode (deleted)`) or a hidden `.offload-tmp-PID-X`.
 fn staging_fd(pid: u32, dir: &Path) -> bool {
     let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
         return false;
@@ -161,7 +161,7 @@ fn staging_fd(pid: u32, dir: &Path) -> bool {
         fs::read_link(fd.path()).is_ok_and(|l| {
             let l = l.to_string_lossy();
             l.strip_prefix(&prefix)
-                .is_some_and(|rest| rest.starts_with('#') || rest.ends_with(".tmp"))
+                .is_some_and(|rest| rest.starts_with('#') || rest.starts_with(".offload-tmp-"))
         })
     })
 }
@@ -292,7 +292,7 @@ pub fn signals_leave_nothing(tool: &Tool) {
             if named && name == "KILL" {
                 // Nothing can run on SIGKILL: the named file stays. Remove it.
                 for f in after.difference(&before) {
-                    assert!(f.starts_with(".out.") && f.ends_with(".tmp"), "{f}");
+                    assert!(f.starts_with(".offload-tmp-"), "{f}");
                     fs::remove_file(dir.join(f)).unwrap();
                 }
             } else {
