@@ -963,14 +963,38 @@ impl Outputs {
     }
 }
 
-/// An error moving a file into place, with its name (the "changed" error
-/// has it already).
-fn named(to: &Path, e: io::Error) -> io::Error {
-    let text = offload_format::llvm::os_error_text(&e);
-    if text.starts_with(&format!("{}: ", to.display())) {
-        return e;
+/// An error moving a file into place: its text is the system's alone (what
+/// LLVM's tools print), and [`failed_output`] gives the file's name to a
+/// tool that says more.
+#[derive(Debug)]
+struct MoveFailed {
+    path: PathBuf,
+    inner: io::Error,
+}
+
+impl std::fmt::Display for MoveFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&offload_format::llvm::os_error_text(&self.inner))
     }
-    io::Error::new(e.kind(), format!("{}: {text}", to.display()))
+}
+
+impl std::error::Error for MoveFailed {}
+
+fn named(to: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        MoveFailed {
+            path: to.to_path_buf(),
+            inner: e,
+        },
+    )
+}
+
+/// The output a commit error is about, where it is about one.
+pub fn failed_output(e: &io::Error) -> Option<&Path> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<MoveFailed>())
+        .map(|m| m.path.as_path())
 }
 
 /// A staged file about to be moved to its name.
@@ -997,13 +1021,12 @@ enum Done {
 impl Move {
     fn apply(self) -> io::Result<Done> {
         use staging::RenameMode;
-        let changed =
-            |to: &Path| io::Error::other(format!("{}: changed while being read", to.display()));
+        let changed = || io::Error::other("changed while being read");
         if let Some((file, before)) = &self.original {
             let here = fs::symlink_metadata(&self.to).map(|m| FileState::of(&m));
             let now = FileState::of(&file.metadata()?);
             if !here.is_ok_and(|h| h.same_file(before)) || !before.unchanged(&now, self.ctime) {
-                return Err(changed(&self.to));
+                return Err(changed());
             }
         }
         let exists = fs::symlink_metadata(&self.to).is_ok();
@@ -1038,12 +1061,8 @@ impl Move {
         if let Some((file, before)) = &self.original {
             let now = FileState::of(&file.metadata()?);
             if !before.unchanged(&now, false) {
-                let Done::Swapped { to, .. } = &done else {
-                    unreachable!()
-                };
-                let e = changed(to);
                 done.undo();
-                return Err(e);
+                return Err(changed());
             }
         }
         Ok(done)

@@ -674,13 +674,17 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     }
 }
 
-/// The text of an error committing outputs.
+/// The text of an error committing outputs, naming the file.
 fn commit_error(e: &io::Error) -> String {
     let text = os_error_text(e);
-    if text.ends_with("changed while being read") {
+    let text = if text == "changed while being read" {
         format!("{text} (written to by another program while thinned; not replaced)")
     } else {
         text.to_string()
+    };
+    match fsio::failed_output(e) {
+        Some(p) => format!("{}: {text}", p.display()),
+        None => text,
     }
 }
 

@@ -729,3 +729,42 @@ fn signals_at_random_moments() {
         },
     );
 }
+
+/// Files named together commit together: an immutable third file (where
+/// the file system has the attribute) leaves the first two as they were,
+/// and the error names it.
+#[test]
+fn named_files_commit_all_or_none() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, _) = library(d.path(), "a.so");
+    let (b, _) = library(d.path(), "b.so");
+    let (c, _) = library(d.path(), "c.so");
+    let before: Vec<Vec<u8>> = [&a, &b, &c].iter().map(|p| fs::read(p).unwrap()).collect();
+    let locked = Command::new("chattr")
+        .args(["+i", s(&c)])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !locked {
+        eprintln!("skipped: no immutable attribute here (chattr, root, ext4/xfs/btrfs)");
+        return;
+    }
+    let o = run(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "--in-place",
+        s(&a),
+        s(&b),
+        s(&c),
+    ]);
+    let _ = Command::new("chattr").args(["-i", s(&c)]).status();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("c.so"), "names the file: {err}");
+    for (p, old) in [&a, &b, &c].iter().zip(&before) {
+        assert!(&fs::read(p).unwrap() == old, "{} changed", p.display());
+    }
+    assert!(o.stdout.is_empty(), "no report of files not written");
+    assert!(staged_names(d.path()).is_empty());
+}
