@@ -1181,9 +1181,7 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
     let p = classify_with_head(data, head);
-    let payload_matches = target_id
-        .as_deref()
-        .and_then(|tid| payload_agrees(&p, Claim::Target(tid)));
+    let payload_matches = target_id.as_deref().and_then(|tid| payload_agrees(&p, tid));
     let triple = lenient.stored_triple().map(str::to_owned);
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
@@ -1309,7 +1307,22 @@ impl<'a> HeadBatch<'a> {
                     for (entry, head) in n.entries[first..].iter_mut().zip(&heads) {
                         let Some(nv) = entry.nvidia else { continue };
                         let p = payload::classify(head);
-                        entry.payload_matches = payload_agrees(&p, Claim::Nvidia(&nv));
+                        // The header is what thin decides on: one that
+                        // its payload contradicts is damage.
+                        let check = payload::check_nvidia_header(nv.kind, nv.arch, &p, head);
+                        if let payload::HeaderCheck::Disagrees(why) = &check {
+                            // cuobjdump's number, where it lists the kind.
+                            let which = match nv.kind {
+                                fatbin::EntryKind::Elf => format!("ELF file {}", nv.number),
+                                fatbin::EntryKind::Ptx => format!("PTX file {}", nv.number),
+                                _ => format!("entry {} of the container", nv.stored + 1),
+                            };
+                            n.damage.push(Damage {
+                                offset: at,
+                                message: format!("fat binary entry {} ({which}): {why}", entry.id),
+                            });
+                        }
+                        entry.payload_matches = check.matches();
                         entry.payload_target = p.target();
                         entry.payload = Some(p.name());
                     }
@@ -1327,33 +1340,15 @@ impl<'a> HeadBatch<'a> {
     }
 }
 
-/// What an entry says its payload is for.
-enum Claim<'a> {
-    /// A target ID or architecture (`gfx90a:xnack+`, `sm_90`).
-    Target(&'a str),
-    /// An NVIDIA fat binary entry's header.
-    Nvidia(&'a NvEntry),
-}
-
-/// Whether a payload agrees with what its entry claims: the AMDGPU target
-/// in a code object's flags with the target ID (same processor, features
-/// set alike), a cubin's SM with the architecture (its flags do not record
-/// the `a`/`f` variant), PTX with a PTX entry. `None` where the payload
-/// names nothing to compare.
-fn payload_agrees(p: &Payload, claim: Claim<'_>) -> Option<bool> {
-    match (p, claim) {
-        (Payload::AmdgpuCodeObject(t), Claim::Target(tid)) => Some(t.matches_target_id(tid)),
-        (Payload::Cubin { sm }, Claim::Target(tid)) => {
-            Some(CudaArch::parse(tid).is_ok_and(|(_, a)| a.number() == *sm))
-        }
-        (Payload::Cubin { sm }, Claim::Nvidia(nv)) => {
-            Some(nv.kind == fatbin::EntryKind::Elf && nv.arch.number() == *sm)
-        }
-        (Payload::Ptx, Claim::Nvidia(nv)) => Some(nv.kind == fatbin::EntryKind::Ptx),
-        // A cubin or PTX entry whose payload is neither.
-        (_, Claim::Nvidia(nv)) => {
-            matches!(nv.kind, fatbin::EntryKind::Elf | fatbin::EntryKind::Ptx).then_some(false)
-        }
+/// Whether a payload agrees with the target ID or architecture its entry
+/// names (`gfx90a:xnack+`, `sm_90`): the AMDGPU target in a code object's
+/// flags (same processor, features set alike), a cubin's SM (its flags do
+/// not record the `a`/`f` variant). `None` where the payload names nothing
+/// to compare. (NVIDIA fat binary entries: [`payload::check_nvidia_header`].)
+fn payload_agrees(p: &Payload, tid: &str) -> Option<bool> {
+    match p {
+        Payload::AmdgpuCodeObject(t) => Some(t.matches_target_id(tid)),
+        Payload::Cubin { sm } => Some(CudaArch::parse(tid).is_ok_and(|(_, a)| a.number() == *sm)),
         _ => None,
     }
 }
@@ -1365,7 +1360,7 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
     let kind = bin.offload_kind.name().to_owned();
     let p = classify(&bin.image);
     let payload_matches = (!arch.is_empty())
-        .then(|| payload_agrees(&p, Claim::Target(&arch)))
+        .then(|| payload_agrees(&p, &arch))
         .flatten();
     let img_place = match offset_in(blob, &bin.image) {
         Some(o) => place.plus(o),

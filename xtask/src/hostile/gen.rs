@@ -826,6 +826,7 @@ fn first_fatbin(file: &[u8]) -> Fatbin {
 }
 
 /// Offsets of an entry's fields.
+const NV_ARCH: usize = 28;
 const NV_STORED: usize = 8;
 const NV_COMPRESSED: usize = 16;
 const NV_DECODED: usize = 56;
@@ -932,6 +933,31 @@ fn nvidia(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut f = cat.clone();
     put_u32(&mut f, entry + 64, u32::MAX);
     v.push(("nv-concat-member-count-huge.o", f));
+
+    // One byte of an entry header changed: what thin decides on. The
+    // sm_90 cubin (zstd) recorded as sm_75 (0x5a -> 0x4b), or as of a
+    // kind no reader knows (2 -> 3); the compute_80 PTX as compute_90
+    // (0x50 -> 0x5a), against its `.target sm_80`.
+    let mut f = zstd.clone();
+    assert_eq!(f[z.entries[2] + NV_ARCH], 90);
+    f[z.entries[2] + NV_ARCH] = 75;
+    v.push(("nv-cubin-arch-flipped.o", f));
+    let mut f = zstd.clone();
+    assert_eq!(f[z.entries[2]], 2);
+    f[z.entries[2]] = 3;
+    v.push(("nv-cubin-kind-flipped.o", f));
+    let mut f = zstd.clone();
+    assert_eq!((f[z.entries[1]], f[z.entries[1] + NV_ARCH]), (1, 80));
+    f[z.entries[1] + NV_ARCH] = 90;
+    v.push(("nv-ptx-arch-flipped.o", f));
+    // none.o: the same cubin stored, so that reading headers only (a
+    // summary, a dry run) sees its first bytes too.
+    let stored = nvidia_fixture("none.o");
+    let n = first_fatbin(&stored);
+    let mut f = stored.clone();
+    assert_eq!(f[n.entries[2] + NV_ARCH], 90);
+    f[n.entries[2] + NV_ARCH] = 75;
+    v.push(("nv-stored-cubin-arch-flipped.o", f));
 
     // libk.so: a shared library with two containers in .nv_fatbin; the
     // first one's first entry runs past the container (and the section),
