@@ -84,7 +84,8 @@ pub struct Walker {
     /// the span they cover and how many (see [`Walker::done_with_bundle`]).
     pending: Option<(usize, usize, usize)>,
     /// Decompress every CCOB completely: check its hash and name the
-    /// payloads inside (`ls --verify`).
+    /// payloads inside; decode every compressed NVIDIA entry to its end
+    /// and check its size (`ls --verify`).
     pub verify: bool,
     /// Read NVIDIA entries' headers only: compressed payloads are not
     /// decoded to be named (`ls --summary`, `thin --dry-run`, which need
@@ -844,6 +845,7 @@ impl Walker {
                     first: n.entries.len(),
                     at,
                     heads,
+                    whole: (self.verify && e.is_compressed()).then_some(*e),
                 });
                 n.entries.extend(entries);
             }
@@ -1239,6 +1241,22 @@ struct HeadJob<'a> {
     /// The entry header's offset, for damage.
     at: Option<u64>,
     heads: Heads<'a>,
+    /// `ls --verify`: the compressed entry, to decode to its end.
+    whole: Option<fatbin::Entry<'a>>,
+}
+
+/// What a [`HeadJob`] found: the heads, and with `ls --verify` whether
+/// the whole stream decodes to the recorded size.
+type HeadResult = (Result<Vec<Vec<u8>>, DecodeError>, Option<DecodeError>);
+
+/// Does a [`HeadJob`]'s decoding (on a thread of the batch).
+fn head_work((heads, whole): (Heads<'_>, Option<fatbin::Entry<'_>>)) -> HeadResult {
+    let heads = heads.get();
+    let stream = match (&heads, whole) {
+        (Ok(_), Some(e)) => e.check_stream().err(),
+        _ => None,
+    };
+    (heads, stream)
 }
 
 /// How many bytes of a section the fat binary scan passes over before
@@ -1274,13 +1292,16 @@ impl<'a> HeadBatch<'a> {
         let jobs = std::mem::take(&mut self.jobs);
         let places: Vec<(usize, usize, Option<u64>)> =
             jobs.iter().map(|j| (j.node, j.first, j.at)).collect();
-        let heads: Vec<Heads<'a>> = jobs.into_iter().map(|j| j.heads).collect();
+        let heads: Vec<(Heads<'a>, Option<fatbin::Entry<'a>>)> =
+            jobs.into_iter().map(|j| (j.heads, j.whole)).collect();
         // Heads already read (stored payloads, or none wanted) need no
         // threads.
-        let decoding = heads.iter().any(|h| !matches!(h, Heads::Ready(_)));
+        let decoding = heads
+            .iter()
+            .any(|(h, whole)| !matches!(h, Heads::Ready(_)) || whole.is_some());
         let results = if self.threads > 1 && heads.len() > 1 && decoding {
             let per = heads.len().div_ceil(self.threads);
-            let mut chunks: Vec<Vec<Heads<'a>>> = Vec::new();
+            let mut chunks: Vec<Vec<(Heads<'a>, Option<fatbin::Entry<'a>>)>> = Vec::new();
             let mut heads = heads.into_iter().peekable();
             while heads.peek().is_some() {
                 chunks.push(heads.by_ref().take(per).collect());
@@ -1289,7 +1310,7 @@ impl<'a> HeadBatch<'a> {
                 let running: Vec<_> = chunks
                     .into_iter()
                     .map(|chunk| {
-                        s.spawn(move || chunk.into_iter().map(Heads::get).collect::<Vec<_>>())
+                        s.spawn(move || chunk.into_iter().map(head_work).collect::<Vec<_>>())
                     })
                     .collect();
                 running
@@ -1298,9 +1319,9 @@ impl<'a> HeadBatch<'a> {
                     .collect::<Vec<_>>()
             })
         } else {
-            heads.into_iter().map(Heads::get).collect()
+            heads.into_iter().map(head_work).collect()
         };
-        for ((node, first, at), result) in places.into_iter().zip(results) {
+        for ((node, first, at), (result, stream)) in places.into_iter().zip(results) {
             let n = &mut self.nodes[node];
             match result {
                 Ok(heads) => {
@@ -1334,6 +1355,13 @@ impl<'a> HeadBatch<'a> {
                         message: format!("fat binary entry {id}: {err}"),
                     });
                 }
+            }
+            if let Some(err) = stream {
+                let id = n.entries[first].id.clone();
+                n.damage.push(Damage {
+                    offset: at,
+                    message: format!("fat binary entry {id}: {err} (decoded to its end)"),
+                });
             }
         }
         out.append(&mut self.nodes);

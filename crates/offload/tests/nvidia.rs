@@ -793,3 +793,38 @@ fn kinds_and_ptx_targets_are_checked_too() {
         );
     }
 }
+
+/// `ls --verify` decodes every compressed entry to its end: a bit changed
+/// past what naming the payload decodes (LZ: 20 bytes before the end of a
+/// 49 KB PTX; zstd: the last-block bit of a frame's one block) passes `ls`
+/// and is damage to `ls --verify`, which finds none in the nvcc builds.
+#[test]
+fn ls_verify_decodes_every_stream_to_its_end() {
+    for (file, what) in [
+        (
+            "nv-lz-flipped-deep.o",
+            "nv-lz-flipped-deep.o: .nv_fatbin: fatbin #0: at offset 14664: fat binary entry \
+             sm_80.ptx: the payload decodes to 49308 bytes, its entry records 49309 (decoded \
+             to its end)",
+        ),
+        (
+            "nv-zstd-flipped-past-head.o",
+            "nv-zstd-flipped-past-head.o: .nv_fatbin: fatbin #0: at offset 3488: fat binary \
+             entry sm_90.cubin: zstd: incomplete frame (decoded to its end)",
+        ),
+    ] {
+        let o = run_in(&hostile(""), &["ls", file]);
+        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+        let o = run_in(&hostile(""), &["ls", "--verify", file]);
+        assert_eq!(o.status.code(), Some(1), "{file}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("offload: error: {what}\n"),
+            "{file}"
+        );
+    }
+    for file in BUILDS {
+        let o = run_in(&fixtures(), &["ls", "--verify", file]);
+        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+    }
+}
