@@ -10,8 +10,16 @@
 //! `llvm-readobj-22 -h`); the feature bits are decoded in both encodings:
 //! code object v3 (one bit each, on or off) and v4 and later (two bits
 //! each: unsupported, any, off, on).
+//!
+//! [`check_nvidia_header`] is the rule that an NVIDIA fat binary entry's
+//! header (its kind and architecture, which `thin` decides on) must agree
+//! with the payload it holds.
+
+use std::fmt;
 
 use crate::identify::{identify, FileKind};
+use crate::nvidia::fatbin::EntryKind;
+use crate::nvidia::{CudaArch, Isa};
 use crate::objfile::elf;
 use crate::target_id::TargetId;
 use crate::triple::Triple;
@@ -257,6 +265,141 @@ pub(crate) fn cuda_sm(flags: u32, abi_version: u8) -> u32 {
         (flags >> 8) & 0xff
     } else {
         flags & 0xff
+    }
+}
+
+/// An NVIDIA fat binary entry's header checked against its payload
+/// ([`check_nvidia_header`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderCheck {
+    /// The payload is of the header's kind and names the header's
+    /// architecture (as far as it records one: see
+    /// [`check_nvidia_header`]).
+    Agrees,
+    /// Nothing to compare: the header names a kind whose payload says
+    /// nothing of its architecture (NVVM IR, a kind this reader does not
+    /// know), and the payload is no cubin or PTX.
+    Unchecked,
+    /// They disagree: the header, or the payload, is damaged.
+    Disagrees(HeaderMismatch),
+}
+
+impl HeaderCheck {
+    /// `Some(true)` when they agree, `Some(false)` when not, `None` when
+    /// nothing was compared.
+    pub fn matches(&self) -> Option<bool> {
+        match self {
+            HeaderCheck::Agrees => Some(true),
+            HeaderCheck::Unchecked => None,
+            HeaderCheck::Disagrees(_) => Some(false),
+        }
+    }
+}
+
+/// How an NVIDIA fat binary entry's header and its payload disagree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderMismatch {
+    /// The header's kind.
+    pub kind: EntryKind,
+    /// The header's architecture.
+    pub arch: CudaArch,
+    /// What the payload says, in words (`its cubin's e_flags say sm_90`).
+    pub payload: String,
+}
+
+impl fmt::Display for HeaderMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            EntryKind::Elf => "a cubin",
+            EntryKind::Ptx => "PTX",
+            EntryKind::NvvmIr => "NVVM IR",
+            EntryKind::Concatenated => "concatenated entries",
+            EntryKind::Other(_) => "an unknown kind",
+        };
+        let kind = match self.kind {
+            EntryKind::Other(n) => format!(" ({n})"),
+            _ => String::new(),
+        };
+        write!(
+            f,
+            "the entry header says {what}{kind} for {}, but {}",
+            self.arch, self.payload
+        )
+    }
+}
+
+/// Checks what an NVIDIA fat binary entry's header records, its `kind`
+/// and `arch` (what `thin` keeps or drops it by), against the payload it
+/// holds: `payload` is [`classify`] of `head`, the payload's first bytes
+/// as decoded (4 KiB, or all of a shorter one).
+///
+/// - An ELF entry must hold a cubin whose SM ([`cuda_sm`]: `e_flags` read
+///   as their ELF ABI version says) is the header's number. The `a`/`f`
+///   variant is not compared: nvcc 13.5 writes the same `e_flags` for
+///   `sm_90` and `sm_90a` cubins (0x6005a04), and for `sm_100`, `sm_100a`
+///   and `sm_100f` (0x6006402): checked on the cubins of
+///   `tests/fixtures/nvidia` (`variants.o`, `libk.so`).
+/// - A PTX entry must hold PTX; its `.target` directive (`.target sm_90a`,
+///   in the first 4 KiB wherever the payload is named PTX at all) must
+///   name the header's architecture, variant included. PTX whose
+///   `.target` is not an `sm_` architecture this reader spells is checked
+///   for its kind only.
+/// - An entry of any other kind must not hold a cubin or PTX (its kind
+///   field would then be what is wrong); otherwise nothing is compared.
+pub fn check_nvidia_header(
+    kind: EntryKind,
+    arch: CudaArch,
+    payload: &Payload,
+    head: &[u8],
+) -> HeaderCheck {
+    let mismatch = |payload: String| {
+        HeaderCheck::Disagrees(HeaderMismatch {
+            kind,
+            arch,
+            payload,
+        })
+    };
+    match (kind, payload) {
+        (EntryKind::Elf, Payload::Cubin { sm }) if *sm == arch.number() => HeaderCheck::Agrees,
+        (EntryKind::Elf, Payload::Cubin { sm }) => {
+            mismatch(format!("its cubin's e_flags say sm_{sm}"))
+        }
+        (EntryKind::Ptx, Payload::Ptx) => match ptx_target(head) {
+            Some(target) if target != arch => mismatch(format!("its PTX says .target {target}")),
+            _ => HeaderCheck::Agrees,
+        },
+        (EntryKind::Elf | EntryKind::Ptx, _) | (_, Payload::Cubin { .. } | Payload::Ptx) => {
+            mismatch(match payload.target() {
+                Some(t) => format!("its payload reads as {} ({t})", payload.name()),
+                None => format!("its payload reads as {}", payload.name()),
+            })
+        }
+        _ => HeaderCheck::Unchecked,
+    }
+}
+
+/// The architecture of PTX text's `.target` directive (`.target sm_90a`,
+/// `.target sm_52, texmode_independent`), from the first complete line
+/// that holds it; `None` if no complete line does or it names no `sm_`
+/// architecture.
+fn ptx_target(head: &[u8]) -> Option<CudaArch> {
+    let mut lines = head.split(|&b| b == b'\n');
+    // The last piece is not known to be a whole line (the head may end
+    // inside it: `sm_10` of `sm_100`).
+    let _ = lines.next_back();
+    let rest = lines.find_map(|line| {
+        let rest = line.trim_ascii_start().strip_prefix(b".target")?;
+        rest.first()
+            .is_some_and(u8::is_ascii_whitespace)
+            .then(|| rest.trim_ascii_start())
+    })?;
+    let end = rest
+        .iter()
+        .position(|&b| b == b',' || b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
+    match CudaArch::parse(std::str::from_utf8(&rest[..end]).ok()?) {
+        Ok((Isa::Real, arch)) => Some(arch),
+        _ => None,
     }
 }
 
@@ -508,6 +651,96 @@ mod tests {
         assert_eq!(
             classify_elf(facts(EM_CUDA, 0x320532, 51, 7)),
             Payload::Cubin { sm: 50 }
+        );
+    }
+
+    /// The header's kind and architecture against the payload's: cubins
+    /// by number (with the `e_flags` of nvcc 13.5's `sm_90a` and
+    /// `sm_100f` cubins, which are the plain ones'), PTX by its
+    /// `.target`, variant included.
+    #[test]
+    fn nvidia_headers_against_their_payloads() {
+        let arch = |t: &str| CudaArch::parse(t).unwrap().1;
+        let cubin = |flags: u32, abi: u8| {
+            let mut elf = b"\x7fELF\x02\x01\x01\x41".to_vec();
+            elf.push(abi);
+            elf.resize(64, 0);
+            elf[18..20].copy_from_slice(&EM_CUDA.to_le_bytes());
+            elf[48..52].copy_from_slice(&flags.to_le_bytes());
+            elf
+        };
+        let check =
+            |kind, a: &str, head: &[u8]| check_nvidia_header(kind, arch(a), &classify(head), head);
+        let sm90 = cubin(0x6005a04, 8);
+        let sm100 = cubin(0x6006402, 8);
+        let sm90_abi7 = cubin(0x5a055a, 7);
+        for (a, head) in [
+            ("sm_90", &sm90),
+            ("sm_90a", &sm90),
+            ("sm_90", &sm90_abi7),
+            ("sm_100f", &sm100),
+            ("sm_100a", &sm100),
+        ] {
+            assert_eq!(check(EntryKind::Elf, a, head), HeaderCheck::Agrees, "{a}");
+        }
+        let flipped = check(EntryKind::Elf, "sm_75", &sm90);
+        assert_eq!(flipped.matches(), Some(false));
+        assert_eq!(
+            match flipped {
+                HeaderCheck::Disagrees(m) => m.to_string(),
+                other => panic!("{other:?}"),
+            },
+            "the entry header says a cubin for sm_75, but its cubin's e_flags say sm_90"
+        );
+        // The same flags read with the other ABI's layout name another SM.
+        assert!(matches!(
+            check(EntryKind::Elf, "sm_90", &cubin(0x6005a04, 7)),
+            HeaderCheck::Disagrees(_)
+        ));
+        // PTX: the .target line, variant and all.
+        let ptx = b"//\n// Generated by NVIDIA NVVM Compiler\n\n.version 9.1\n.target sm_100a\n.address_size 64\n";
+        assert_eq!(check(EntryKind::Ptx, "sm_100a", ptx), HeaderCheck::Agrees);
+        for wrong in ["sm_100", "sm_100f", "sm_90a"] {
+            let c = check(EntryKind::Ptx, wrong, ptx);
+            assert_eq!(c.matches(), Some(false), "{wrong}");
+        }
+        let ptx = b".version 7.0\n  .target\tsm_52, texmode_independent\n.address_size 64\n";
+        assert_eq!(check(EntryKind::Ptx, "sm_52", ptx), HeaderCheck::Agrees);
+        // A .target cut by the end of the head, or one this reader does
+        // not spell: the kind alone is checked.
+        let cut = b".version 9.0\n.target sm_10";
+        assert_eq!(check(EntryKind::Ptx, "sm_100", cut), HeaderCheck::Agrees);
+        let odd = b".version 9.0\n.target sm_9x\n";
+        assert_eq!(check(EntryKind::Ptx, "sm_90", odd), HeaderCheck::Agrees);
+        // Kinds: a cubin under a PTX header or an unknown kind, PTX under
+        // an ELF header, bytes that are neither under either.
+        assert!(matches!(
+            check(EntryKind::Ptx, "sm_90", &sm90),
+            HeaderCheck::Disagrees(_)
+        ));
+        let c = check(EntryKind::Other(3), "sm_90", &sm90);
+        assert_eq!(
+            match c {
+                HeaderCheck::Disagrees(m) => m.to_string(),
+                other => panic!("{other:?}"),
+            },
+            "the entry header says an unknown kind (3) for sm_90, but its payload reads as cubin (sm_90)"
+        );
+        assert!(matches!(
+            check(EntryKind::Elf, "sm_90", b".version 9.0\n.target sm_90\n"),
+            HeaderCheck::Disagrees(_)
+        ));
+        assert!(matches!(
+            check(EntryKind::Elf, "sm_90", b"random bytes"),
+            HeaderCheck::Disagrees(_)
+        ));
+        assert_eq!(
+            check(EntryKind::NvvmIr, "sm_90", b"BC\xC0\xDE\x35"),
+            HeaderCheck::Unchecked
+        );
+        assert_eq!(
+            check(EntryKind::Other(9), "sm_90", b"random bytes").matches(),
+            None
         );
     }
 

@@ -116,8 +116,9 @@ pub struct LsArgs {
     /// Text layout.
     #[arg(long, value_enum, default_value_t = Format::Tree)]
     pub format: Format,
-    /// Decompress every compressed bundle completely and check its hash
-    /// (by default each is decoded only as far as its last entry's first
+    /// Decompress every compressed bundle completely and check its hash,
+    /// and decode every compressed NVIDIA entry to its end and check its
+    /// size (by default each is decoded only as far as its entries' first
     /// bytes: enough to read its entries and name their payloads).
     #[arg(long)]
     pub verify: bool,

@@ -974,7 +974,12 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, U
     let mut damage = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         for d in &path[path.len() - 1].damage {
-            damage.push(d.message.clone());
+            // Where, below the file: the section and container, as
+            // `offload ls` says it (the message names the entry).
+            let mut place: Vec<String> = path[1..].iter().map(|n| n.name.clone()).collect();
+            place.extend(d.offset.map(|o| format!("at offset {o}")));
+            place.push(d.message.clone());
+            damage.push(place.join(": "));
         }
     });
     if let Some(first) = damage.first() {

@@ -85,7 +85,8 @@ pub struct Walker {
     /// the span they cover and how many (see [`Walker::done_with_bundle`]).
     pending: Option<(usize, usize, usize)>,
     /// Decompress every CCOB completely: check its hash and name the
-    /// payloads inside (`ls --verify`).
+    /// payloads inside; decode every compressed NVIDIA entry to its end
+    /// and check its size (`ls --verify`).
     pub verify: bool,
     /// Read NVIDIA entries' headers only: compressed payloads are not
     /// decoded to be named (`ls --summary`, `thin --dry-run`, which need
@@ -851,6 +852,7 @@ impl Walker {
                     first: n.entries.len(),
                     at,
                     heads,
+                    whole: (self.verify && e.is_compressed()).then_some(*e),
                 });
                 n.entries.extend(entries);
             }
@@ -1188,9 +1190,7 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
     let p = classify_with_head(data, head);
-    let payload_matches = target_id
-        .as_deref()
-        .and_then(|tid| payload_agrees(&p, Claim::Target(tid)));
+    let payload_matches = target_id.as_deref().and_then(|tid| payload_agrees(&p, tid));
     let triple = lenient.stored_triple().map(str::to_owned);
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
@@ -1248,6 +1248,22 @@ struct HeadJob<'a> {
     /// The entry header's offset, for damage.
     at: Option<u64>,
     heads: Heads<'a>,
+    /// `ls --verify`: the compressed entry, to decode to its end.
+    whole: Option<fatbin::Entry<'a>>,
+}
+
+/// What a [`HeadJob`] found: the heads, and with `ls --verify` whether
+/// the whole stream decodes to the recorded size.
+type HeadResult = (Result<Vec<Vec<u8>>, DecodeError>, Option<DecodeError>);
+
+/// Does a [`HeadJob`]'s decoding (on a thread of the batch).
+fn head_work((heads, whole): (Heads<'_>, Option<fatbin::Entry<'_>>)) -> HeadResult {
+    let heads = heads.get();
+    let stream = match (&heads, whole) {
+        (Ok(_), Some(e)) => e.check_stream().err(),
+        _ => None,
+    };
+    (heads, stream)
 }
 
 /// How many bytes of a section the fat binary scan passes over before
@@ -1283,13 +1299,16 @@ impl<'a> HeadBatch<'a> {
         let jobs = std::mem::take(&mut self.jobs);
         let places: Vec<(usize, usize, Option<u64>)> =
             jobs.iter().map(|j| (j.node, j.first, j.at)).collect();
-        let heads: Vec<Heads<'a>> = jobs.into_iter().map(|j| j.heads).collect();
+        let heads: Vec<(Heads<'a>, Option<fatbin::Entry<'a>>)> =
+            jobs.into_iter().map(|j| (j.heads, j.whole)).collect();
         // Heads already read (stored payloads, or none wanted) need no
         // threads.
-        let decoding = heads.iter().any(|h| !matches!(h, Heads::Ready(_)));
+        let decoding = heads
+            .iter()
+            .any(|(h, whole)| !matches!(h, Heads::Ready(_)) || whole.is_some());
         let results = if self.threads > 1 && heads.len() > 1 && decoding {
             let per = heads.len().div_ceil(self.threads);
-            let mut chunks: Vec<Vec<Heads<'a>>> = Vec::new();
+            let mut chunks: Vec<Vec<(Heads<'a>, Option<fatbin::Entry<'a>>)>> = Vec::new();
             let mut heads = heads.into_iter().peekable();
             while heads.peek().is_some() {
                 chunks.push(heads.by_ref().take(per).collect());
@@ -1298,7 +1317,7 @@ impl<'a> HeadBatch<'a> {
                 let running: Vec<_> = chunks
                     .into_iter()
                     .map(|chunk| {
-                        s.spawn(move || chunk.into_iter().map(Heads::get).collect::<Vec<_>>())
+                        s.spawn(move || chunk.into_iter().map(head_work).collect::<Vec<_>>())
                     })
                     .collect();
                 running
@@ -1307,16 +1326,31 @@ impl<'a> HeadBatch<'a> {
                     .collect::<Vec<_>>()
             })
         } else {
-            heads.into_iter().map(Heads::get).collect()
+            heads.into_iter().map(head_work).collect()
         };
-        for ((node, first, at), result) in places.into_iter().zip(results) {
+        for ((node, first, at), (result, stream)) in places.into_iter().zip(results) {
             let n = &mut self.nodes[node];
             match result {
                 Ok(heads) => {
                     for (entry, head) in n.entries[first..].iter_mut().zip(&heads) {
                         let Some(nv) = entry.nvidia else { continue };
                         let p = payload::classify(head);
-                        entry.payload_matches = payload_agrees(&p, Claim::Nvidia(&nv));
+                        // The header is what thin decides on: one that
+                        // its payload contradicts is damage.
+                        let check = payload::check_nvidia_header(nv.kind, nv.arch, &p, head);
+                        if let payload::HeaderCheck::Disagrees(why) = &check {
+                            // cuobjdump's number, where it lists the kind.
+                            let which = match nv.kind {
+                                fatbin::EntryKind::Elf => format!("ELF file {}", nv.number),
+                                fatbin::EntryKind::Ptx => format!("PTX file {}", nv.number),
+                                _ => format!("entry {} of the container", nv.stored + 1),
+                            };
+                            n.damage.push(Damage {
+                                offset: at,
+                                message: format!("fat binary entry {} ({which}): {why}", entry.id),
+                            });
+                        }
+                        entry.payload_matches = check.matches();
                         entry.payload_target = p.target();
                         entry.payload = Some(p.name());
                     }
@@ -1329,38 +1363,27 @@ impl<'a> HeadBatch<'a> {
                     });
                 }
             }
+            if let Some(err) = stream {
+                let id = n.entries[first].id.clone();
+                n.damage.push(Damage {
+                    offset: at,
+                    message: format!("fat binary entry {id}: {err} (decoded to its end)"),
+                });
+            }
         }
         out.append(&mut self.nodes);
     }
 }
 
-/// What an entry says its payload is for.
-enum Claim<'a> {
-    /// A target ID or architecture (`gfx90a:xnack+`, `sm_90`).
-    Target(&'a str),
-    /// An NVIDIA fat binary entry's header.
-    Nvidia(&'a NvEntry),
-}
-
-/// Whether a payload agrees with what its entry claims: the AMDGPU target
-/// in a code object's flags with the target ID (same processor, features
-/// set alike), a cubin's SM with the architecture (its flags do not record
-/// the `a`/`f` variant), PTX with a PTX entry. `None` where the payload
-/// names nothing to compare.
-fn payload_agrees(p: &Payload, claim: Claim<'_>) -> Option<bool> {
-    match (p, claim) {
-        (Payload::AmdgpuCodeObject(t), Claim::Target(tid)) => Some(t.matches_target_id(tid)),
-        (Payload::Cubin { sm }, Claim::Target(tid)) => {
-            Some(CudaArch::parse(tid).is_ok_and(|(_, a)| a.number() == *sm))
-        }
-        (Payload::Cubin { sm }, Claim::Nvidia(nv)) => {
-            Some(nv.kind == fatbin::EntryKind::Elf && nv.arch.number() == *sm)
-        }
-        (Payload::Ptx, Claim::Nvidia(nv)) => Some(nv.kind == fatbin::EntryKind::Ptx),
-        // A cubin or PTX entry whose payload is neither.
-        (_, Claim::Nvidia(nv)) => {
-            matches!(nv.kind, fatbin::EntryKind::Elf | fatbin::EntryKind::Ptx).then_some(false)
-        }
+/// Whether a payload agrees with the target ID or architecture its entry
+/// names (`gfx90a:xnack+`, `sm_90`): the AMDGPU target in a code object's
+/// flags (same processor, features set alike), a cubin's SM (its flags do
+/// not record the `a`/`f` variant). `None` where the payload names nothing
+/// to compare. (NVIDIA fat binary entries: [`payload::check_nvidia_header`].)
+fn payload_agrees(p: &Payload, tid: &str) -> Option<bool> {
+    match p {
+        Payload::AmdgpuCodeObject(t) => Some(t.matches_target_id(tid)),
+        Payload::Cubin { sm } => Some(CudaArch::parse(tid).is_ok_and(|(_, a)| a.number() == *sm)),
         _ => None,
     }
 }
@@ -1372,7 +1395,7 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
     let kind = bin.offload_kind.name().to_owned();
     let p = classify(&bin.image);
     let payload_matches = (!arch.is_empty())
-        .then(|| payload_agrees(&p, Claim::Target(&arch)))
+        .then(|| payload_agrees(&p, &arch))
         .flatten();
     let img_place = match offset_in(blob, &bin.image) {
         Some(o) => place.plus(o),

@@ -644,3 +644,187 @@ fn the_summary_counts_bytes_per_gpu_and_what_each_keep_frees() {
     assert_eq!(frees("sm_90"), size_of("sm_80.cubin"));
     assert_eq!(frees("sm_80"), size_of("sm_90.cubin"));
 }
+
+/// The damaged copies of these fixtures in the hostile corpus
+/// (`tests/hostile/`, made by `cargo xtask hostile --write-corpus`).
+fn hostile(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/hostile")
+        .join(name)
+}
+
+/// One byte of an entry header turns compress-all.o's only sm_90 cubin
+/// into sm_75; its e_flags still say sm_90. That is damage: `ls` says
+/// where (file, section, container, entry) and exits 1, and `thin --keep
+/// sm_90` leaves the file as it is and exits 1 instead of dropping the
+/// cubin; in a tree, that file is skipped and the others thinned.
+#[test]
+fn a_header_its_payload_contradicts_is_damage_and_thin_leaves_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flipped = fs::read(hostile("nv-cubin-arch-flipped.o")).unwrap();
+    fs::write(tmp.path().join("k.o"), &flipped).unwrap();
+    let place = "k.o: .nv_fatbin: fatbin #0: at offset 3488: fat binary entry sm_75.cubin \
+                 (ELF file 2): the entry header says a cubin for sm_75, but its cubin's e_flags \
+                 say sm_90";
+    let o = run_in(tmp.path(), &["ls", "--json", "k.o"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), format!("offload: error: {place}\n"));
+    let doc = json::parse(&text(&o.stdout));
+    let entries = cuobjdump::entries(&doc);
+    let cubin = entries
+        .iter()
+        .find(|e| e.get("id").str() == Some("sm_75.cubin"))
+        .expect("the entry, as its header names it");
+    assert_eq!(cubin.get("payload").get("target").str(), Some("sm_90"));
+    assert_eq!(
+        cubin.get("payload").get("matches_entry"),
+        &json::V::Bool(false)
+    );
+    // thin: nothing written, in place or elsewhere; the message names the
+    // file, the container and the entry.
+    for args in [
+        &["thin", "--keep", "sm_90", "--in-place", "k.o"][..],
+        &["thin", "--keep", "sm_90", "-o", "out.o", "k.o"][..],
+    ] {
+        let o = run_in(tmp.path(), args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let (_, detail) = place.split_once("k.o: ").unwrap();
+        assert_eq!(
+            text(&o.stderr),
+            format!(
+                "offload: error: k.o: not thinned, it holds damage ({detail}; \
+                 `offload ls` lists all 1)\n"
+            ),
+            "{args:?}"
+        );
+        assert_eq!(fs::read(tmp.path().join("k.o")).unwrap(), flipped);
+        assert!(!tmp.path().join("out.o").exists());
+    }
+    // The undamaged file keeps that cubin.
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_90",
+            "-o",
+            "good.o",
+            fixtures().join("compress-all.o").to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run_in(tmp.path(), &["ls", "--format=llvm", "good.o"]);
+    assert!(
+        text(&o.stdout).contains("sm_90.cubin\t"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A tree: the damaged file skipped and left as it is, the other
+    // thinned, exit 1.
+    let tree = tmp.path().join("tree");
+    fs::create_dir(&tree).unwrap();
+    fs::write(tree.join("k.o"), &flipped).unwrap();
+    fs::copy(fixtures().join("compress-all.o"), tree.join("ok.o")).unwrap();
+    let o = run_in(
+        tmp.path(),
+        &["thin", "--keep", "sm_90", "--in-place", "tree"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("tree/k.o: not thinned, it holds damage (.nv_fatbin: fatbin #0"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("1 files with device code thinned"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(fs::read(tree.join("k.o")).unwrap(), flipped);
+    // Reading headers only (a summary, a dry run), a compressed payload
+    // is not decoded, so this header is not checked there: the real run
+    // is what refuses. A stored payload's first bytes are read even then.
+    let o = run_in(tmp.path(), &["ls", "--summary", "k.o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run_in(tmp.path(), &["thin", "--keep", "sm_90", "--dry-run", "k.o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stored = hostile("nv-stored-cubin-arch-flipped.o");
+    for args in [
+        &["ls", "--summary"][..],
+        &["thin", "--keep", "sm_90", "--dry-run"][..],
+    ] {
+        let mut args = args.to_vec();
+        args.push(stored.to_str().unwrap());
+        let o = run_in(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(
+                "fat binary entry sm_75.cubin (ELF file 2): the entry header says a cubin \
+                 for sm_75, but its cubin's e_flags say sm_90"
+            ),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+/// The other header fields thin decides on: a kind no reader knows over a
+/// cubin, a PTX header whose architecture its `.target` contradicts.
+#[test]
+fn kinds_and_ptx_targets_are_checked_too() {
+    for (file, what) in [
+        (
+            "nv-cubin-kind-flipped.o",
+            "fat binary entry sm_90.bin (entry 3 of the container): the entry header says an \
+             unknown kind (3) for sm_90, but its payload reads as cubin (sm_90)",
+        ),
+        (
+            "nv-ptx-arch-flipped.o",
+            "fat binary entry sm_90.ptx (PTX file 1): the entry header says PTX for sm_90, \
+             but its PTX says .target sm_80",
+        ),
+    ] {
+        let o = run_in(&hostile(""), &["ls", file]);
+        assert_eq!(o.status.code(), Some(1), "{file}");
+        assert!(
+            text(&o.stderr).contains(what),
+            "{file}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+/// `ls --verify` decodes every compressed entry to its end: a bit changed
+/// past what naming the payload decodes (LZ: 20 bytes before the end of a
+/// 49 KB PTX; zstd: the last-block bit of a frame's one block) passes `ls`
+/// and is damage to `ls --verify`, which finds none in the nvcc builds.
+#[test]
+fn ls_verify_decodes_every_stream_to_its_end() {
+    for (file, what) in [
+        (
+            "nv-lz-flipped-deep.o",
+            "nv-lz-flipped-deep.o: .nv_fatbin: fatbin #0: at offset 14664: fat binary entry \
+             sm_80.ptx: the payload decodes to 49308 bytes, its entry records 49309 (decoded \
+             to its end)",
+        ),
+        (
+            "nv-zstd-flipped-past-head.o",
+            "nv-zstd-flipped-past-head.o: .nv_fatbin: fatbin #0: at offset 3488: fat binary \
+             entry sm_90.cubin: zstd: incomplete frame (decoded to its end)",
+        ),
+    ] {
+        let o = run_in(&hostile(""), &["ls", file]);
+        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+        let o = run_in(&hostile(""), &["ls", "--verify", file]);
+        assert_eq!(o.status.code(), Some(1), "{file}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("offload: error: {what}\n"),
+            "{file}"
+        );
+    }
+    for file in BUILDS {
+        let o = run_in(&fixtures(), &["ls", "--verify", file]);
+        assert!(o.status.success(), "{file}: {}", text(&o.stderr));
+    }
+}

@@ -825,7 +825,36 @@ fn first_fatbin(file: &[u8]) -> Fatbin {
     Fatbin { at, entries }
 }
 
+/// `file` with one byte of entry `entry` of its first container's
+/// compressed stream changed (its lowest bit), the last one (from the end of the
+/// stream) whose change naming the payload (its first 4 KiB, decoded as
+/// `offload ls` decodes them) does not see and decoding it to its end
+/// does.
+fn flip_past_head(file: &[u8], entry: usize) -> Vec<u8> {
+    use offload_format::nvidia::fatbin;
+    fn nth(f: &[u8], at: usize, entry: usize) -> fatbin::Entry<'_> {
+        fatbin::scan(&f[at..]).containers[0].entries[entry]
+    }
+    let z = first_fatbin(file);
+    let e = nth(file, z.at, entry);
+    let head = e.head(4096).expect("the fixture decodes");
+    let start = z.at + e.payload_offset;
+    (start..start + e.payload.len())
+        .rev()
+        .map(|at| {
+            let mut f = file.to_vec();
+            f[at] ^= 1;
+            f
+        })
+        .find(|f| {
+            let e = nth(f, z.at, entry);
+            e.head(4096).is_ok_and(|h| h == head) && e.check_stream().is_err()
+        })
+        .expect("a byte whose change only a whole decode sees")
+}
+
 /// Offsets of an entry's fields.
+const NV_ARCH: usize = 28;
 const NV_STORED: usize = 8;
 const NV_COMPRESSED: usize = 16;
 const NV_DECODED: usize = 56;
@@ -932,6 +961,39 @@ fn nvidia(v: &mut Vec<(&'static str, Vec<u8>)>) {
     let mut f = cat.clone();
     put_u32(&mut f, entry + 64, u32::MAX);
     v.push(("nv-concat-member-count-huge.o", f));
+
+    // One byte of an entry header changed: what thin decides on. The
+    // sm_90 cubin (zstd) recorded as sm_75 (0x5a -> 0x4b), or as of a
+    // kind no reader knows (2 -> 3); the compute_80 PTX as compute_90
+    // (0x50 -> 0x5a), against its `.target sm_80`.
+    let mut f = zstd.clone();
+    assert_eq!(f[z.entries[2] + NV_ARCH], 90);
+    f[z.entries[2] + NV_ARCH] = 75;
+    v.push(("nv-cubin-arch-flipped.o", f));
+    let mut f = zstd.clone();
+    assert_eq!(f[z.entries[2]], 2);
+    f[z.entries[2]] = 3;
+    v.push(("nv-cubin-kind-flipped.o", f));
+    let mut f = zstd.clone();
+    assert_eq!((f[z.entries[1]], f[z.entries[1] + NV_ARCH]), (1, 80));
+    f[z.entries[1] + NV_ARCH] = 90;
+    v.push(("nv-ptx-arch-flipped.o", f));
+    // none.o: the same cubin stored, so that reading headers only (a
+    // summary, a dry run) sees its first bytes too.
+    let stored = nvidia_fixture("none.o");
+    let n = first_fatbin(&stored);
+    let mut f = stored.clone();
+    assert_eq!(f[n.entries[2] + NV_ARCH], 90);
+    f[n.entries[2] + NV_ARCH] = 75;
+    v.push(("nv-stored-cubin-arch-flipped.o", f));
+    // A byte of a compressed stream changed past what naming the payload
+    // decodes (its first 4 KiB): only decoding it to its end sees it.
+    // lz-big.o's PTX (49,309 bytes, LZ); compress-all.o's sm_90 cubin
+    // (zstd, one block, which naming decodes whole: the byte that shows
+    // is the block header's, whose last-block bit leaves the frame open).
+    let big = nvidia_fixture("lz-big.o");
+    v.push(("nv-lz-flipped-deep.o", flip_past_head(&big, 1)));
+    v.push(("nv-zstd-flipped-past-head.o", flip_past_head(&zstd, 2)));
 
     // libk.so: a shared library with two containers in .nv_fatbin; the
     // first one's first entry runs past the container (and the section),

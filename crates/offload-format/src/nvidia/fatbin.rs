@@ -195,6 +195,21 @@ impl<'a> Entry<'a> {
         Ok(Cow::Owned(out))
     }
 
+    /// Decodes the whole payload of a compressed entry, one piece at a
+    /// time and keeping none of it, and checks that the stream is sound to
+    /// its end and decodes to exactly the size the header records (the
+    /// check [`Entry::head`] makes only as far as it decodes). Returns the
+    /// decoded size; a stored payload has nothing to decode (its stored
+    /// size). Memory: the codec's window and one piece.
+    pub fn check_stream(&self) -> Result<u64, DecodeError> {
+        match self.codec() {
+            None => Ok(self.payload.len() as u64),
+            Some(codec) => codec::decode(codec, self.payload, self.uncompressed_size, &mut |_| {
+                Ok(true)
+            }),
+        }
+    }
+
     /// Writes the entry's content as cuobjdump's `-xelf` / `-xptx` write
     /// it, decoding a compressed payload on the way (one piece at a time:
     /// the whole content is never held): a cubin without the padding after
@@ -948,6 +963,59 @@ mod tests {
         assert_eq!(e[4].arch.variant(), Variant::Family);
         assert_eq!(e[4].codec(), Some(Codec::Lz));
         assert_eq!(e[3].codec(), Some(Codec::Zstd));
+    }
+
+    /// Damage past what naming a payload decodes (its first 4 KiB): a
+    /// stream cut short, bytes after its end, a byte changed deep inside.
+    /// `head` does not see it; `check_stream` does, with each codec.
+    #[test]
+    fn whole_streams_are_checked_to_their_end() {
+        // Several zstd blocks (at most 128 KiB each) and many LZ flushes.
+        let mut data = Vec::new();
+        let mut x = 7u32;
+        while data.len() < 400_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            data.extend_from_slice(format!("w{} ", (x >> 16) % 3000).as_bytes());
+        }
+        let streams = [
+            (0x8011u64, zstd::bulk::compress(&data, 3).unwrap()),
+            (0x2011, crate::nvidia::codec::lz::tests::encode(&data)),
+        ];
+        for (flags, stream) in streams {
+            let with = |payload: &[u8]| {
+                fatbin_with(&[FatbinEntry {
+                    compressed_size: payload.len() as u32,
+                    uncompressed_size: data.len() as u64,
+                    ..entry(1, 90, flags, payload)
+                }])
+            };
+            fn first(d: &[u8]) -> Entry<'_> {
+                scan(d).containers[0].entries[0]
+            }
+            let good = with(&stream);
+            assert_eq!(first(&good).check_stream(), Ok(data.len() as u64));
+            let cut = with(&stream[..stream.len() * 3 / 4]);
+            let mut trailing = stream.clone();
+            trailing.extend_from_slice(b"\x01\x02\x03 not part of the stream");
+            let trailing = with(&trailing);
+            // The first change past the head that the codec can see.
+            let flipped = (stream.len() / 2..stream.len())
+                .map(|at| {
+                    let mut s = stream.clone();
+                    s[at] ^= 0x55;
+                    with(&s)
+                })
+                .find(|d| first(d).check_stream().is_err())
+                .expect("a change the codec sees");
+            for damaged in [&cut, &trailing, &flipped] {
+                let e = first(damaged);
+                assert_eq!(e.head(4096).unwrap().as_ref(), &data[..4096], "{flags:#x}");
+                assert!(e.check_stream().is_err(), "{flags:#x}");
+            }
+        }
+        // A stored payload: nothing to decode.
+        let stored = fatbin_with(&[entry(2, 90, 0x11, b"12345678")]);
+        assert_eq!(scan(&stored).containers[0].entries[0].check_stream(), Ok(8));
     }
 
     #[test]
