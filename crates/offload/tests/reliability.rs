@@ -5,7 +5,7 @@
 //! at random moments, staged files left by a killed run, and inputs that
 //! are not files.
 //!
-//! The signal runs are bounded here (a 48 MiB library, 24 moments per
+//! The signal runs are bounded here (a 48 MiB library, 25 moments per
 //! case); `OFFLOAD_RELIABILITY_FULL=1` runs them as the issue states them
 //! (a 512 MiB library, 100 moments per case).
 
@@ -531,7 +531,7 @@ fn time_of(cmd: &mut Command) -> Duration {
 
 #[test]
 fn signals_at_random_moments() {
-    let count = if full() { 100 } else { 24 };
+    let count = if full() { 100 } else { 25 };
     let pad: usize = if full() { 512 << 20 } else { 48 << 20 };
     let d = tempfile::tempdir().unwrap();
 
