@@ -28,10 +28,27 @@ else, extract and thin write nothing), or when a selection value (--target,
 option or --kind value, a missing argument). A closed standard output
 (`| head`) ends the output quietly and does not change the status.";
 
+/// `--help`'s first line: the package description, written out here because
+/// the Python wheel builds this file as a binary of another crate
+/// (crates/offload-tools), whose description clap's bare `about` would take.
+const ABOUT: &str = "List and extract the device code inside executables, shared libraries, \
+objects and archives (offload bundles, CCOBs, offload binaries, NVIDIA fat binaries)";
+
 /// List and extract the device code inside executables, shared libraries,
 /// objects and archives.
+///
+/// `-V` prints the version; `--version` adds the commit, the build (the
+/// Python wheel's says so) and the compression libraries linked, as the
+/// drop-ins' `OFFLOAD_TOOLS_VERSION=1 --version` does.
 #[derive(Debug, Parser)]
-#[command(name = "offload", version, about, long_about = None, after_help = AFTER_HELP)]
+#[command(
+    name = "offload",
+    version,
+    long_version = offload_cli::ident::long_version(),
+    about = ABOUT,
+    long_about = None,
+    after_help = AFTER_HELP
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -220,4 +237,13 @@ pub struct ThinArgs {
     /// directories, thinned file by file (with --in-place or --dry-run).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The help's first line is the package description (see [`super::ABOUT`]).
+    #[test]
+    fn about_is_the_package_description() {
+        assert_eq!(super::ABOUT, env!("CARGO_PKG_DESCRIPTION"));
+    }
 }
