@@ -10,7 +10,7 @@
 use std::process::Command;
 
 use crate::harness::workspace_root;
-use crate::{bench, conformance, e2e, fuzz, identity, install};
+use crate::{bench, conformance, e2e, fuzz, identity, install, wheel};
 
 /// One step: its name (for `--from` / `--only`), what it checks, and how.
 struct Step {
@@ -71,6 +71,11 @@ const STEPS: &[Step] = &[
             let prefix = prefix.path().to_string_lossy().into_owned();
             install::run(&args(&["--prefix", &prefix, "--check"]))
         },
+    },
+    Step {
+        name: "wheel",
+        what: "the Python wheel: built by maturin (manylinux policy), pip- and uv-installed and used without Rust; cargo install",
+        run: || wheel::run(&args(&["--check"])),
     },
     Step {
         name: "differential",

@@ -18,6 +18,7 @@ mod man;
 mod mutate;
 mod pool;
 mod tidy;
+mod wheel;
 
 use std::process::ExitCode;
 
@@ -74,6 +75,11 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
         "install",
         install::run,
         "build every tool in release mode and install bin/, man pages and completions under a prefix --prefix DIR [--vendored] [--check]",
+    ),
+    (
+        "wheel",
+        wheel::run,
+        "build the Python wheel (maturin, manylinux policy checked) into target/wheels [--out DIR] [--check: install it without Rust and use it]",
     ),
     (
         "ci",

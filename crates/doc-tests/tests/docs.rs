@@ -6,8 +6,9 @@
 //! `every_page_command_is_tested` is the tidy side: every command line of
 //! a page is quoted in a case file, in the e2e area's script
 //! (`xtask/src/e2e/docs.sh`) when the page marks its block
-//! `<!-- doc-test: e2e -->`, or its block is marked
-//! `<!-- doc-test: not run (why) -->`.
+//! `<!-- doc-test: e2e -->`, in the wheel step's script
+//! (`xtask/src/wheel.sh`) when it marks it `<!-- doc-test: wheel -->`, or
+//! its block is marked `<!-- doc-test: not run (why) -->`.
 //!
 //! `TRYCMD=overwrite cargo test -p doc-tests` writes the actual output
 //! into the case files (then copy it into the page).
@@ -158,6 +159,9 @@ enum Mark {
     Cargo,
     /// `<!-- doc-test: e2e -->`: xtask/src/e2e/docs.sh runs it.
     E2e,
+    /// `<!-- doc-test: wheel -->`: xtask/src/wheel.sh (CI's wheel step)
+    /// runs it.
+    Wheel,
     /// `<!-- doc-test: not run (why) -->`.
     NotRun,
 }
@@ -179,6 +183,7 @@ fn blocks(text: &str) -> Vec<Block> {
         let prev = lines[..i].iter().rev().find(|l| !l.trim().is_empty());
         match prev.map(|l| l.trim()) {
             Some(l) if l.starts_with("<!-- doc-test: e2e") => Mark::E2e,
+            Some(l) if l.starts_with("<!-- doc-test: wheel") => Mark::Wheel,
             Some(l) if l.starts_with("<!-- doc-test: not run") => Mark::NotRun,
             Some(l) if l.starts_with("<!-- doc-test") => panic!("unknown mark {l}"),
             _ => Mark::Cargo,
@@ -264,6 +269,9 @@ fn is_command(line: &str) -> bool {
         || first.starts_with("tests/")
         || [
             "cargo",
+            "pip",
+            "uv",
+            "python3",
             "apt-get",
             "mkdir",
             "ln",
@@ -335,6 +343,7 @@ fn every_page_command_is_tested() {
         .collect();
     let in_cases = quoted(&cases);
     let in_e2e = quoted(&[root.join("xtask/src/e2e/docs.sh")]);
+    let in_wheel = quoted(&[root.join("xtask/src/wheel.sh")]);
     let mut missing = Vec::new();
     let mut counted = 0;
     for page in pages() {
@@ -344,6 +353,7 @@ fn every_page_command_is_tested() {
             let (quote, where_) = match b.mark {
                 Mark::Cargo => (&in_cases, "case file of crates/doc-tests/tests/cases"),
                 Mark::E2e => (&in_e2e, "line of xtask/src/e2e/docs.sh"),
+                Mark::Wheel => (&in_wheel, "line of xtask/src/wheel.sh"),
                 Mark::NotRun => continue,
             };
             for c in commands(&b) {
