@@ -12,8 +12,9 @@
 //! (so a fresh clone needs only Python 3 with venv and the network);
 //! `MATURIN=/path/to/maturin` uses another.
 //!
-//! `--check` (CI's `wheel` step) then shows `auditwheel show`'s verdict and
-//! runs `wheel.sh`: the README's `cargo install` commands, then, with no
+//! `--check` (CI's `wheel` step) then shows `auditwheel show`'s verdict,
+//! checks that the source distribution (`maturin sdist`) holds every
+//! binary's source, and runs `wheel.sh`: the README's `cargo install` commands, then, with no
 //! Rust on PATH, `pip install offload-tools` into a fresh virtual
 //! environment (timed), the tools from its bin/ (ldd, --version, `offload
 //! ls` and `thin --dry-run` of a fixture wheel, `clang-offload-bundler
@@ -144,7 +145,7 @@ fn build(tools: &Path, out: &Path) -> Result<PathBuf, String> {
         .unwrap_or_else(|| tools.join("maturin"));
     let st = Command::new(&maturin)
         .current_dir(workspace_root())
-        .args(["build", "--out"])
+        .args(["build", "--locked", "--out"])
         .arg(out)
         .status()
         .map_err(|e| format!("{}: {e}", maturin.display()))?;
@@ -163,6 +164,69 @@ fn path_without_rust() -> std::ffi::OsString {
             .any(|p| d.join(p).exists())
     });
     std::env::join_paths(dirs).unwrap_or_default()
+}
+
+/// The `path`s of crates/offload-tools' binaries (its `[[bin]]` tables).
+fn bin_paths() -> Result<Vec<String>, String> {
+    let manifest = workspace_root().join("crates/offload-tools/Cargo.toml");
+    let toml = fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let paths: Vec<String> = toml
+        .split("[[bin]]")
+        .skip(1)
+        .filter_map(|t| {
+            let line = t.lines().find(|l| l.starts_with("path = "))?;
+            Some(
+                line.trim_start_matches("path = ")
+                    .trim_matches('"')
+                    .to_string(),
+            )
+        })
+        .collect();
+    if paths.len() != 6 {
+        return Err(format!(
+            "{}: {} binaries, not 6",
+            manifest.display(),
+            paths.len()
+        ));
+    }
+    Ok(paths)
+}
+
+/// The source distribution (`maturin sdist`, which `pip install` builds
+/// where no wheel fits) holds every binary's source: `cargo package`,
+/// which maturin uses, silently drops a binary whose file it does not
+/// package.
+fn check_sdist(tools: &Path, tmp: &Path) -> Result<(), String> {
+    let out = tmp.join("sdist");
+    let st = Command::new(tools.join("maturin"))
+        .current_dir(workspace_root())
+        .args(["sdist", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("maturin sdist: {e}"))?;
+    if !st.success() {
+        return Err("maturin sdist failed".into());
+    }
+    let sdist = fs::read_dir(&out)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "gz"))
+        .ok_or("maturin sdist wrote no .tar.gz")?;
+    let listing = Command::new("tar")
+        .arg("tzf")
+        .arg(&sdist)
+        .output()
+        .map_err(|e| format!("tar: {e}"))?;
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    for path in bin_paths()? {
+        let want = format!("/crates/offload-tools/{path}");
+        if !listing.lines().any(|l| l.ends_with(&want)) {
+            return Err(format!("the source distribution lacks {want}"));
+        }
+    }
+    println!("wheel: ok the source distribution holds every binary's source");
+    Ok(())
 }
 
 fn check(tools: &Path, wheel: &Path) -> Result<(), String> {
@@ -187,6 +251,7 @@ fn check(tools: &Path, wheel: &Path) -> Result<(), String> {
 
     let root = workspace_root();
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    check_sdist(tools, tmp.path())?;
     let dir = tmp.path().join("sandbox");
     for f in FILES {
         let to = dir.join(f);
@@ -258,6 +323,24 @@ mod tests {
     fn the_platform_tag_is_the_last_part_of_the_name() {
         let w = Path::new("/x/offload_tools-0.1.0-py3-none-manylinux_2_34_x86_64.whl");
         assert_eq!(platform_tag(w), Some("manylinux_2_34_x86_64"));
+    }
+
+    #[test]
+    fn the_six_binaries_are_found() {
+        let paths = bin_paths().unwrap();
+        assert!(
+            paths.contains(&"tools/offload/main.rs".to_string()),
+            "{paths:?}"
+        );
+        for p in paths {
+            assert!(
+                workspace_root()
+                    .join("crates/offload-tools")
+                    .join(&p)
+                    .is_file(),
+                "{p}"
+            );
+        }
     }
 
     /// Every pin names one version.

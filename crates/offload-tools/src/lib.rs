@@ -1,6 +1,7 @@
 //! The Python wheel of offload-tools (`pip install offload-tools`): no code
 //! of its own. With the `wheel` feature this crate's binaries are the tools,
-//! each built from its own crate's `main.rs` (see Cargo.toml), so that
+//! each built from its own crate's `main.rs` (through `tools/<crate>`,
+//! symbolic links to the tool crates' `src/`; see Cargo.toml), so that
 //! maturin's `bindings = "bin"` (pyproject.toml at the repository root)
 //! puts all six in one wheel; `cargo xtask wheel` builds it.
 //!
