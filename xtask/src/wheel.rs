@@ -268,7 +268,17 @@ fn check(tools: &Path, wheel: &Path) -> Result<(), String> {
 
     let script = root.join("xtask/src/wheel.sh");
     let wheels = wheel.parent().ok_or("a wheel without a directory")?;
-    let cmd = Command::new("bash")
+    let mut cmd = Command::new("bash");
+    // HOME moves into the sandbox (uv's ~/.local/bin); cargo and rustup
+    // keep theirs.
+    if let Some(home) = std::env::var_os("HOME") {
+        for (var, dir) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+            if std::env::var_os(var).is_none() {
+                cmd.env(var, Path::new(&home).join(dir));
+            }
+        }
+    }
+    let cmd = cmd
         .args(["-euo", "pipefail"])
         .arg(&script)
         .current_dir(&dir)
@@ -283,6 +293,9 @@ fn check(tools: &Path, wheel: &Path) -> Result<(), String> {
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
         .env("CARGO_PROFILE_RELEASE_LTO", "false")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+        // Cargo.lock's crates are downloaded by now (the wheel's build
+        // resolved them all).
+        .env("CARGO_NET_OFFLINE", "true")
         .env_remove("VIRTUAL_ENV")
         .status()
         .map_err(|e| format!("bash: {e}"))?;

@@ -9,10 +9,11 @@
 #   WHEELS              the directory holding the wheel just built
 #   NO_RUST_PATH        PATH without cargo, rustc and rustup, plus a
 #                       directory holding only `uv`
-#   CARGO_INSTALL_ROOT, CARGO_TARGET_DIR, CARGO_PROFILE_RELEASE_*: where
-#                       `cargo install` installs and builds (a quick
+#   CARGO_INSTALL_ROOT, CARGO_TARGET_DIR, CARGO_PROFILE_RELEASE_*,
+#   CARGO_NET_OFFLINE:  where `cargo install` installs and builds (a quick
 #                       profile: these builds prove that the commands work;
-#                       the release build is CI's install step's)
+#                       the release build is CI's install step's), from the
+#                       crates already downloaded
 #
 # crates/doc-tests/tests/docs.rs checks that each such page command is here.
 
