@@ -333,7 +333,7 @@ impl fmt::Display for HeaderMismatch {
 /// holds: `payload` is [`classify`] of `head`, the payload's first bytes
 /// as decoded (4 KiB, or all of a shorter one).
 ///
-/// - An ELF entry must hold a cubin whose SM ([`cuda_sm`]: `e_flags` read
+/// - An ELF entry must hold a cubin whose SM (`cuda_sm`: `e_flags` read
 ///   as their ELF ABI version says) is the header's number. The `a`/`f`
 ///   variant is not compared: nvcc 13.5 writes the same `e_flags` for
 ///   `sm_90` and `sm_90a` cubins (0x6005a04), and for `sm_100`, `sm_100a`
