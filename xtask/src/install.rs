@@ -60,13 +60,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let prefix = prefix.ok_or("usage: cargo xtask install --prefix DIR [--vendored] [--check]")?;
     // Absolute, so that what clang is told with -B does not depend on the
     // directory it runs in.
-    let prefix = if prefix.is_absolute() {
-        prefix
-    } else {
-        std::env::current_dir()
-            .map_err(|e| e.to_string())?
-            .join(prefix)
-    };
+    let prefix = std::path::absolute(&prefix).map_err(|e| e.to_string())?;
     Ok(Options {
         prefix,
         vendored,

@@ -60,13 +60,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
         }
     }
-    let out = if out.is_absolute() {
-        out
-    } else {
-        std::env::current_dir()
-            .map_err(|e| e.to_string())?
-            .join(out)
-    };
+    let out = std::path::absolute(&out).map_err(|e| e.to_string())?;
     Ok(Options { out, check })
 }
 

@@ -830,6 +830,9 @@ impl Outputs {
     /// rewritten with nothing changed, say). Its staging file goes now.
     pub fn discard(&mut self, index: usize) {
         let f = &mut self.files[index];
+        // Dropping the writer closes an unnamed file (gone with it);
+        // dropping the staged target removes a named one. What is left has
+        // nothing to commit.
         f.writer = None;
         f.target = Target::Direct;
     }
@@ -1290,11 +1293,19 @@ fn with_temp_name<T>(
 /// A directory a command made for its outputs, removed if a signal ends
 /// the command while this is alive (drop it once the outputs are
 /// committed; removing it on a failure is the caller's).
-pub struct MadeDir(#[allow(dead_code)] staging::Recorded);
+pub struct MadeDir {
+    _record: staging::Recorded,
+}
 
 impl MadeDir {
-    pub fn new(path: &Path) -> MadeDir {
-        MadeDir(staging::remove_dir_on_signal(path))
+    /// Creates the directory `path` (its parent must exist) and records it.
+    pub fn create(path: &Path) -> io::Result<MadeDir> {
+        // Recorded once made: a directory that was there already is
+        // never removed (at worst an empty one of ours stays).
+        fs::create_dir(path)?;
+        Ok(MadeDir {
+            _record: staging::remove_dir_on_signal(path),
+        })
     }
 }
 

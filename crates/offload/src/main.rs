@@ -373,10 +373,6 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         },
         _ => Vec::new(),
     };
-    let _made = made
-        .iter()
-        .map(|d| offload_cli::fsio::MadeDir::new(d))
-        .collect::<Vec<_>>();
     match extract::write(&jobs, args, opened) {
         Ok(written) => {
             if let Some(bytes) = written.stdout {
@@ -391,7 +387,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         }
         Err(e) => {
             // All or nothing: directories made for the outputs go too.
-            for dir in made.iter().rev() {
+            for (dir, _) in made.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
             diag.fail(&e);
@@ -401,8 +397,11 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
 }
 
 /// Creates `dir` and any missing parents; returns those it made, outermost
-/// first.
-fn make_dirs(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+/// first, each removed if a signal ends the command before they are
+/// dropped ([`offload_cli::fsio::MadeDir`]).
+fn make_dirs(
+    dir: &std::path::Path,
+) -> std::io::Result<Vec<(std::path::PathBuf, offload_cli::fsio::MadeDir)>> {
     let mut missing = Vec::new();
     let mut at = Some(dir);
     while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
@@ -412,11 +411,11 @@ fn make_dirs(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> 
     missing.reverse();
     let mut made = Vec::new();
     for d in missing {
-        match std::fs::create_dir(&d) {
-            Ok(()) => made.push(d),
+        match offload_cli::fsio::MadeDir::create(&d) {
+            Ok(record) => made.push((d, record)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
             Err(e) => {
-                for m in made.iter().rev() {
+                for (m, _) in made.iter().rev() {
                     let _ = std::fs::remove_dir(m);
                 }
                 return Err(e);

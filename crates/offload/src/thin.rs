@@ -408,8 +408,11 @@ struct Totals {
 /// Where a thinned file goes.
 #[derive(Clone, Copy)]
 enum Dest<'a> {
-    /// Nowhere (a dry run, or a file with nothing to drop).
+    /// Nowhere: a dry run.
     None,
+    /// Nowhere: a file rewritten in place has nothing to drop, and stays
+    /// as it is.
+    Unchanged,
     /// A new file (`-o`).
     To(&'a Path),
     /// Over the original, rewritten in place; with the other names (hard
@@ -419,13 +422,13 @@ enum Dest<'a> {
 
 impl Dest<'_> {
     fn writes(&self) -> bool {
-        !matches!(self, Dest::None)
+        matches!(self, Dest::To(_) | Dest::Replace(..))
     }
 
     /// Starts the output; returns its index.
     fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, String> {
         match *self {
-            Dest::None => Ok(None),
+            Dest::None | Dest::Unchanged => Ok(None),
             Dest::To(t) => outputs
                 .create(t.as_os_str(), false)
                 .map(Some)
@@ -508,57 +511,58 @@ impl Opened {
 /// report line for each name that was another's.
 fn open_in_place(files: &[PathBuf]) -> (Vec<Opened>, String) {
     use std::os::unix::fs::MetadataExt;
-    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| id(&files[i]));
-    let mut opened: Vec<Option<Opened>> = (0..files.len()).map(|_| None).collect();
-    let mut seen: Vec<((u64, u64), usize)> = Vec::new();
-    let mut notes = String::new();
-    let mut same: Vec<(usize, usize)> = Vec::new();
-    for i in order {
-        let key = id(&files[i]);
-        if let Some(&(_, first)) = key.and_then(|k| seen.iter().find(|(s, _)| *s == k)) {
-            same.push((first.min(i), first.max(i)));
-            continue;
-        }
-        let o = Opened::open(&files[i], true);
-        if let (Some(k), Some(orig)) = (key, &o.original) {
-            let st = orig.state();
-            if (st.dev, st.ino) == k {
-                seen.push((k, i));
-            }
-        }
-        opened[i] = Some(o);
+    /// The names of one file, in the order named.
+    struct Names {
+        /// Device and inode.
+        key: Option<(u64, u64)>,
+        first: usize,
+        others: Vec<usize>,
     }
-    // The first named of each file is the one thinned.
-    for (first, other) in same {
-        let (keeper, dup) = if opened[first].is_some() {
-            (first, other)
-        } else {
-            let o = opened[other].take();
-            opened[first] = o;
-            (first, other)
-        };
-        if let Some(o) = opened[keeper].as_mut() {
-            o.path = files[keeper].clone();
-            let is_link = std::fs::symlink_metadata(&files[dup]).is_ok_and(|m| m.is_symlink());
-            let real = o.original.as_ref().map(|r| r.path().to_path_buf());
-            let dup_real = std::fs::canonicalize(&files[dup]).ok();
-            if !is_link && dup_real != real {
-                if let Some(d) = dup_real {
-                    if !o.also.contains(&d) {
-                        o.also.push(d);
-                    }
+    let mut files_named: Vec<Names> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let key = std::fs::metadata(f).ok().map(|m| (m.dev(), m.ino()));
+        match files_named
+            .iter_mut()
+            .find(|g| key.is_some() && g.key == key)
+        {
+            Some(g) => g.others.push(i),
+            None => files_named.push(Names {
+                key,
+                first: i,
+                others: Vec::new(),
+            }),
+        }
+    }
+    let mut order: Vec<usize> = (0..files_named.len()).collect();
+    order.sort_by_key(|&g| files_named[g].key);
+    let mut opened: Vec<Option<Opened>> = files_named.iter().map(|_| None).collect();
+    for g in order {
+        opened[g] = Some(Opened::open(&files[files_named[g].first], true));
+    }
+    let mut notes = String::new();
+    let mut out = Vec::with_capacity(opened.len());
+    for (Names { first, others, .. }, o) in files_named.iter().zip(opened) {
+        let Some(mut o) = o else { continue };
+        for &other in others {
+            notes.push_str(&format!(
+                "{}: the same file as {}, thinned once\n",
+                files[other].display(),
+                files[*first].display()
+            ));
+            // A hard link names the new file too; a symbolic link stays a
+            // link to it.
+            let link = std::fs::symlink_metadata(&files[other]).is_ok_and(|m| m.is_symlink());
+            let real = std::fs::canonicalize(&files[other]).ok();
+            let original = o.original.as_ref().map(|r| r.path().to_path_buf());
+            if let Some(real) = real.filter(|r| !link && Some(r) != original.as_ref()) {
+                if !o.also.contains(&real) {
+                    o.also.push(real);
                 }
             }
         }
-        notes.push_str(&format!(
-            "{}: the same file as {}, thinned once\n",
-            files[dup].display(),
-            files[keeper].display()
-        ));
+        out.push(o);
     }
-    (opened.into_iter().flatten().collect(), notes)
+    (out, notes)
 }
 
 /// `offload thin`.
@@ -666,6 +670,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The files are unlocked only now, after their commit.
     drop(opened);
     if members_left > 0 {
         ExitCode::FAILURE
@@ -718,28 +723,25 @@ fn run_tree(
     let in_place = args.in_place && !args.dry_run;
     for file in &inputs.files {
         let mut o = Opened::open(file, in_place);
-        if let Some(orig) = &o.original {
-            // The file's other names in the tree name the new file too.
-            o.also = inputs
-                .links
-                .iter()
-                .filter(|(f, _)| f == file)
-                .filter_map(|(_, other)| {
-                    let dir = std::fs::canonicalize(other.parent()?).ok()?;
-                    Some(dir.join(other.file_name()?))
-                })
-                .filter(|p| p != orig.path())
-                .collect();
-        }
-        if let Err(e) = &o.input {
-            skipped += 1;
-            diag.error(format!(
-                "{}: cannot read: {} (skipped)",
-                file.display(),
-                os_error_text(e)
-            ));
-            continue;
-        }
+        // The file's other names in the tree name the new file too.
+        o.also = inputs
+            .links
+            .iter()
+            .filter(|(f, _)| f == file)
+            .map(|(_, other)| other.clone())
+            .collect();
+        let input = match &o.input {
+            Ok(i) => i.clone(),
+            Err(e) => {
+                skipped += 1;
+                diag.error(format!(
+                    "{}: cannot read: {} (skipped)",
+                    file.display(),
+                    os_error_text(e)
+                ));
+                continue;
+            }
+        };
         let zip = o.is_zip();
         let root = o.walk(args, false);
         if !zip && !root.is_interesting() {
@@ -758,17 +760,11 @@ fn run_tree(
                 continue;
             }
         }
-        // A file with nothing to drop (thinned before, say) is not
-        // written again: its plan tells.
-        let mut dest = o.dest();
-        if !zip && dest.writes() && !plan(&root, sel).iter().any(Plan::drops) {
-            dest = Dest::None;
-        }
+        let dest = o.dest();
         let mut outputs = Outputs::durable();
-        let Ok(input) = &o.input else { continue };
         let result = thin_any(
             file,
-            input,
+            &input,
             &root,
             dest,
             sel,
@@ -783,6 +779,7 @@ fn run_tree(
                 .map_err(|e| format!("{}: {}", file.display(), commit_error(&e)))?;
             Ok(totals)
         });
+        // Unlocked after its commit.
         drop(o);
         match result {
             Ok(totals) if zip && totals.members_with_code == 0 => {}
@@ -1048,8 +1045,9 @@ fn report_header(shown: &str, dest: Dest<'_>, args: &ThinArgs, file: &Path) -> S
     match (dest, args.dry_run) {
         (_, true) => format!("{shown} (dry run)\n"),
         (Dest::To(t), false) => format!("{shown} -> {}\n", t.display()),
-        (Dest::Replace(..), false) => format!("{shown} -> {}\n", file.display()),
-        (Dest::None, false) if args.in_place => format!("{shown} -> {}\n", file.display()),
+        (Dest::Replace(..) | Dest::Unchanged, false) => {
+            format!("{shown} -> {}\n", file.display())
+        }
         (Dest::None, false) => format!("{shown}\n"),
     }
 }
@@ -1081,6 +1079,13 @@ fn thin_file(
 ) -> Result<Totals, String> {
     let shown = file.display().to_string();
     let alone = preflight(&shown, root, sel).map_err(|u| u.message())?;
+    let plans = plan(root, sel);
+    // A file with nothing to drop (thinned before, say) is not written
+    // again: its plan tells.
+    let dest = match dest {
+        Dest::Replace(..) if !plans.iter().any(Plan::drops) => Dest::Unchanged,
+        d => d,
+    };
     let out = dest.create(outputs, &shown)?;
     if let (Some(i), Dest::To(_)) = (out, dest) {
         copy_mode(outputs, i, file);
@@ -1094,7 +1099,7 @@ fn thin_file(
                 _ => file,
             };
             let sink = outputs.file(i);
-            let totals = thin_input(&shown, root, input, Some((sink, t)), sel, args, report)?;
+            let totals = thin_input(&shown, &plans, input, Some((sink, t)), args, report)?;
             if totals.rewritten == 0 && matches!(dest, Dest::Replace(..)) {
                 // Nothing changed: the original stays as it is.
                 outputs.discard(i);
@@ -1105,7 +1110,7 @@ fn thin_file(
             }
             totals
         }
-        None => thin_input::<OutputFile>(&shown, root, input, None, sel, args, report)?,
+        None => thin_input::<OutputFile>(&shown, &plans, input, None, args, report)?,
     };
     totals.matches = keep_matches(&all_entries(root), sel);
     report_totals(
@@ -1205,17 +1210,15 @@ impl<W: Write> Sink for Stream<W> {
 /// given; appends one line per container to `report`.
 fn thin_input<S: Sink + ?Sized>(
     shown: &str,
-    root: &Node,
+    plans: &[Plan],
     input: &fsio::Input,
     mut out: Option<(&mut S, &Path)>,
-    sel: &Selection,
     args: &ThinArgs,
     report: &mut String,
 ) -> Result<Totals, String> {
-    let plans = plan(root, sel);
     let mut totals = Totals::default();
     let mut pos = 0u64;
-    for p in &plans {
+    for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
                 report.push_str(&format!("  {name}: left alone: {why}\n"));
@@ -1501,7 +1504,9 @@ fn thin_zip(
         };
         sub.push_str(&format!("{name}\n"));
         report_alone(&alone, &mut sub);
-        let write = dest.writes() && !args.dry_run;
+        let plans = plan(&root, sel);
+        // Only a member with something to drop is compressed again.
+        let write = dest.writes() && !args.dry_run && plans.iter().any(Plan::drops);
         let t = if write {
             let scratch = fsio::scratch_file().map_err(|e| {
                 format!(
@@ -1524,10 +1529,9 @@ fn thin_zip(
             let scratch_name = Path::new("(scratch file)");
             let t = thin_input(
                 &mshown,
-                &root,
+                &plans,
                 &member,
                 Some((&mut sink, scratch_name)),
-                sel,
                 args,
                 &mut sub,
             )?;
@@ -1556,7 +1560,7 @@ fn thin_zip(
             }
             t
         } else {
-            thin_input::<OutputFile>(&mshown, &root, &member, None, sel, args, &mut sub)?
+            thin_input::<OutputFile>(&mshown, &plans, &member, None, args, &mut sub)?
         };
         report_totals(
             &t,

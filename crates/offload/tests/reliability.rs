@@ -25,6 +25,13 @@ fn offload() -> Command {
     Command::new(env!("CARGO_BIN_EXE_offload"))
 }
 
+/// `offload thin --keep gfx90a --in-place PATH`, to be run.
+fn thin_in_place(path: &Path) -> Command {
+    let mut c = offload();
+    c.args(["thin", "--keep", "gfx90a", "--in-place", s(path)]);
+    c
+}
+
 fn run(args: &[&str]) -> Output {
     offload().args(args).output().expect("run offload")
 }
@@ -563,11 +570,7 @@ fn signals_at_random_moments() {
         count,
         span * 2,
         || fs::write(&lib, &original).unwrap(),
-        || {
-            let mut c = offload();
-            c.args(["thin", "--keep", "gfx90a", "--in-place", s(&lib)]);
-            c
-        },
+        || thin_in_place(&lib),
         |sig, o, what| {
             let now = fs::read(&lib).unwrap();
             let done = now == want_big;
@@ -618,11 +621,7 @@ fn signals_at_random_moments() {
         count,
         span,
         reset,
-        || {
-            let mut c = offload();
-            c.args(["thin", "--keep", "gfx90a", "--in-place", s(&tree)]);
-            c
-        },
+        || thin_in_place(&tree),
         |sig, o, what| {
             let out = String::from_utf8_lossy(&o.stdout).into_owned();
             for (p, orig, w) in &libs {
@@ -655,11 +654,7 @@ fn signals_at_random_moments() {
         count,
         span,
         || fs::write(&wheel, &wheel_orig).unwrap(),
-        || {
-            let mut c = offload();
-            c.args(["thin", "--keep", "gfx90a", "--in-place", s(&wheel)]);
-            c
-        },
+        || thin_in_place(&wheel),
         |_, _, what| {
             let now = fs::read(&wheel).unwrap();
             assert!(now == wheel_want || now == wheel_orig, "{what}: neither");
