@@ -68,6 +68,18 @@ fuzz_target!(|data: &[u8]| {
             let _ = payload::classify(e.payload);
             if let Ok(head) = e.head(4096) {
                 assert!(head.len() <= 4096);
+                // The header against what its payload names (issue 32).
+                let named = payload::classify(&head);
+                let _ = payload::check_nvidia_header(e.kind, e.arch, &named, &head);
+            }
+            // Decoding a whole stream keeps nothing and never gives more
+            // than the header records (small claims only: a few bytes can
+            // claim gigabytes, which the decoder would produce).
+            if e.uncompressed_size > 16 << 20 {
+                continue;
+            }
+            if let Ok(n) = e.check_stream() {
+                assert!(e.codec().is_none() || n <= e.uncompressed_size);
             }
         }
     }
