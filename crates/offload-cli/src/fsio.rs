@@ -496,19 +496,19 @@ impl Replaced {
 /// the times a change of content or of metadata sets, and the metadata a
 /// replacement takes over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileState {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: (i64, i64),
-    pub ctime: (i64, i64),
-    pub mode: u32,
-    pub uid: u32,
-    pub gid: u32,
+struct FileState {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    mode: u32,
+    uid: u32,
+    gid: u32,
 }
 
 impl FileState {
-    pub fn of(md: &fs::Metadata) -> FileState {
+    fn of(md: &fs::Metadata) -> FileState {
         use std::os::unix::fs::MetadataExt;
         FileState {
             dev: md.dev(),
@@ -523,7 +523,7 @@ impl FileState {
     }
 
     /// The same file (device and inode).
-    pub fn same_file(&self, other: &FileState) -> bool {
+    fn same_file(&self, other: &FileState) -> bool {
         (self.dev, self.ino) == (other.dev, other.ino)
     }
 
@@ -583,11 +583,6 @@ impl Original {
     /// The file's real path.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Its state when it was locked.
-    pub fn state(&self) -> &FileState {
-        &self.state
     }
 
     /// Its bytes, read from the open file ([`Input::from_file`]).
