@@ -203,10 +203,16 @@ fn recorded_size(error: &ReadError) -> Option<u64> {
 ///
 /// LLVM 22 reads an entry without checking that its image lies inside the
 /// binary, and touches the image only here: it asks for an output of the
-/// image's size, then copies the bytes. Where asking for that size fails
+/// image's size, then copies the bytes. Where the system refuses that size
 /// (an OS error LLVM prints as is), so do we, with LLVM's text; where it
-/// would succeed, LLVM goes on to read past its buffer and we refuse with
+/// would grant it, LLVM goes on to read past its buffer and we refuse with
 /// ours (docs/compat.md, policy 1).
+///
+/// The image's range is known to be bad before any output exists, so no
+/// output is ever sized from it: the refusal is worked out by asking, not
+/// by making a file of that size (a 1 TiB sparse file, or death by
+/// `SIGXFSZ` under `ulimit -f`, as LLVM 22 dies). The output made here is
+/// the unnamed staging file, dropped with the error.
 fn write_image(
     outs: &mut Outputs,
     name: &[u8],
@@ -227,25 +233,50 @@ fn write_image(
     let index = outs
         .create(OsStr::from_bytes(name), true)
         .map_err(|e| Failure::io(&e).explained(explain()))?;
-    let einval = || std::io::Error::from_raw_os_error(22);
     let refused = match outs.file(index).seekable_file() {
-        // A file: `ftruncate` to the size, which takes a signed `off_t`
-        // and refuses what the file system cannot hold.
-        Ok(Some(_)) if len > i64::MAX as u64 => Some(einval()),
-        Ok(Some(file)) => file.set_len(len).err(),
+        Ok(Some(file)) => file_refuses(file, len),
         // Standard output or a device: a buffer in memory of the size
         // rounded up to pages (a size that wraps to zero for the last page
         // of 2^64), which the system may refuse; it is never touched.
         Ok(None) if len > u64::MAX - (PAGE_SIZE - 1) => Some(einval()),
         Ok(None) => usize::try_from(len)
             .map_or(true, |n| Vec::<u8>::new().try_reserve_exact(n).is_err())
-            .then(|| std::io::Error::from_raw_os_error(12)),
+            .then(|| std::io::Error::from_raw_os_error(ENOMEM)),
         Err(e) => Some(e),
     };
     Err(match refused {
         Some(e) => Failure::io(&e).explained(ours),
         None => Failure::bytes(ours),
     })
+}
+
+/// The error LLVM 22's `ftruncate` of `file` to `len` bytes would meet,
+/// found without changing the file: `EINVAL` above a signed `off_t`,
+/// `EFBIG` above the largest file the file system holds. A seek to `len`
+/// is refused (`EINVAL`) exactly where the file system's limit is passed,
+/// and neither writes nor sizes anything, so a file-size limit
+/// (`RLIMIT_FSIZE`) is never met here. `None`: the size would be granted.
+fn file_refuses(file: &mut std::fs::File, len: u64) -> Option<std::io::Error> {
+    use std::io::{Seek, SeekFrom};
+    if len > i64::MAX as u64 {
+        return Some(einval());
+    }
+    match file.seek(SeekFrom::Start(len)) {
+        Ok(_) => None,
+        Err(e) if e.raw_os_error() == Some(EINVAL) => {
+            Some(std::io::Error::from_raw_os_error(EFBIG))
+        }
+        Err(e) => Some(e),
+    }
+}
+
+/// The OS error numbers LLVM 22's refusals print (Linux values).
+const EINVAL: i32 = 22;
+const EFBIG: i32 = 27;
+const ENOMEM: i32 = 12;
+
+fn einval() -> std::io::Error {
+    std::io::Error::from_raw_os_error(EINVAL)
 }
 
 /// The page size LLVM 22 rounds an in-memory output buffer up to.

@@ -107,6 +107,39 @@ fn out_of_bounds_fields_are_errors() {
     }
 }
 
+/// An image claiming 1 TiB past the end of its binary, written to a file
+/// under a file-size limit (`ulimit -f`): LLVM 22 sizes its output from the
+/// image first and dies by `SIGXFSZ`. The range is known bad before any
+/// output exists, so we never size one: exit 1 with the range error, and
+/// no file made, whatever the limit.
+#[test]
+fn an_image_past_the_end_under_a_file_size_limit_is_an_error_not_sigxfsz() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("in.bin"), patched(64, 1 << 40)).unwrap();
+    let exe = env!("CARGO_BIN_EXE_llvm-offload-binary");
+    for filter in ["--image=file=o1", "--image="] {
+        // 1000 blocks of 512 bytes: far below the image's recorded size.
+        let out = std::process::Command::new("bash")
+            .current_dir(d.path())
+            .args([
+                "-c",
+                "ulimit -f 1000 && exec -a llvm-offload-binary \"$0\" \"$@\"",
+            ])
+            .args([exe, "in.bin", filter])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{filter}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "llvm-offload-binary: error: 'in.bin': offload binary at offset 0: image at offset \
+             128 of size 1099511627776 extends past the end of the offload binary (size 136)\n",
+            "{filter}"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(names(d.path()), ["in.bin"], "{filter}: no output");
+    }
+}
+
 /// An archive of one member `m.bin` holding `member`, whose header says
 /// `size` bytes.
 fn archive_of(member: &[u8], size: usize) -> Vec<u8> {

@@ -27,6 +27,10 @@
 //!     owner, not a failure;
 //!   * `sparse=<size>`: the input is extended (sparse, no disk used) to
 //!     `<size>` bytes (`5G`, `4097M`, a plain number);
+//!   * `fsize=<size>`: the run is under a file-size limit
+//!     (`prlimit --fsize`, as `ulimit -f`) of `<size>` bytes: a tool that
+//!     sizes an output past it dies by `SIGXFSZ`, a failure; skipped
+//!     without `prlimit`;
 //!   * `endless`: the case reads an input without end (`/dev/zero`), so
 //!     only the memory limit stops it: like `sparse`, skipped without
 //!     `prlimit`;
@@ -91,6 +95,7 @@ pub struct Case {
     pub cl: bool,
     pub name: Option<String>,
     pub sparse: Option<u64>,
+    pub fsize: Option<u64>,
     pub endless: bool,
     pub known_crash: bool,
     pub pending: bool,
@@ -148,6 +153,7 @@ pub fn load_index() -> Result<Vec<Case>, String> {
             cl: false,
             name: None,
             sparse: None,
+            fsize: None,
             endless: false,
             known_crash: false,
             pending: false,
@@ -169,6 +175,10 @@ pub fn load_index() -> Result<Vec<Case>, String> {
                     Some(("name", v)) => case.name = Some(v.to_string()),
                     Some(("sparse", v)) => {
                         case.sparse =
+                            Some(parse_size(v).ok_or(format!("index.txt:{line}: bad size '{v}'"))?)
+                    }
+                    Some(("fsize", v)) => {
+                        case.fsize =
                             Some(parse_size(v).ok_or(format!("index.txt:{line}: bad size '{v}'"))?)
                     }
                     _ => return Err(format!("index.txt:{line}: unknown flag '{flag}'")),
@@ -302,12 +312,12 @@ pub fn run_case(case: &Case, program: &Path) -> Run {
 fn run_in(case: &Case, program: &Path, work: &Path) -> Result<Run, String> {
     let corpus = corpus_dir();
     let prlimit = has_prlimit();
-    if (case.sparse.is_some() || case.endless) && !prlimit {
+    if (case.sparse.is_some() || case.fsize.is_some() || case.endless) && !prlimit {
         return Ok(Run {
             exit: Exit::Code(0),
             stderr: String::new(),
             problems: Vec::new(),
-            skipped: Some("needs prlimit (util-linux) to bound memory".into()),
+            skipped: Some("needs prlimit (util-linux) to bound memory or file size".into()),
         });
     }
     let _ = fs::remove_dir_all(work);
@@ -365,9 +375,11 @@ fn run_in(case: &Case, program: &Path, work: &Path) -> Result<Run, String> {
         let mut c = Command::new("prlimit");
         c.arg(format!("--as={MEMORY_LIMIT}"))
             .arg("--cpu=60")
-            .arg("--core=0")
-            .arg("--")
-            .arg(program);
+            .arg("--core=0");
+        if let Some(size) = case.fsize {
+            c.arg(format!("--fsize={size}"));
+        }
+        c.arg("--").arg(program);
         c
     } else {
         Command::new(program)

@@ -428,6 +428,14 @@ fn offload_binaries(v: &mut Vec<(&'static str, Vec<u8>)>) {
         .bytes(),
     ));
     v.push((
+        "ob-image-size-1t.bin",
+        Ob {
+            image_size: Some(1 << 40),
+            ..Ob::valid()
+        }
+        .bytes(),
+    ));
+    v.push((
         "ob-image-size-past-4g.bin",
         Ob {
             image_size: Some(8 + (1 << 32)),
