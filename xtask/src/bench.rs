@@ -623,7 +623,11 @@ fn streamed_archive(
     for i in 0..count {
         let m = member(&mut rng, i)?;
         layout
-            .push(name(i).as_bytes(), m.len() as u64, &member_symbols(&m)?)
+            .push(
+                name(i).as_bytes(),
+                m.len() as u64,
+                &member_symbols(&m).map_err(|e| e.to_string())?,
+            )
             .map_err(|e| e.to_string())?;
     }
     let head = layout.finish();

@@ -480,6 +480,44 @@ mod tests {
         assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
     }
 
+    /// One decoder per codec: every zlib or raw deflate stream the tools
+    /// read is inflated by `offload-format`'s `inflate_bounded`, the one
+    /// place that makes a deflate decoder (as `zstd_bounded` is for zstd).
+    /// Encoders (writing compressed bytes) may live anywhere.
+    #[test]
+    fn one_inflate() {
+        const DECODERS: &[&str] = &[
+            "Decompress::new",
+            "ZlibDecoder",
+            "DeflateDecoder",
+            "GzDecoder",
+            "MultiGzDecoder",
+        ];
+        let root = workspace_root();
+        let mut files = Vec::new();
+        for e in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+            rust_files(&e.path().join("src"), &mut files);
+        }
+        assert!(files.len() > 20, "found the sources");
+        let home = root.join("crates/offload-format/src/inflate_bounded.rs");
+        assert!(files.contains(&home), "the helper is where this test says");
+        let mut offenders = Vec::new();
+        for f in files.iter().filter(|f| **f != home) {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for d in DECODERS.iter().filter(|d| code.contains(**d)) {
+                    offenders.push(format!("{}:{}: {d}", f.display(), n + 1));
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "deflate decoders outside inflate_bounded:\n{}",
+            offenders.join("\n")
+        );
+    }
+
     /// The cycle checker finds a cycle between siblings, and lets a module
     /// use its parent.
     #[test]

@@ -29,7 +29,8 @@
 
 use crate::bundle;
 use crate::bytes::{Bytes, Endian};
-use crate::ccob::{self, Header as CcobHeader};
+use crate::ccob::{self, CcobError, Header as CcobHeader};
+use std::fmt;
 
 /// What an item of a region is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,23 +257,118 @@ pub struct CcobBundle {
 /// up: real headers are a few hundred bytes.
 pub const MAX_HEADER: usize = 1 << 20;
 
+/// Why the bundle inside a compressed bundle cannot be read: by
+/// [`ccob_bundle_header`], [`ccob_entry`], [`ccob_entry_prefixes`] and
+/// [`ccob_entry_heads`]. Offsets and sizes are in the decompressed bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CcobReadError {
+    /// The compressed bundle itself: its header, codec, size or hash.
+    Ccob(CcobError),
+    /// The header of the bundle inside.
+    Bundle(bundle::BundleError),
+    /// What is inside does not start with a bundle's magic.
+    NotABundle,
+    /// The bundle inside has no entries, or its first entry is invalid.
+    EmptyOrInvalid,
+    /// The bundle header inside is larger than [`MAX_HEADER`].
+    HeaderTooLarge,
+    /// The bundle inside ends before its header does.
+    CutShort,
+    /// The stream decoded to another size than the header records.
+    SizeMismatch {
+        /// Bytes decoded.
+        produced: u64,
+        /// Bytes recorded.
+        recorded: u64,
+    },
+    /// The entry asked for lies outside the decompressed bundle.
+    EntryOutside {
+        /// Its offset.
+        offset: u64,
+        /// Its size.
+        size: u64,
+    },
+    /// One of the ranges asked for ends past the decompressed bundle.
+    RangeOutside {
+        /// Where the furthest range wanted ends.
+        end: u64,
+    },
+    /// The entry is larger than this machine's address space.
+    EntryTooLarge {
+        /// Its size.
+        size: u64,
+    },
+    /// Memory for the entry could not be had.
+    OutOfMemory {
+        /// The size asked for.
+        size: u64,
+    },
+}
+
+impl fmt::Display for CcobReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CcobReadError::Ccob(e) => e.fmt(f),
+            CcobReadError::Bundle(e) => e.fmt(f),
+            CcobReadError::NotABundle => {
+                f.write_str("the compressed bundle does not hold a binary offload bundle")
+            }
+            CcobReadError::EmptyOrInvalid => {
+                f.write_str("the bundle inside is empty or its header is invalid")
+            }
+            CcobReadError::HeaderTooLarge => write!(
+                f,
+                "the bundle header inside is larger than {MAX_HEADER} bytes"
+            ),
+            CcobReadError::CutShort => f.write_str("the bundle inside is cut short"),
+            CcobReadError::SizeMismatch { produced, recorded } => write!(
+                f,
+                "decompressed to {produced} bytes, the header records {recorded}"
+            ),
+            CcobReadError::EntryOutside { .. } => {
+                f.write_str("the entry lies outside the decompressed bundle")
+            }
+            CcobReadError::RangeOutside { .. } => {
+                f.write_str("an entry lies outside the decompressed bundle")
+            }
+            CcobReadError::EntryTooLarge { .. } => f.write_str("entry too large"),
+            CcobReadError::OutOfMemory { size } => write!(f, "cannot allocate {size} bytes"),
+        }
+    }
+}
+
+impl std::error::Error for CcobReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CcobReadError::Ccob(e) => Some(e),
+            CcobReadError::Bundle(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<CcobError> for CcobReadError {
+    fn from(e: CcobError) -> CcobReadError {
+        CcobReadError::Ccob(e)
+    }
+}
+
 /// Reads the entry table of the binary bundle inside the CCOB `ccob`,
 /// decompressing only until `bundle::parse_header_prefix` can decide.
-pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
-    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, CcobReadError> {
+    type Verdict = Option<Result<Vec<HeaderEntry>, CcobReadError>>;
+    let header = CcobHeader::parse(ccob)?;
     let total = header.uncompressed_size;
     let mut prefix: Vec<u8> = Vec::new();
-    let mut verdict: Option<Result<Vec<HeaderEntry>, String>> = None;
-    let decide = |prefix: &[u8], total: u64| -> Option<Result<Vec<HeaderEntry>, String>> {
+    let mut verdict: Verdict = None;
+    let decide = |prefix: &[u8], total: u64| -> Verdict {
         if prefix.len() >= bundle::MAGIC.len() && !bundle::has_magic(prefix) {
-            return Some(Err(
-                "the compressed bundle does not hold a binary offload bundle".to_owned(),
-            ));
+            return Some(Err(CcobReadError::NotABundle));
         }
         match bundle::parse_header_prefix(prefix, total) {
-            Ok(Some(entries)) if entries.is_empty() && prefix.len() as u64 >= total => Some(Err(
-                "the bundle inside is empty or its header is invalid".to_owned(),
-            )),
+            Ok(Some(entries)) if entries.is_empty() && prefix.len() as u64 >= total => {
+                Some(Err(CcobReadError::EmptyOrInvalid))
+            }
             Ok(Some(entries)) => Some(Ok(entries
                 .iter()
                 .map(|e| HeaderEntry {
@@ -281,11 +377,9 @@ pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
                     size: e.size,
                 })
                 .collect())),
-            Ok(None) if prefix.len() > MAX_HEADER => Some(Err(format!(
-                "the bundle header inside is larger than {MAX_HEADER} bytes"
-            ))),
+            Ok(None) if prefix.len() > MAX_HEADER => Some(Err(CcobReadError::HeaderTooLarge)),
             Ok(None) => None,
-            Err(e) => Some(Err(e.to_string())),
+            Err(e) => Some(Err(CcobReadError::Bundle(e))),
         }
     };
     let end = ccob::decode_prefix(ccob, &mut |bytes| {
@@ -297,24 +391,22 @@ pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
         Ok(ccob::PrefixEnd::Stopped) => {}
         Ok(ccob::PrefixEnd::Complete { produced }) => {
             if produced != total {
-                return Err(format!(
-                    "decompressed to {produced} bytes, the header records {total}"
-                ));
+                return Err(CcobReadError::SizeMismatch {
+                    produced,
+                    recorded: total,
+                });
             }
             if verdict.is_none() {
-                verdict = Some(
-                    decide(&prefix, total)
-                        .unwrap_or_else(|| Err("the bundle inside is cut short".to_owned())),
-                );
+                verdict = Some(decide(&prefix, total).unwrap_or(Err(CcobReadError::CutShort)));
             }
         }
         Err(e) => {
             if verdict.is_none() {
-                return Err(e.to_string());
+                return Err(e.into());
             }
         }
     }
-    let entries = verdict.unwrap_or_else(|| Err("the bundle inside is cut short".to_owned()))?;
+    let entries = verdict.unwrap_or(Err(CcobReadError::CutShort))?;
     Ok(CcobBundle {
         header,
         entries,
@@ -325,16 +417,17 @@ pub fn ccob_bundle_header(ccob: &[u8]) -> Result<CcobBundle, String> {
 /// Decompresses the CCOB `ccob` and returns the `size` bytes at `offset` of
 /// the bundle inside, after checking the size and the hash of the whole
 /// bundle. Only the requested bytes are kept (plus the codec's window).
-pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, String> {
-    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, CcobReadError> {
+    let header = CcobHeader::parse(ccob)?;
+    let outside = CcobReadError::EntryOutside { offset, size };
     let end = offset
         .checked_add(size)
         .filter(|&e| e <= header.uncompressed_size)
-        .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())?;
-    let capacity = usize::try_from(size).map_err(|_| "entry too large".to_owned())?;
+        .ok_or(outside.clone())?;
+    let capacity = usize::try_from(size).map_err(|_| CcobReadError::EntryTooLarge { size })?;
     let mut out = Vec::new();
     out.try_reserve_exact(capacity)
-        .map_err(|_| format!("cannot allocate {size} bytes"))?;
+        .map_err(|_| CcobReadError::OutOfMemory { size })?;
     let mut pos = 0u64;
     let mut keep = |bytes: &[u8]| {
         let from = pos;
@@ -347,17 +440,17 @@ pub fn ccob_entry(ccob: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, String
         true
     };
     if let Some(streamed) = ccob::decompress_streaming(ccob, None, &mut keep) {
-        streamed.verify().map_err(|e| e.to_string())?;
+        streamed.verify()?;
         return Ok(out);
     }
     // zlib, v1 with trailing bytes, or an error: the buffered decoder gives
     // the exact verdict.
-    let whole = ccob::decompress(ccob).map_err(|e| e.to_string())?;
+    let whole = ccob::decompress(ccob)?;
     whole
         .data
         .get(offset as usize..end as usize)
         .map(<[u8]>::to_vec)
-        .ok_or_else(|| "the entry lies outside the decompressed bundle".to_owned())
+        .ok_or(outside)
 }
 
 /// The first bytes of some ranges of a bundle handed over in pieces, in
@@ -419,17 +512,17 @@ pub fn ccob_entry_prefixes(
     ccob: &[u8],
     ranges: &[(u64, u64)],
     keep: usize,
-) -> Result<Vec<Vec<u8>>, String> {
+) -> Result<Vec<Vec<u8>>, CcobReadError> {
     let mut heads = Heads::new(ranges, keep);
     let streamed = ccob::decompress_streaming(ccob, None, &mut |bytes| {
         heads.take(bytes);
         true
     });
     if let Some(streamed) = streamed {
-        streamed.verify().map_err(|e| e.to_string())?;
+        streamed.verify()?;
         return Ok(heads.out);
     }
-    let whole = ccob::decompress(ccob).map_err(|e| e.to_string())?;
+    let whole = ccob::decompress(ccob)?;
     let mut heads = Heads::new(ranges, keep);
     heads.take(&whole.data);
     Ok(heads.out)
@@ -445,11 +538,11 @@ pub fn ccob_entry_heads(
     ccob: &[u8],
     ranges: &[(u64, u64)],
     keep: usize,
-) -> Result<Vec<Vec<u8>>, String> {
-    let header = CcobHeader::parse(ccob).map_err(|e| e.to_string())?;
+) -> Result<Vec<Vec<u8>>, CcobReadError> {
+    let header = CcobHeader::parse(ccob)?;
     let mut heads = Heads::new(ranges, keep);
     if heads.end > header.uncompressed_size {
-        return Err("an entry lies outside the decompressed bundle".to_owned());
+        return Err(CcobReadError::RangeOutside { end: heads.end });
     }
     if heads.complete() {
         return Ok(heads.out);
@@ -457,13 +550,14 @@ pub fn ccob_entry_heads(
     let end = ccob::decode_prefix(ccob, &mut |bytes| {
         heads.take(bytes);
         !heads.complete()
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     match end {
-        ccob::PrefixEnd::Complete { produced } if !heads.complete() => Err(format!(
-            "decompressed to {produced} bytes, the header records {}",
-            header.uncompressed_size
-        )),
+        ccob::PrefixEnd::Complete { produced } if !heads.complete() => {
+            Err(CcobReadError::SizeMismatch {
+                produced,
+                recorded: header.uncompressed_size,
+            })
+        }
         _ => Ok(heads.out),
     }
 }
@@ -747,7 +841,11 @@ mod tests {
         wrong[24] ^= 1;
         assert!(ccob_bundle_header(&wrong).is_ok());
         let e = ccob_entry_prefixes(&wrong, &[(0, 1)], 64).unwrap_err();
-        assert!(e.contains("hash"), "{e}");
+        assert!(
+            matches!(e, CcobReadError::Ccob(CcobError::HashMismatch { .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("hash"), "{e}");
         assert!(ccob_entry_heads(&wrong, &[(0, 1)], 64).is_ok());
     }
 

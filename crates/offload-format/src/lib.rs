@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | [`bytes`] | bounds-checked, zero-copy reading of byte buffers | |
 //! | [`identify`] | what a file is, from its magic bytes | |
+//! | [`io_cause`] | the `io::Error` of a caller's writer, kept as an error's cause | |
 //! | [`objfile`] | sections of ELF, COFF/PE and Mach-O files | |
 //! | [`string_table`] | ELF-style tail-merged string tables | |
 //! | [`hash`] | LLVM's hash functions and hash-table iteration orders | |
@@ -95,6 +96,9 @@ pub mod hash;
 #[cfg(feature = "inspect")]
 pub mod hip_fatbin;
 pub mod identify;
+#[cfg(feature = "zlib")]
+mod inflate_bounded;
+pub mod io_cause;
 pub mod llvm;
 #[cfg(feature = "nvidia")]
 pub mod nvidia;

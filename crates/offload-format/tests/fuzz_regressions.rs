@@ -93,7 +93,7 @@ fn section_table_offset_near_2_pow_64_is_past_the_end() {
     minimal[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
     minimal[58..60].copy_from_slice(&64u16.to_le_bytes());
     for data in [&found, &minimal] {
-        assert_eq!(member_symbols(data).unwrap_err(), expected);
+        assert_eq!(member_symbols(data).unwrap_err().to_string(), expected);
         let members = [NewMember { name: b"m.o", data }];
         let e = write_archive_to_vec(&members, &WriteOptions::default()).unwrap_err();
         assert!(e.to_string().contains(expected), "{e}");

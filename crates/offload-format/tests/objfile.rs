@@ -490,7 +490,7 @@ fn archive_symbols_name_a_wrong_string_table_type_as_llvm_does() {
         let at = shoff + link * entsize + 4;
         bad[at..at + 4].copy_from_slice(&sh_type.to_le_bytes());
         assert_eq!(
-            member_symbols(&bad).unwrap_err(),
+            member_symbols(&bad).unwrap_err().to_string(),
             format!(
                 "invalid sh_type for string table section [index {link}]: expected SHT_STRTAB, but got {name}"
             )

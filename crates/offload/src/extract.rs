@@ -497,7 +497,7 @@ fn write_entry(
         }
         _ => out
             .write_all(stored)
-            .map_err(|err| DecodeError::Write(err.to_string())),
+            .map_err(|err| DecodeError::Write(err.into())),
     }
 }
 
@@ -544,7 +544,7 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
         };
         // Damage in the entry is the input's; a failed write the output's.
         let fail = |err: DecodeError| match err {
-            DecodeError::Write(text) => Error::file(&target_name, text),
+            DecodeError::Write(err) => Error::file(&target_name, err.to_string()),
             other => Error::file(job.file.to_string(), format!("entry {}: {other}", e.id)),
         };
         match &e.location {

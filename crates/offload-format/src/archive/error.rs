@@ -136,8 +136,8 @@ pub enum ArchiveWriteError {
     Member {
         /// The member name.
         name: Vec<u8>,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it (`Display`: LLVM 22's text).
+        reason: crate::objfile::Error,
     },
     /// A member does not fit the 10-digit size field.
     TooLarge {
@@ -153,7 +153,7 @@ impl ArchiveWriteError {
         match self {
             ArchiveWriteError::Io(e) => crate::llvm::os_error_text(e).into_bytes(),
             ArchiveWriteError::Member { name, reason } => {
-                [b"'", name.as_slice(), b"': ", reason.as_bytes()].concat()
+                [b"'", name.as_slice(), b"': ", reason.to_string().as_bytes()].concat()
             }
             ArchiveWriteError::TooLarge { name } => {
                 [b"File ", name.as_slice(), b" exceeds size limit"].concat()
@@ -168,7 +168,15 @@ impl fmt::Display for ArchiveWriteError {
     }
 }
 
-impl std::error::Error for ArchiveWriteError {}
+impl std::error::Error for ArchiveWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArchiveWriteError::Io(e) => Some(e),
+            ArchiveWriteError::Member { reason, .. } => Some(reason),
+            ArchiveWriteError::TooLarge { .. } => None,
+        }
+    }
+}
 
 impl From<std::io::Error> for ArchiveWriteError {
     fn from(e: std::io::Error) -> Self {

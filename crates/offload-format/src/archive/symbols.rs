@@ -35,18 +35,18 @@ pub enum MemberSymbols {
     /// none).
     Symbols(Vec<Vec<u8>>),
     /// Bitcode that could not be read; LLVM warns and treats the member as
-    /// a blob. The text is the reason.
-    Unreadable(String),
+    /// a blob. The reason (`Display`: LLVM 22's text).
+    Unreadable(bitcode::BitcodeError),
 }
 
 /// Classifies `data` like LLVM's file-type sniffing and lists its archive
-/// symbols. `Err` holds the reason for a broken object file, which makes
-/// LLVM's archive writer fail.
-pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
+/// symbols. `Err` is what is wrong with a broken object file (its
+/// `Display` is LLVM 22's text), which makes LLVM's archive writer fail.
+pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, ObjError> {
     if bitcode::is_bitcode(data) {
         return Ok(match bitcode::archive_symbols(data) {
             Ok(names) => MemberSymbols::Symbols(names),
-            Err(e) => MemberSymbols::Unreadable(e.to_string()),
+            Err(e) => MemberSymbols::Unreadable(e),
         });
     }
     non_bitcode_symbols(data)
@@ -56,17 +56,19 @@ pub fn member_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
 /// inline assembly whose symbols could be read (on which LLVM 22's offload
 /// tools crash when they write the archive's symbol table; see
 /// [`bitcode::has_module_asm`]). A bitcode member is read once for both.
-pub(crate) fn member_symbols_and_module_asm(data: &[u8]) -> (Result<MemberSymbols, String>, bool) {
+pub(crate) fn member_symbols_and_module_asm(
+    data: &[u8],
+) -> (Result<MemberSymbols, ObjError>, bool) {
     if bitcode::is_bitcode(data) {
         return match bitcode::archive_symbols_and_module_asm(data) {
             Ok(facts) => (Ok(MemberSymbols::Symbols(facts.symbols)), facts.module_asm),
-            Err(e) => (Ok(MemberSymbols::Unreadable(e.to_string())), false),
+            Err(e) => (Ok(MemberSymbols::Unreadable(e)), false),
         };
     }
     (non_bitcode_symbols(data), false)
 }
 
-fn non_bitcode_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
+fn non_bitcode_symbols(data: &[u8]) -> Result<MemberSymbols, ObjError> {
     match identify(data) {
         FileKind::Elf(_) => elf_symbols(data).map(MemberSymbols::Symbols),
         FileKind::Coff { .. } | FileKind::MachO(_) => {
@@ -76,7 +78,7 @@ fn non_bitcode_symbols(data: &[u8]) -> Result<MemberSymbols, String> {
     }
 }
 
-fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, ObjError> {
     use crate::objfile::coff::{CoffFile, SymbolTableCheck};
     use crate::objfile::macho::{self, MachOFile};
     const IMAGE_SYM_CLASS_EXTERNAL: u8 = 2;
@@ -84,9 +86,8 @@ fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let mut out = Vec::new();
     if matches!(identify(data), FileKind::Coff { .. }) {
         // LLVM's own open-time checks and messages for COFF.
-        let coff =
-            CoffFile::parse_with(data, SymbolTableCheck::Start).map_err(|e| e.to_string())?;
-        for sym in coff.symbols().map_err(|e| e.to_string())? {
+        let coff = CoffFile::parse_with(data, SymbolTableCheck::Start)?;
+        for sym in coff.symbols()? {
             let undefined = sym.section_number == 0 && sym.value == 0;
             let listed = match sym.storage_class {
                 IMAGE_SYM_CLASS_EXTERNAL => !undefined,
@@ -98,8 +99,8 @@ fn other_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             }
         }
     } else {
-        let file = MachOFile::parse(data).map_err(|e| e.to_string())?;
-        for sym in file.symbols().map_err(|e| e.to_string())? {
+        let file = MachOFile::parse(data)?;
+        for sym in file.symbols()? {
             let debug = sym.n_type & macho::N_STAB != 0;
             let undefined = sym.n_type & macho::N_TYPE == macho::N_UNDF;
             if !debug && !undefined && sym.n_type & macho::N_EXT != 0 {
@@ -116,8 +117,8 @@ const EM_CSKY: u16 = 252;
 /// kinds of damage. The file is read through [`crate::objfile::elf`]; the
 /// symbol table is validated only when a symbol past the null one is
 /// looked at, and symbols are named only when they are listed, as in LLVM.
-pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    let class = elf::ident_class(data).map_err(|e| e.to_string())?;
+pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, ObjError> {
+    let class = elf::ident_class(data)?;
     let header = data
         .get(..class.ehdr_size())
         .and_then(|h| elf::parse_header(h, class));
@@ -125,18 +126,15 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         return Err(ObjError::ElfTooSmall {
             size: data.len() as u64,
             header: class.ehdr_size() as u64,
-        }
-        .to_string());
+        });
     };
     let shoff = header.shoff;
     let file = ElfFile::parse(data).map_err(|e| match e {
         // The whole table is checked as one range here.
         ObjError::ElfBadSectionCount(_)
         | ObjError::ElfSectionTableOverflow { .. }
-        | ObjError::ElfSectionTablePastEnd => {
-            ObjError::ElfSectionTableStartPastEnd { shoff }.to_string()
-        }
-        e => e.to_string(),
+        | ObjError::ElfSectionTablePastEnd => ObjError::ElfSectionTableStartPastEnd { shoff },
+        e => e,
     })?;
     let Some(symtab_index) = file.section_of_type(elf::SHT_SYMTAB) else {
         return Ok(Vec::new());
@@ -149,14 +147,11 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     if count < 2 {
         return Ok(Vec::new());
     }
-    let past_end = |index: usize, offset: u64, size: u64| {
-        ObjError::ElfSectionPastEnd {
-            index,
-            offset,
-            size,
-            file_size: data.len() as u64,
-        }
-        .to_string()
+    let past_end = |index: usize, offset: u64, size: u64| ObjError::ElfSectionPastEnd {
+        index,
+        offset,
+        size,
+        file_size: data.len() as u64,
     };
     let table = file
         .section_array(symtab_index, sym_size)
@@ -166,17 +161,15 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
                 offset,
                 size,
             } => past_end(index, offset, size),
-            e => e.to_string(),
+            e => e,
         })?;
     let strtab_index = symtab.link as usize;
-    let strsec = *file
-        .section_header(strtab_index)
-        .map_err(|e| e.to_string())?;
+    let strsec = *file.section_header(strtab_index)?;
     if strsec.sh_type != elf::SHT_STRTAB {
-        return Err(format!(
-            "invalid sh_type for string table section [index {strtab_index}]: expected SHT_STRTAB, but got {}",
-            elf::section_type_name(header.machine, strsec.sh_type)
-        ));
+        return Err(ObjError::ElfNotAStringTable {
+            index: strtab_index,
+            type_name: elf::section_type_name(header.machine, strsec.sh_type),
+        });
     }
     let strings = Bytes::new(data)
         .slice(strsec.offset, strsec.size)
@@ -184,19 +177,17 @@ pub(crate) fn elf_symbols(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     if strings.last().is_some_and(|&b| b != 0) {
         return Err(ObjError::ElfUnterminatedStringTable {
             index: strtab_index,
-        }
-        .to_string());
+        });
     }
 
     let mut out = Vec::new();
     for index in 1..count as usize {
-        let sym = elf::symbol_entry(table, class, index)
-            .ok_or_else(|| "truncated ELF file".to_string())?;
+        let sym = elf::symbol_entry(table, class, index).ok_or(ObjError::ElfSymbolCut { index })?;
         // STB_LOCAL, SHN_UNDEF, STT_SECTION / STT_FILE are never listed.
         if sym.binding() == 0 || sym.shndx == 0 || matches!(sym.sym_type(), 3 | 4) {
             continue;
         }
-        let name = elf::symbol_name(strings, sym.st_name).map_err(|e| e.to_string())?;
+        let name = elf::symbol_name(strings, sym.st_name)?;
         if is_mapping_symbol(header.machine, name) {
             continue;
         }

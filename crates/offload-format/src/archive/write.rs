@@ -355,9 +355,9 @@ impl ArchiveLayout {
                         self.symbol_members.push(self.end);
                     }
                 }
-                MemberSymbols::Unreadable(message) => self.warnings.push(MemberWarning {
+                MemberSymbols::Unreadable(reason) => self.warnings.push(MemberWarning {
                     member: name.to_vec(),
-                    message: message.clone(),
+                    message: reason.to_string(),
                 }),
             }
         }

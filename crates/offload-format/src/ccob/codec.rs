@@ -9,7 +9,7 @@
 use std::io::Cursor;
 use std::time::{Duration, Instant};
 
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use flate2::{Compress, Compression, FlushCompress, Status};
 use zstd::zstd_safe;
 
 use super::error::CcobError;
@@ -597,30 +597,22 @@ fn zlib_error(code: &str) -> CcobError {
 /// truncated input `Z_DATA_ERROR`. Bytes after the end of the stream are
 /// ignored, as `uncompress` ignores them.
 fn zlib_decompress(payload: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<(), CcobError> {
-    let mut inflate = Decompress::new(true);
-    loop {
-        let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
-        let written = out.len();
-        let src = payload.get(read..).unwrap_or(&[]);
-        let status = inflate
-            .decompress_vec(src, out, FlushDecompress::Finish)
-            .map_err(|_| zlib_error("Z_DATA_ERROR"));
-        if out.len() > limit {
-            // `uncompress` asked for zero bytes calls any output a data
-            // error; otherwise it is a full buffer.
-            return Err(zlib_error(if limit == 0 {
-                "Z_DATA_ERROR"
-            } else {
-                "Z_BUF_ERROR"
-            }));
-        }
-        if status? == Status::StreamEnd {
-            return Ok(());
-        }
-        let now_read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
-        if now_read == read && out.len() == written {
-            return Err(zlib_error("Z_DATA_ERROR"));
-        }
+    use crate::inflate_bounded::{inflate_into, Stop, Wrap};
+    let mut keep = |piece: &[u8]| {
+        out.extend_from_slice(piece);
+        true
+    };
+    match inflate_into(payload, Wrap::Zlib, limit as u64, &mut keep) {
+        Ok(_) => Ok(()),
+        // `uncompress` asked for zero bytes calls any output a data error;
+        // otherwise it is a full buffer.
+        Err(Stop::Overrun { .. }) => Err(zlib_error(if limit == 0 {
+            "Z_DATA_ERROR"
+        } else {
+            "Z_BUF_ERROR"
+        })),
+        Err(Stop::Corrupt(_) | Stop::Cut | Stop::Stalled) => Err(zlib_error("Z_DATA_ERROR")),
+        Err(Stop::Sink(never)) => match never {},
     }
 }
 

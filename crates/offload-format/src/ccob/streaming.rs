@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe;
 
+#[cfg(feature = "inspect")]
+use crate::inflate_bounded::{inflate_into, Wrap};
+
 use super::codec::{zstd_steps, DecompressReport, FetchFn, ZSTD_MAX_RATIO};
 use super::error::CcobError;
 use super::fields::Method;
@@ -186,25 +189,8 @@ pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
     let len = match header.method {
         Method::Zstd => zstd_safe::find_frame_compressed_size(payload).ok()?,
         Method::Zlib => {
-            let mut inflate = flate2::Decompress::new(true);
-            let mut out = vec![0u8; OUT_STEP];
-            loop {
-                let read = usize::try_from(inflate.total_in()).ok()?;
-                let before = inflate.total_out();
-                let status = inflate
-                    .decompress(
-                        payload.get(read..)?,
-                        &mut out,
-                        flate2::FlushDecompress::None,
-                    )
-                    .ok()?;
-                if status == flate2::Status::StreamEnd {
-                    break usize::try_from(inflate.total_in()).ok()?;
-                }
-                if inflate.total_in() as usize == read && inflate.total_out() == before {
-                    return None;
-                }
-            }
+            let end = inflate_into(payload, Wrap::Zlib, u64::MAX, &mut |_| true).ok()?;
+            end.consumed
         }
     };
     header.len().checked_add(len).filter(|&l| l <= input.len())
@@ -214,27 +200,10 @@ pub(crate) fn stream_len(input: &[u8]) -> Option<usize> {
 /// piece was accepted.
 #[cfg(feature = "inspect")]
 fn zlib_stream(payload: &[u8], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
-    let mut inflate = flate2::Decompress::new(true);
-    let mut out: Vec<u8> = Vec::with_capacity(OUT_STEP);
-    loop {
-        let read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
-        let src = payload.get(read..).unwrap_or(&[]);
-        out.clear();
-        let Ok(status) = inflate.decompress_vec(src, &mut out, flate2::FlushDecompress::None)
-        else {
-            return false;
-        };
-        if !out.is_empty() && !sink(&out) {
-            return false;
-        }
-        if status == flate2::Status::StreamEnd {
-            return true;
-        }
-        let now_read = usize::try_from(inflate.total_in()).unwrap_or(usize::MAX);
-        if now_read == read && out.is_empty() {
-            return false;
-        }
-    }
+    matches!(
+        inflate_into(payload, Wrap::Zlib, u64::MAX, sink),
+        Ok(end) if end.complete
+    )
 }
 
 /// Decodes every frame of `payload` with zstd's own window, passing the

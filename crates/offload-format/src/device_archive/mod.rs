@@ -223,8 +223,8 @@ pub enum Error {
     MemberSymbols {
         /// Output member name.
         name: Vec<u8>,
-        /// Why.
-        reason: String,
+        /// Why (`Display`: LLVM 22's text).
+        reason: crate::objfile::Error,
     },
     /// An output member is bitcode with module-level inline assembly, on
     /// which LLVM 22's bundler crashes.
@@ -328,7 +328,7 @@ impl Error {
             )
             .into_bytes(),
             Error::MemberSymbols { name, reason } => {
-                [b"'", name.as_slice(), b"': ", reason.as_bytes()].concat()
+                [b"'", name.as_slice(), b"': ", reason.to_string().as_bytes()].concat()
             }
             Error::ModuleAsm { name } => [
                 b"'",
@@ -430,7 +430,7 @@ impl TargetArchive {
         &mut self,
         name: &[u8],
         size: u64,
-        symbols: &Result<MemberSymbols, String>,
+        symbols: &Result<MemberSymbols, crate::objfile::Error>,
         module_asm: bool,
     ) {
         self.count += 1;
@@ -456,7 +456,7 @@ impl TargetArchive {
         if let MemberSymbols::Unreadable(message) = symbols {
             self.warnings.push(MemberWarning {
                 member: name.to_vec(),
-                message: message.clone(),
+                message: message.to_string(),
             });
         }
         if self.too_large.is_some() {

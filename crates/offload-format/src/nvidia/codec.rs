@@ -81,8 +81,8 @@ pub enum DecodeError {
     },
     /// zstd's own report.
     Zstd(String),
-    /// Writing the output failed.
-    Write(String),
+    /// Writing the output failed: the writer's own error.
+    Write(crate::io_cause::IoCause),
 }
 
 impl fmt::Display for DecodeError {
@@ -121,7 +121,14 @@ impl fmt::Display for DecodeError {
     }
 }
 
-impl std::error::Error for DecodeError {}
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DecodeError::Write(e) => Some(e.io()),
+            _ => None,
+        }
+    }
+}
 
 /// Where decoded pieces go: returns `Ok(false)` to stop decoding early.
 pub(crate) type Sink<'a> = dyn FnMut(&[u8]) -> Result<bool, DecodeError> + 'a;

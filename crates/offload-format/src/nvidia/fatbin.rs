@@ -40,6 +40,7 @@
 //! compressed payloads are handed out as stored.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::io::Write;
 
 use crate::bytes::{Bytes, Endian};
@@ -250,6 +251,76 @@ pub struct Member {
 /// Size of one member header in a concatenated entry's table.
 const MEMBER_HEADER: u64 = 64;
 
+/// Why the member table of a concatenated entry ([`Entry::members`]) cannot
+/// be read. `entry` is the entry header's offset in the scanned input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemberTableError {
+    /// The entry header lies outside the input.
+    HeaderOutside {
+        /// Offset of the entry header.
+        entry: usize,
+    },
+    /// The entry header is too short to hold the member count.
+    NoTable {
+        /// Offset of the entry header.
+        entry: usize,
+    },
+    /// The table holds more members than the entry header has room for.
+    TablePastHeader {
+        /// Offset of the entry header.
+        entry: usize,
+        /// The member count recorded.
+        count: u32,
+    },
+    /// A member header is cut short.
+    MemberCut {
+        /// Offset of the entry header.
+        entry: usize,
+        /// The member's index.
+        index: u64,
+    },
+    /// A member lies outside the entry's decoded payload.
+    MemberOutside {
+        /// The member's index.
+        index: u64,
+        /// Its offset in the decoded payload.
+        offset: u64,
+        /// Its size.
+        size: u64,
+        /// The decoded payload's size.
+        total: u64,
+    },
+}
+
+impl fmt::Display for MemberTableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemberTableError::HeaderOutside { .. } => {
+                f.write_str("concatenated entry header outside the input")
+            }
+            MemberTableError::NoTable { .. } => {
+                f.write_str("concatenated entry header has no member table")
+            }
+            MemberTableError::TablePastHeader { count, .. } => write!(
+                f,
+                "member table of {count} entries runs past the entry header"
+            ),
+            MemberTableError::MemberCut { .. } => f.write_str("member header cut short"),
+            MemberTableError::MemberOutside {
+                index,
+                offset,
+                size,
+                total,
+            } => write!(
+                f,
+                "member {index} ({size} bytes at {offset}) lies outside the {total} decoded bytes"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MemberTableError {}
+
 impl<'a> Entry<'a> {
     /// The members of a concatenated entry, from the table its header
     /// holds after the first 64 bytes (u32 count, u32 table size, then one
@@ -258,18 +329,19 @@ impl<'a> Entry<'a> {
     /// Empty for other kinds. `data` is the scanned input (the table is in
     /// the entry header, at [`Entry::offset`]). Every member must lie
     /// inside the decoded size the entry records.
-    pub fn members(&self, data: &[u8]) -> Result<Vec<Member>, String> {
+    pub fn members(&self, data: &[u8]) -> Result<Vec<Member>, MemberTableError> {
         if self.kind != EntryKind::Concatenated {
             return Ok(Vec::new());
         }
+        let entry = self.offset;
         let header = data
             .get(self.offset..self.offset.saturating_add(self.header_size as usize))
-            .ok_or("concatenated entry header outside the input")?;
+            .ok_or(MemberTableError::HeaderOutside { entry })?;
         let b = Bytes::new(header);
         let le = Endian::Little;
         let count = b
             .u32_at(64, le)
-            .ok_or("concatenated entry header has no member table")?;
+            .ok_or(MemberTableError::NoTable { entry })?;
         let total = if self.is_compressed() {
             self.uncompressed_size
         } else {
@@ -278,9 +350,9 @@ impl<'a> Entry<'a> {
         let mut out = Vec::new();
         for i in 0..u64::from(count) {
             let at = 72 + i * MEMBER_HEADER;
-            let m = b.slice(at, MEMBER_HEADER).ok_or_else(|| {
-                format!("member table of {count} entries runs past the entry header")
-            })?;
+            let m = b
+                .slice(at, MEMBER_HEADER)
+                .ok_or(MemberTableError::TablePastHeader { entry, count })?;
             let m = Bytes::new(m);
             let (
                 Some(kind),
@@ -300,13 +372,16 @@ impl<'a> Entry<'a> {
                 m.u64_at(40, le),
             )
             else {
-                return Err("member header cut short".to_owned());
+                return Err(MemberTableError::MemberCut { entry, index: i });
             };
             let offset = u64::from(offset);
             if offset.checked_add(size).is_none_or(|end| end > total) {
-                return Err(format!(
-                    "member {i} ({size} bytes at {offset}) lies outside the {total} decoded bytes"
-                ));
+                return Err(MemberTableError::MemberOutside {
+                    index: i,
+                    offset,
+                    size,
+                    total,
+                });
             }
             out.push(Member {
                 kind: EntryKind::from_code(kind),
@@ -375,7 +450,7 @@ pub fn write_range(
         let (a, b) = (offset.max(pos), end.min(piece_end));
         if a < b {
             out.write_all(&piece[(a - pos) as usize..(b - pos) as usize])
-                .map_err(|e| DecodeError::Write(e.to_string()))?;
+                .map_err(|e| DecodeError::Write(e.into()))?;
             written += b - a;
         }
         pos = piece_end;
@@ -408,10 +483,8 @@ pub fn write_content(
     payload: &[u8],
     out: &mut dyn Write,
 ) -> Result<u64, DecodeError> {
-    let write = |out: &mut dyn Write, b: &[u8]| {
-        out.write_all(b)
-            .map_err(|e| DecodeError::Write(e.to_string()))
-    };
+    let write =
+        |out: &mut dyn Write, b: &[u8]| out.write_all(b).map_err(|e| DecodeError::Write(e.into()));
     let Some(codec) = codec else {
         let content = match kind {
             EntryKind::Elf => &payload[..elf_extent(payload)],

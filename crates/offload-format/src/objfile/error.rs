@@ -75,6 +75,12 @@ pub enum Error {
         /// Section index.
         index: usize,
     },
+    /// A symbol table entry cannot be read although its table was checked
+    /// (LLVM's `truncated ELF file`).
+    ElfSymbolCut {
+        /// The symbol's index.
+        index: usize,
+    },
     /// A string table does not end with NUL.
     ElfUnterminatedStringTable {
         /// Section index.
@@ -227,6 +233,7 @@ impl fmt::Display for Error {
             ElfEmptyStringTable { index } => {
                 write!(f, "SHT_STRTAB string table section [index {index}] is empty")
             }
+            ElfSymbolCut { .. } => f.write_str("truncated ELF file"),
             ElfUnterminatedStringTable { index } => write!(
                 f,
                 "SHT_STRTAB string table section [index {index}] is non-null terminated"

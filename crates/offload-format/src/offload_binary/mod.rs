@@ -22,7 +22,9 @@ pub mod read;
 pub mod spec;
 pub mod write;
 
-pub use read::{parse_binaries, parse_binaries_with, Binary, Images, ReadError, ReadErrorKind};
+pub use read::{
+    parse_binaries, parse_binaries_with, Binary, BodyCodecError, Images, ReadError, ReadErrorKind,
+};
 pub use write::ImageEntry;
 
 /// The four magic bytes at the start of every offload binary.

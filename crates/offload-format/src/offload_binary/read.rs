@@ -14,8 +14,6 @@
 use crate::bytes::{Bytes, Endian};
 use std::borrow::Cow;
 use std::fmt;
-#[cfg(feature = "zlib")]
-use std::io::Read;
 
 use super::{
     align8, ImageKind, OffloadKind, ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V3, MAGIC,
@@ -153,8 +151,34 @@ pub enum ReadErrorKind {
         size: u64,
     },
     /// A compressed (version 3) body could not be decompressed.
-    Decompress(String),
+    Decompress(BodyCodecError),
 }
+
+/// Why the codec could not decode a compressed (version 3) body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyCodecError {
+    /// zstd's own text (a damaged or cut frame).
+    Zstd(String),
+    /// The zlib stream is damaged.
+    ZlibCorrupt,
+    /// The body's codec was left out of this build: `zstd` or `zlib`.
+    NotBuilt(&'static str),
+}
+
+impl fmt::Display for BodyCodecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyCodecError::Zstd(e) => write!(f, "zstd: {e}"),
+            BodyCodecError::ZlibCorrupt => f.write_str("zlib: corrupt deflate stream"),
+            BodyCodecError::NotBuilt(codec) => write!(
+                f,
+                "{codec}: not built with {codec} (offload-format's `{codec}` feature)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BodyCodecError {}
 
 /// Details of an "invalid data" error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -506,7 +530,7 @@ fn check_multi(h: &[u8], limit: u64, allow_compressed: bool) -> Result<bool, Rea
 
 /// Decodes a zstd body into `body`, at most `limit` bytes.
 #[cfg(feature = "zstd")]
-fn zstd_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), String> {
+fn zstd_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), ReadErrorKind> {
     crate::zstd_bounded::decode::<()>(packed, u64::MAX, &mut |piece| {
         let take = piece.len().min((limit - body.len() as u64) as usize);
         body.extend_from_slice(&piece[..take]);
@@ -514,31 +538,39 @@ fn zstd_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), String
     })
     .map(drop)
     .map_err(|e| match e {
-        crate::zstd_bounded::Stop::Corrupt(e) => format!("zstd: {e}"),
-        _ => "zstd: stopped".to_owned(),
+        crate::zstd_bounded::Stop::Corrupt(e) => K::Decompress(BodyCodecError::Zstd(e)),
+        _ => K::Decompress(BodyCodecError::Zstd("stopped".to_owned())),
     })
 }
 
-/// Decodes a zlib body into `body`, at most `limit` bytes.
+/// Decodes a zlib body into `body`, at most `limit` bytes. A stream cut
+/// short leaves `body` short (the caller's size check names it); one that
+/// decodes to more than `limit` is that size error here.
 #[cfg(feature = "zlib")]
-fn zlib_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), String> {
-    flate2::read::ZlibDecoder::new(packed)
-        .take(limit)
-        .read_to_end(body)
-        .map(drop)
-        .map_err(|e| format!("zlib: {e}"))
+fn zlib_body(packed: &[u8], limit: u64, body: &mut Vec<u8>) -> Result<(), ReadErrorKind> {
+    use crate::inflate_bounded::{inflate_into, Stop, Wrap};
+    let mut keep = |piece: &[u8]| {
+        body.extend_from_slice(piece);
+        true
+    };
+    match inflate_into(packed, Wrap::Zlib, limit, &mut keep) {
+        Ok(_) | Err(Stop::Cut | Stop::Stalled) => Ok(()),
+        Err(Stop::Overrun { .. }) => Err(invalid(InvalidReason::InflatedSizeMismatch)),
+        Err(Stop::Corrupt(_)) => Err(K::Decompress(BodyCodecError::ZlibCorrupt)),
+        Err(Stop::Sink(never)) => match never {},
+    }
 }
 
 /// Built without the codec: the body cannot be read.
 #[cfg(not(feature = "zstd"))]
-fn zstd_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), String> {
-    Err("zstd: not built with zstd (offload-format's `zstd` feature)".to_owned())
+fn zstd_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), ReadErrorKind> {
+    Err(K::Decompress(BodyCodecError::NotBuilt("zstd")))
 }
 
 /// Built without the codec: the body cannot be read.
 #[cfg(not(feature = "zlib"))]
-fn zlib_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), String> {
-    Err("zlib: not built with zlib (offload-format's `zlib` feature)".to_owned())
+fn zlib_body(_: &[u8], _: u64, _: &mut Vec<u8>) -> Result<(), ReadErrorKind> {
+    Err(K::Decompress(BodyCodecError::NotBuilt("zlib")))
 }
 
 /// Decompresses a version 3 body into a complete uncompressed binary.
@@ -560,7 +592,7 @@ fn inflate(bin: &[u8]) -> Result<Vec<u8>, ReadErrorKind> {
     } else {
         zlib_body(packed, limit, &mut body)
     };
-    result.map_err(K::Decompress)?;
+    result?;
     if body.len() as u64 != body_size {
         return Err(invalid(InvalidReason::InflatedSizeMismatch));
     }

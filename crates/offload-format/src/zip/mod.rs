@@ -151,8 +151,8 @@ pub enum ZipError {
         /// Computed.
         computed: u32,
     },
-    /// The destination of decoded bytes failed.
-    Write(String),
+    /// The destination of decoded bytes failed: its own error.
+    Write(crate::io_cause::IoCause),
 }
 
 impl fmt::Display for ZipError {
@@ -204,12 +204,19 @@ impl fmt::Display for ZipError {
                 f,
                 "member {name}: CRC-32 {computed:08x} does not match the recorded {recorded:08x}"
             ),
-            ZipError::Write(e) => f.write_str(e),
+            ZipError::Write(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for ZipError {}
+impl std::error::Error for ZipError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ZipError::Write(e) => Some(e.io()),
+            _ => None,
+        }
+    }
+}
 
 /// One member, as the central directory records it and the local header
 /// confirms.
@@ -305,7 +312,7 @@ impl<'a> Member<'a> {
         const STEP: usize = 8 << 20;
         self.check_readable()?;
         let name = || self.name_lossy();
-        let write_err = |e: std::io::Error| ZipError::Write(e.to_string());
+        let write_err = |e: std::io::Error| ZipError::Write(e.into());
         let mut crc = flate2::Crc::new();
         let recorded = self.uncompressed_size;
         let want = recorded.min(limit);
@@ -329,54 +336,41 @@ impl<'a> Member<'a> {
                 }
             }
             Method::Deflated => {
-                let mut z = flate2::Decompress::new(false);
-                let mut buf = vec![0u8; 256 * 1024];
+                use crate::inflate_bounded::{inflate, Stop, Wrap};
+                let mut put = |piece: &[u8]| -> std::io::Result<bool> {
+                    let take = (piece.len() as u64).min(want - written) as usize;
+                    crc.update(&piece[..take]);
+                    out.write_all(&piece[..take])?;
+                    written += take as u64;
+                    // Stop once the caller's limit is reached short of
+                    // the whole member.
+                    Ok(!(written == want && want < recorded))
+                };
                 let mut told = 0usize;
-                loop {
-                    if z.total_in() as usize >= told + STEP {
-                        told = z.total_in() as usize;
+                let mut progress = |read: usize| {
+                    if read >= told + STEP {
+                        told = read;
                         done(told);
                     }
-                    let at = z.total_in() as usize;
-                    let before = z.total_out();
-                    let input = &self.data[at.min(self.data.len())..];
-                    let status = z
-                        .decompress(input, &mut buf, flate2::FlushDecompress::None)
-                        .map_err(|e| ZipError::Deflate {
-                            name: name(),
-                            reason: e.to_string(),
-                        })?;
-                    let n = (z.total_out() - before) as usize;
-                    if written + n as u64 > recorded {
+                };
+                let deflate = |reason: &str| ZipError::Deflate {
+                    name: name(),
+                    reason: reason.to_owned(),
+                };
+                match inflate(self.data, Wrap::Raw, recorded, &mut put, &mut progress) {
+                    Ok(end) if !end.complete => return Ok(written),
+                    Ok(_) => {}
+                    Err(Stop::Overrun { produced }) => {
                         return Err(ZipError::SizeMismatch {
                             name: name(),
                             recorded,
-                            decoded: written + n as u64,
-                        });
+                            decoded: produced,
+                        })
                     }
-                    let take = (n as u64).min(want - written) as usize;
-                    crc.update(&buf[..take]);
-                    out.write_all(&buf[..take]).map_err(write_err)?;
-                    written += take as u64;
-                    if written == want && want < recorded {
-                        return Ok(written);
-                    }
-                    match status {
-                        flate2::Status::StreamEnd => break,
-                        _ if n == 0 && z.total_in() as usize >= self.data.len() => {
-                            return Err(ZipError::Deflate {
-                                name: name(),
-                                reason: "the stream is cut short".to_owned(),
-                            })
-                        }
-                        _ if n == 0 && z.total_in() as usize == at => {
-                            return Err(ZipError::Deflate {
-                                name: name(),
-                                reason: "the decoder made no progress".to_owned(),
-                            })
-                        }
-                        _ => {}
-                    }
+                    Err(Stop::Corrupt(reason)) => return Err(deflate(&reason)),
+                    Err(Stop::Cut) => return Err(deflate("the stream is cut short")),
+                    Err(Stop::Stalled) => return Err(deflate("the decoder made no progress")),
+                    Err(Stop::Sink(e)) => return Err(write_err(e)),
                 }
                 if written != recorded {
                     return Err(ZipError::SizeMismatch {
