@@ -20,6 +20,29 @@ fn help_options(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// `page` without its font changes, and placeholders given their brackets
+/// back, as `--help` writes them.
+fn plain(page: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(at) = rest.find("\\fI") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 3..];
+        let end = after.find("\\fR").unwrap_or(after.len());
+        let value = &after[..end];
+        if value.starts_with('<') {
+            out.push_str(value);
+        } else {
+            out.push('<');
+            out.push_str(value);
+            out.push('>');
+        }
+        rest = after.get(end + 3..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out.replace("\\fB", "").replace("\\fR", "")
+}
+
 #[test]
 fn man_pages_list_what_help_lists() {
     for (name, tool) in tools::ALL {
@@ -38,7 +61,7 @@ fn man_pages_list_what_help_lists() {
             {
                 let first = o.help.lines().next().unwrap_or_default();
                 assert!(
-                    page.contains(&first.replace('\\', "\\e").replace('-', "\\-")),
+                    plain(&page).contains(&first.replace('\\', "\\e").replace('-', "\\-")),
                     "{name}: {first}"
                 );
             }
@@ -119,4 +142,36 @@ fn man_page_values_and_environment() {
             assert!(env.contains(&format!("\\fB{v}\\fR")), "{name}: {v}");
         }
     }
+}
+
+/// Prose is rendered as roff, not shown as Markdown: option names and
+/// literal text bold, value placeholders italic, no backticks anywhere;
+/// the synopsis names the positional argument's value.
+#[test]
+fn man_pages_render_fonts_not_markdown() {
+    assert_eq!(
+        man::inline("With -o, packs each --image into <file> (`a-b`), 2-byte"),
+        "With \\fB\\-o\\fR, packs each \\fB\\-\\-image\\fR into \\fIfile\\fR \
+         (\\fBa\\-b\\fR), 2\\-byte"
+    );
+    assert_eq!(man::inline("-type=o or -1"), "\\fB\\-type\\fR=o or \\-1");
+    assert_eq!(man::inline(".hidden"), "\\&.hidden");
+    assert_eq!(man::code_spans("a `b` `c"), "a \\fBb\\fR `c");
+    for (name, tool) in tools::ALL {
+        let page = man::render(tool, name);
+        assert!(!page.contains('`'), "{name}: {page}");
+    }
+    let page = man::render(&tools::OFFLOAD_BINARY, "llvm-offload-binary");
+    assert!(
+        page.contains(".B llvm\\-offload\\-binary\n[\\fIoptions\\fR] \\fIfile\\fR\n"),
+        "{page}"
+    );
+    assert!(
+        page.contains("With \\fB\\-o\\fR, packs each \\fB\\-\\-image\\fR"),
+        "{page}"
+    );
+    assert!(
+        page.contains("\\fIinput\\fR\\-\\fItriple\\fR\\-\\fIarch\\fR.\\fIn\\fR.\\fIext\\fR"),
+        "{page}"
+    );
 }

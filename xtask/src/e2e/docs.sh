@@ -31,8 +31,8 @@ clang-22 -B ~/.local/bin -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu \
     docs/examples/omp.c -o omp -Lomplib -Wl,-rpath,/usr/lib/llvm-22/lib
 check "./omp" "sum = 499500 (expected 499500), offloaded: yes" "$(OMP_TARGET_OFFLOAD=MANDATORY ./omp)"
 
-# docs/tools/clang-offload-bundler.md: bundle a host file with device files
-# (the inputs made here, as the page says).
+# docs/tools/clang-offload-bundler.md: bundle a host file with device files,
+# the inputs made with --cuda-host-only / --cuda-device-only as the page shows.
 clang-22 -x hip -nogpuinc -nogpulib --cuda-host-only -emit-llvm -c docs/examples/k.hip -o host.bc
 for g in gfx906 gfx90a; do
     clang-22 -x hip -nogpuinc -nogpulib --offload-arch=$g --cuda-device-only -emit-llvm -c docs/examples/k.hip -o $g.bc

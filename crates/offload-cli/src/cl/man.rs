@@ -9,16 +9,104 @@ use super::table::{HelpKind, Kind, Opt, Shown, Tool};
 pub fn escape(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '\\' => s.push_str("\\e"),
-            '-' => s.push_str("\\-"),
-            _ => s.push(c),
-        }
+        push_escaped(&mut s, c);
     }
+    guard_request(s)
+}
+
+fn push_escaped(s: &mut String, c: char) {
+    match c {
+        '\\' => s.push_str("\\e"),
+        '-' => s.push_str("\\-"),
+        _ => s.push(c),
+    }
+}
+
+/// A line may not start with `.` or `'`: roff would read a request.
+fn guard_request(mut s: String) -> String {
     if s.starts_with('.') || s.starts_with('\'') {
         s.insert_str(0, "\\&");
     }
     s
+}
+
+/// Turns the Markdown code spans of roff text (`` `x` ``) into bold
+/// (`\fBx\fR`), as man pages show literal text: the help texts write
+/// commands and values in backticks. The text inside is kept as it is
+/// (already escaped). An unpaired backtick stays.
+pub fn code_spans(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len());
+    let mut rest = roff;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str("\\fB");
+        out.push_str(&rest[open + 1..open + 1 + len]);
+        out.push_str("\\fR");
+        rest = &rest[open + 2 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Prose for a man page, escaped, with man's fonts: literal text in
+/// backticks and option names (`-o`, `--image`) bold, value placeholders
+/// (`<file>`) italic without their brackets.
+pub fn inline(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 16);
+    let mut in_code = false;
+    let mut prev: Option<char> = None;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let word_start = prev.is_none_or(|p| p.is_whitespace() || "([,;".contains(p));
+        if c == '`' {
+            in_code = !in_code;
+        } else if !in_code && c == '<' {
+            if let Some(end) = rest.find('>') {
+                let name = &rest[1..end];
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c))
+                {
+                    s.push_str("\\fI");
+                    name.chars().for_each(|c| push_escaped(&mut s, c));
+                    s.push_str("\\fR");
+                    prev = Some('>');
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+            }
+        } else if !in_code && c == '-' && word_start {
+            let len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(rest.len());
+            let word = &rest[..len];
+            let name = word.trim_start_matches('-');
+            if word.len() - name.len() <= 2 && name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                s.push_str("\\fB");
+                word.chars().for_each(|c| push_escaped(&mut s, c));
+                s.push_str("\\fR");
+                prev = word.chars().last();
+                rest = &rest[len..];
+                continue;
+            }
+        }
+        push_escaped(&mut s, c);
+        prev = Some(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    guard_request(code_spans(&s))
+}
+
+/// The value a positional argument stands for, from its help line: the
+/// placeholder it names (`Extract from <file>.` is `file`), else the line.
+fn positional_value(help: &str) -> &str {
+    help.split_once('<')
+        .and_then(|(_, v)| v.split_once('>'))
+        .map_or(help, |(v, _)| v)
 }
 
 /// The option's tag line: bold name, italic value placeholder.
@@ -46,13 +134,13 @@ fn push_option(s: &mut String, o: &Opt, tool: &Tool) {
     s.push_str(&tag(o, tool));
     s.push('\n');
     let mut lines = o.help.split('\n');
-    s.push_str(&escape(lines.next().unwrap_or_default()));
+    s.push_str(&inline(lines.next().unwrap_or_default()));
     s.push('\n');
     let rest: Vec<&str> = lines.collect();
     if !rest.is_empty() {
         s.push_str(".nf\n");
         for l in rest {
-            s.push_str(&escape(l));
+            s.push_str(&inline(l));
             s.push('\n');
         }
         s.push_str(".fi\n");
@@ -62,7 +150,7 @@ fn push_option(s: &mut String, o: &Opt, tool: &Tool) {
             s.push_str(&format!(
                 ".RS\n.IP \"\\fB{}\\fR\" 10\n{}\n.RE\n",
                 escape(v),
-                escape(h)
+                inline(h)
             ));
         }
     }
@@ -97,7 +185,7 @@ pub fn render(tool: &Tool, name: &str) -> String {
     s.push_str(".SH SYNOPSIS\n");
     s.push_str(&format!(".B {}\n[\\fIoptions\\fR]", escape(name)));
     if let Some(p) = &tool.positional {
-        s.push_str(&format!(" \\fI{}\\fR", escape(p.help)));
+        s.push_str(&format!(" \\fI{}\\fR", escape(positional_value(p.help))));
     }
     s.push('\n');
     s.push_str(".SH DESCRIPTION\n");
@@ -106,7 +194,7 @@ pub fn render(tool: &Tool, name: &str) -> String {
             s.push_str(".PP\n");
         }
         for line in para.lines() {
-            s.push_str(&escape(line));
+            s.push_str(&inline(line));
             s.push('\n');
         }
     }
@@ -159,7 +247,7 @@ pub fn render(tool: &Tool, name: &str) -> String {
         s.push_str(&format!(
             ".TP\n\\fB{}\\fR\n{}\n",
             escape(name),
-            escape(what)
+            inline(what)
         ));
     }
     if !m.see_also.is_empty() {
