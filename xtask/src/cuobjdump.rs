@@ -7,17 +7,10 @@ use crate::json::V;
 
 /// The entries of a JSON listing, depth first.
 pub fn entries(doc: &V) -> Vec<&V> {
-    fn walk<'a>(n: &'a V, out: &mut Vec<&'a V>) {
-        out.extend(n.get("entries").arr().iter());
-        for c in n.get("children").arr() {
-            walk(c, out);
-        }
-    }
-    let mut out = Vec::new();
-    for f in doc.get("files").arr() {
-        walk(f, &mut out);
-    }
-    out
+    crate::json::nodes(doc)
+        .into_iter()
+        .flat_map(|n| n.get("entries").arr())
+        .collect()
 }
 
 /// The lines `cuobjdump --list-elf --list-ptx FILE` prints for the entries

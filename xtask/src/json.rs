@@ -46,6 +46,23 @@ impl V {
     }
 }
 
+/// Every node of an `offload ls --json` listing (each file, and below it
+/// each container and child file), depth first: the one walk of the tree
+/// the checks share.
+pub fn nodes(doc: &V) -> Vec<&V> {
+    fn walk<'a>(n: &'a V, out: &mut Vec<&'a V>) {
+        out.push(n);
+        for c in n.get("children").arr() {
+            walk(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    for f in doc.get("files").arr() {
+        walk(f, &mut out);
+    }
+    out
+}
+
 /// Parses a whole document.
 pub fn parse(s: &str) -> V {
     let b = s.as_bytes();

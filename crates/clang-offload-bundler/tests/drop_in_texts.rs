@@ -16,6 +16,43 @@ fn library() -> Vec<u8> {
         .unwrap()
 }
 
+/// A file of `tests/fixtures/object_bundle/`.
+fn fixture(name: &str) -> Vec<u8> {
+    fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/object_bundle")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// Runs `args` as the recorded case `recorded` and checks that it ends as
+/// LLVM 22 does when llvm-objcopy refuses a host: llvm-objcopy's line
+/// (`llvm-objcopy: error: <reason>`), then the bundler's. Returns the
+/// whole text, temporary names masked.
+fn objcopy_refusal(
+    recorded: &'static str,
+    args: &[&str],
+    setup: &dyn Fn(&Path),
+    reason: &str,
+) -> String {
+    let case = Case {
+        args,
+        ..unbundle_a(recorded, &[])
+    };
+    let out = check(&case, setup);
+    let text = String::from_utf8_lossy(&test_support::llvm_text::mask_temp_names(&out.stderr))
+        .into_owned();
+    assert!(
+        text.starts_with(&format!(
+            "llvm-objcopy: error: {reason}\n\
+             clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
+        )),
+        "{text}"
+    );
+    text
+}
+
 /// Offset of `k1.o`'s member header in [`library`].
 fn k1_header(lib: &[u8]) -> usize {
     lib.windows(8).position(|w| w == b"k1.o/   ").unwrap()
@@ -52,34 +89,23 @@ fn stderr(o: &std::process::Output) -> String {
 fn header_bytes_that_are_not_utf8_are_quoted_as_stored() {
     let lib = library();
     let at = k1_header(&lib);
-    // `k\xFF.o`, then a size field with a byte that is not a digit.
-    let mut size = lib.clone();
-    size[at + 1] = 0xFF;
-    size[at + 50] = 0xFF;
-    let setup = |d: &Path| fs::write(d.join("in.a"), &size).unwrap();
-    let out = check(
-        &unbundle_a("bundler-size-field-not-utf8", UNBUNDLE_A),
-        &setup,
-    );
-    assert!(
-        out.stderr.windows(3).any(|w| w == b"11\xFF"),
-        "{}",
-        stderr(&out)
-    );
-    // The same member name, with a header whose terminator is damaged.
-    let mut term = lib.clone();
-    term[at + 1] = 0xFF;
-    term[at + 58] = 0xFF;
-    let setup = |d: &Path| fs::write(d.join("in.a"), &term).unwrap();
-    let out = check(
-        &unbundle_a("bundler-member-name-not-utf8", UNBUNDLE_A),
-        &setup,
-    );
-    assert!(
-        out.stderr.windows(6).any(|w| w == b"k\xFF.o)\n"),
-        "{}",
-        stderr(&out)
-    );
+    // `k\xFF.o` (the byte after `k` made 0xFF), and a second byte of the
+    // header made 0xFF: a digit of the size field, or its terminator.
+    for (second, recorded, shown) in [
+        (50, "bundler-size-field-not-utf8", &b"11\xFF"[..]),
+        (58, "bundler-member-name-not-utf8", &b"k\xFF.o)\n"[..]),
+    ] {
+        let mut bad = lib.clone();
+        bad[at + 1] = 0xFF;
+        bad[at + second] = 0xFF;
+        let setup = |d: &Path| fs::write(d.join("in.a"), &bad).unwrap();
+        let out = check(&unbundle_a(recorded, UNBUNDLE_A), &setup);
+        assert!(
+            out.stderr.windows(shown.len()).any(|w| w == shown),
+            "{recorded}: {}",
+            stderr(&out)
+        );
+    }
 }
 
 #[test]
@@ -213,14 +239,6 @@ fn a_coff_host_llvm_objcopy_refuses_prints_both_lines() {
 /// that name).
 #[test]
 fn llvm_objcopy_names_the_file_its_phase_had() {
-    let fixture = |name: &str| {
-        fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures/object_bundle")
-                .join(name),
-        )
-        .unwrap()
-    };
     for (recorded, file, targets, named, reason) in [
         (
             "bundler-objcopy-refuses-elf-link-to-bundle",
@@ -260,20 +278,7 @@ fn llvm_objcopy_names_the_file_its_phase_had() {
             .into_iter()
             .chain(outputs[..n].iter().copied())
             .collect();
-        let case = Case {
-            args: &args,
-            ..unbundle_a(recorded, &[])
-        };
-        let out = check(&case, &setup);
-        let text = String::from_utf8_lossy(&test_support::llvm_text::mask_temp_names(&out.stderr))
-            .into_owned();
-        assert!(
-            text.starts_with(&format!(
-                "llvm-objcopy: error: '{named}': {reason}\n\
-                 clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
-            )),
-            "{text}"
-        );
+        objcopy_refusal(recorded, &args, &setup, &format!("'{named}': {reason}"));
     }
 }
 
@@ -282,14 +287,6 @@ fn llvm_objcopy_names_the_file_its_phase_had() {
 /// reader's errors name nothing, as there.
 #[test]
 fn a_host_member_llvm_objcopy_refuses_prints_both_lines() {
-    let fixture = |name: &str| {
-        fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures/object_bundle")
-                .join(name),
-        )
-        .unwrap()
-    };
     let archive = |member: &[u8]| {
         let mut a = b"!<arch>\n".to_vec();
         a.extend_from_slice(&test_support::ar::member_header(
@@ -328,20 +325,7 @@ fn a_host_member_llvm_objcopy_refuses_prints_both_lines() {
             "-output=o1",
             "-allow-missing-bundles",
         ];
-        let case = Case {
-            args: &args,
-            ..unbundle_a(recorded, &[])
-        };
-        let out = check(&case, &setup);
-        let text = String::from_utf8_lossy(&test_support::llvm_text::mask_temp_names(&out.stderr))
-            .into_owned();
-        assert!(
-            text.starts_with(&format!(
-                "llvm-objcopy: error: {reason}\n\
-                 clang-offload-bundler: error: 'llvm-objcopy' tool failed\n"
-            )),
-            "{text}"
-        );
+        let text = objcopy_refusal(recorded, &args, &setup, reason);
         assert!(
             text.contains("host object of 'in.a(m.o)' without its bundle sections"),
             "{text}"

@@ -252,6 +252,24 @@ pub fn until_nul(b: &[u8]) -> &[u8] {
     }
 }
 
+/// Appends `v` little-endian: the writers' half of [`Endian::Little`].
+#[cfg(any(feature = "offload-binary", feature = "zip"))]
+pub(crate) fn put16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `v` little-endian.
+#[cfg(any(feature = "offload-binary", feature = "zip"))]
+pub(crate) fn put32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `v` little-endian.
+#[cfg(any(feature = "offload-binary", feature = "zip"))]
+pub(crate) fn put64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,11 +25,13 @@ pub(crate) enum Wrap {
     /// A zlib stream (RFC 1950: header and Adler-32 trailer).
     Zlib,
     /// Raw deflate (RFC 1951), as in ZIP members.
+    #[cfg_attr(not(feature = "zip"), allow(dead_code))]
     Raw,
 }
 
 /// Why inflating stopped before the end of the stream.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "zip"), allow(dead_code))]
 pub(crate) enum Stop<E> {
     /// The output would pass the limit; `produced` counts the piece that
     /// would have passed it.

@@ -609,13 +609,8 @@ mod tests {
     fn fat_binary_keeps_entries_byte_for_byte() {
         use test_support::{fatbin_with, FatbinEntry};
         let e = |kind: u16, arch: u32, flags: u64, payload: &'static [u8]| FatbinEntry {
-            kind,
-            arch,
-            flags,
-            payload,
-            compressed_size: 0,
-            uncompressed_size: 0,
             header_size: if kind == 1 { 80 } else { 64 },
+            ..FatbinEntry::new(kind, arch, flags, payload)
         };
         let data = fatbin_with(&[
             e(2, 80, 0x11, b"\x7fELF-sm80"),

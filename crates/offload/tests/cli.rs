@@ -14,11 +14,8 @@ fn fixtures() -> PathBuf {
 
 /// Runs the tool in `dir`.
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run offload")
+    let exe = env!("CARGO_BIN_EXE_offload");
+    test_support::tool(exe, dir).args(args).output().unwrap()
 }
 
 fn run(args: &[&str]) -> Output {
@@ -40,17 +37,11 @@ mod json;
 /// Every entry of a JSON listing, depth first, with the index of the
 /// container holding it.
 fn entries(doc: &json::V) -> Vec<(Option<u64>, json::V)> {
-    fn walk(n: &json::V, out: &mut Vec<(Option<u64>, json::V)>) {
+    let mut out = Vec::new();
+    for n in json::nodes(doc) {
         for e in n.get("entries").arr() {
             out.push((n.get("index").num(), e.clone()));
         }
-        for c in n.get("children").arr() {
-            walk(c, out);
-        }
-    }
-    let mut out = Vec::new();
-    for f in doc.get("files").arr() {
-        walk(f, &mut out);
     }
     out
 }

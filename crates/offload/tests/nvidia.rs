@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use md5::{Digest, Md5};
 
@@ -42,11 +42,8 @@ const BUILDS: &[&str] = &[
 ];
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run offload")
+    let exe = env!("CARGO_BIN_EXE_offload");
+    test_support::tool(exe, dir).args(args).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -277,19 +274,11 @@ const THIN_CASES: &[(&str, &str, &[&str])] = &[
 
 /// The fat binary containers of a listing: (offset, size).
 fn containers(doc: &json::V) -> Vec<(u64, u64)> {
-    fn walk(n: &json::V, out: &mut Vec<(u64, u64)>) {
-        if n.get("type").str() == Some("fatbin") {
-            out.push((n.get("offset").num().unwrap(), n.get("size").num().unwrap()));
-        }
-        for c in n.get("children").arr() {
-            walk(c, out);
-        }
-    }
-    let mut out = Vec::new();
-    for f in doc.get("files").arr() {
-        walk(f, &mut out);
-    }
-    out
+    json::nodes(doc)
+        .into_iter()
+        .filter(|n| n.get("type").str() == Some("fatbin"))
+        .map(|n| (n.get("offset").num().unwrap(), n.get("size").num().unwrap()))
+        .collect()
 }
 
 #[test]

@@ -13,11 +13,8 @@ fn fixtures() -> PathBuf {
 }
 
 fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run offload")
+    let exe = env!("CARGO_BIN_EXE_offload");
+    test_support::tool(exe, dir).args(args).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {

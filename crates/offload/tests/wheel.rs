@@ -328,23 +328,8 @@ fn stored_zip(members: &[(String, Vec<u8>)]) -> Vec<u8> {
     for (name, data) in members {
         let mut crc = flate2::Crc::new();
         crc.update(data);
-        let e = Entry {
-            name: name.as_bytes(),
-            method: Method::Stored,
-            flags: 0,
-            version_made_by: 20,
-            version_needed: 20,
-            mod_time: 0,
-            mod_date: 0x21,
-            crc32: crc.sum(),
-            compressed_size: data.len() as u64,
-            uncompressed_size: data.len() as u64,
-            internal_attrs: 0,
-            external_attrs: 0,
-            local_extra: &[],
-            central_extra: &[],
-            comment: &[],
-        };
+        let size = data.len() as u64;
+        let e = Entry::new(name.as_bytes(), Method::Stored, crc.sum(), size, size);
         out.extend(layout.member(&e));
         out.extend(data);
     }

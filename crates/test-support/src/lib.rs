@@ -149,13 +149,8 @@ pub fn fatbin(entries: &[(u16, u32, u64, &[u8], u32)]) -> Vec<u8> {
         .iter()
         .map(
             |&(kind, arch, flags, payload, compressed_size)| FatbinEntry {
-                kind,
-                arch,
-                flags,
-                payload,
                 compressed_size,
-                uncompressed_size: 0,
-                header_size: 64,
+                ..FatbinEntry::new(kind, arch, flags, payload)
             },
         )
         .collect();
@@ -179,6 +174,22 @@ pub struct FatbinEntry<'a> {
     pub uncompressed_size: u64,
     /// The entry header's size (64, 80, 112...).
     pub header_size: u32,
+}
+
+impl<'a> FatbinEntry<'a> {
+    /// An entry stored as is: no compressed or uncompressed size, a
+    /// 64-byte header.
+    pub fn new(kind: u16, arch: u32, flags: u64, payload: &'a [u8]) -> FatbinEntry<'a> {
+        FatbinEntry {
+            kind,
+            arch,
+            flags,
+            payload,
+            compressed_size: 0,
+            uncompressed_size: 0,
+            header_size: 64,
+        }
+    }
 }
 
 /// A fat binary container of `entries`, each with every field given.

@@ -914,15 +914,7 @@ mod tests {
     use crate::nvidia::arch::Variant;
 
     fn entry(kind: u16, arch: u32, flags: u64, payload: &[u8]) -> FatbinEntry<'_> {
-        FatbinEntry {
-            kind,
-            arch,
-            flags,
-            payload,
-            compressed_size: 0,
-            uncompressed_size: 0,
-            header_size: 64,
-        }
+        FatbinEntry::new(kind, arch, flags, payload)
     }
 
     fn content(e: &Entry<'_>) -> Result<Vec<u8>, DecodeError> {

@@ -20,6 +20,7 @@
 
 use std::io::{self, Write};
 
+use crate::bytes::{put16, put32, put64};
 use crate::string_table::StringTable;
 
 use super::{
@@ -70,16 +71,6 @@ fn dedup<'a>(strings: &[(&'a [u8], &'a [u8])]) -> Vec<(&'a [u8], &'a [u8])> {
 
 fn table_for(strings: &[(&[u8], &[u8])]) -> StringTable {
     StringTable::build(strings.iter().flat_map(|&(k, v)| [k, v]))
-}
-
-fn put16(out: &mut Vec<u8>, v: u16) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn put32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn put64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
 }
 
 fn overflow() -> io::Error {

@@ -219,45 +219,26 @@ impl std::error::Error for ZipError {
 }
 
 /// One member, as the central directory records it and the local header
-/// confirms.
+/// confirms: the fields of its headers (reached through `Deref`, as
+/// `member.name`), where it lies, and its stored bytes.
 #[derive(Clone, Debug)]
 pub struct Member<'a> {
-    /// The name (a path with `/` separators), as stored.
-    pub name: &'a [u8],
-    /// How the data is stored.
-    pub method: Method,
-    /// General purpose flags.
-    pub flags: u16,
-    /// "Version made by".
-    pub version_made_by: u16,
-    /// "Version needed to extract".
-    pub version_needed: u16,
-    /// MS-DOS modification time.
-    pub mod_time: u16,
-    /// MS-DOS modification date.
-    pub mod_date: u16,
-    /// CRC-32 of the uncompressed data.
-    pub crc32: u32,
-    /// Size of the stored data.
-    pub compressed_size: u64,
-    /// Size once decoded (a limit for decoding, checked).
-    pub uncompressed_size: u64,
-    /// Internal attributes.
-    pub internal_attrs: u16,
-    /// External attributes (Unix mode in the high 16 bits).
-    pub external_attrs: u32,
-    /// The central entry's extra field.
-    pub central_extra: &'a [u8],
-    /// The local header's extra field.
-    pub local_extra: &'a [u8],
-    /// The member's comment.
-    pub comment: &'a [u8],
+    /// What its headers say: the fields a copy of it writes again.
+    pub header: write::Entry<'a>,
     /// Offset of the local header.
     pub local_offset: u64,
     /// Offset of the stored data.
     pub data_offset: u64,
     /// The stored (possibly compressed) bytes.
     pub data: &'a [u8],
+}
+
+impl<'a> std::ops::Deref for Member<'a> {
+    type Target = write::Entry<'a>;
+
+    fn deref(&self) -> &write::Entry<'a> {
+        &self.header
+    }
 }
 
 impl<'a> Member<'a> {
@@ -622,21 +603,23 @@ fn central_entry<'a>(
         .slice(data_offset, compressed_size)
         .ok_or_else(|| ZipError::DataPastEnd(lossy()))?;
     Ok(Member {
-        name,
-        method: Method::from_code(u16f(10)),
-        flags: u16f(8),
-        version_made_by: u16f(4),
-        version_needed: u16f(6),
-        mod_time: u16f(12),
-        mod_date: u16f(14),
-        crc32: u32f(16),
-        compressed_size,
-        uncompressed_size,
-        internal_attrs: u16f(36),
-        external_attrs: u32f(38),
-        central_extra,
-        local_extra,
-        comment,
+        header: write::Entry {
+            name,
+            method: Method::from_code(u16f(10)),
+            flags: u16f(8),
+            version_made_by: u16f(4),
+            version_needed: u16f(6),
+            mod_time: u16f(12),
+            mod_date: u16f(14),
+            crc32: u32f(16),
+            compressed_size,
+            uncompressed_size,
+            internal_attrs: u16f(36),
+            external_attrs: u32f(38),
+            local_extra,
+            central_extra,
+            comment,
+        },
         local_offset,
         data_offset,
         data,

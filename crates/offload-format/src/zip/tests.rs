@@ -24,27 +24,18 @@ fn build(members: &[(&str, &[u8], bool)]) -> Vec<u8> {
         } else {
             data.to_vec()
         };
-        let e = Entry {
-            name: name.as_bytes(),
-            method: if *deflated {
-                Method::Deflated
-            } else {
-                Method::Stored
-            },
-            flags: 0,
-            version_made_by: 20,
-            version_needed: 20,
-            mod_time: 0,
-            mod_date: 0x21,
-            crc32: crc(data),
-            compressed_size: stored.len() as u64,
-            uncompressed_size: data.len() as u64,
-            internal_attrs: 0,
-            external_attrs: 0o644 << 16,
-            local_extra: &[],
-            central_extra: &[],
-            comment: &[],
+        let method = if *deflated {
+            Method::Deflated
+        } else {
+            Method::Stored
         };
+        let e = Entry::new(
+            name.as_bytes(),
+            method,
+            crc(data),
+            stored.len() as u64,
+            data.len() as u64,
+        );
         out.extend(layout.member(&e));
         out.extend(stored);
     }

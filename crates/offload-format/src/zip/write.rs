@@ -8,8 +8,10 @@
 //! every member can be read from its local header alone.
 
 use super::{without_extra, Method, ZIP64_EXTRA};
+use crate::bytes::{put16, put32, put64};
 
-/// What the headers say about one member.
+/// What the headers say about one member: read into a [`super::Member`],
+/// written for a new one.
 #[derive(Clone, Debug)]
 pub struct Entry<'a> {
     /// The name, as stored.
@@ -46,25 +48,38 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// A new member's entry: version 2.0 made and needed, no flags, the
+    /// MS-DOS date 1980-01-01 00:00 (the earliest, so that archives are
+    /// reproducible), mode `0644`, no extra fields and no comment.
+    pub fn new(
+        name: &'a [u8],
+        method: Method,
+        crc32: u32,
+        compressed_size: u64,
+        uncompressed_size: u64,
+    ) -> Entry<'a> {
+        Entry {
+            name,
+            method,
+            flags: 0,
+            version_made_by: 20,
+            version_needed: 20,
+            mod_time: 0,
+            mod_date: 0x21,
+            crc32,
+            compressed_size,
+            uncompressed_size,
+            internal_attrs: 0,
+            external_attrs: 0o644 << 16,
+            local_extra: &[],
+            central_extra: &[],
+            comment: &[],
+        }
+    }
+
     /// The entry as `m` records it, for copying `m` unchanged.
     pub fn from_member(m: &super::Member<'a>) -> Entry<'a> {
-        Entry {
-            name: m.name,
-            method: m.method,
-            flags: m.flags,
-            version_made_by: m.version_made_by,
-            version_needed: m.version_needed,
-            mod_time: m.mod_time,
-            mod_date: m.mod_date,
-            crc32: m.crc32,
-            compressed_size: m.compressed_size,
-            uncompressed_size: m.uncompressed_size,
-            internal_attrs: m.internal_attrs,
-            external_attrs: m.external_attrs,
-            local_extra: m.local_extra,
-            central_extra: m.central_extra,
-            comment: m.comment,
-        }
+        m.header.clone()
     }
 
     fn flags(&self) -> u16 {
@@ -74,18 +89,6 @@ impl<'a> Entry<'a> {
 
 const U32_MAX: u64 = 0xffff_ffff;
 const ZIP64_VERSION: u16 = 45;
-
-fn put16(out: &mut Vec<u8>, v: u16) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
 
 /// A 32-bit field, or all ones with the value in the ZIP64 record.
 fn field32(v: u64, wide: &mut Vec<u64>) -> u32 {
