@@ -46,6 +46,12 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
     test_support::tool(exe, dir).args(args).output().unwrap()
 }
 
+/// Asserts that the output `out` contains `needle`, showing it if not.
+fn has(out: &[u8], needle: &str) {
+    let t = text(out);
+    assert!(t.contains(needle), "{t}");
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -426,11 +432,7 @@ fn thinning_reports_what_a_gpu_is_left_without_and_leaves_other_vendors_alone() 
         &["thin", "--dry-run", v.to_str().unwrap(), "--keep", "sm_121"],
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).contains("would drop 6 of 8 entries"),
-        "{}",
-        text(&o.stdout)
-    );
+    has(&o.stdout, "would drop 6 of 8 entries");
 }
 
 #[test]
@@ -463,7 +465,7 @@ fn trees_are_thinned_file_by_file_links_kept_damage_skipped() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    assert!(text(&o.stderr).contains("cut.o"), "{}", text(&o.stderr));
+    has(&o.stderr, "cut.o");
     let report = text(&o.stdout);
     assert!(
         report.contains("in all: 3 files with device code thinned"),
@@ -565,11 +567,9 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
     fs::write(root.join("compress-all.o"), &both).unwrap();
     let o = thin_tree("sm_75");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    assert!(
-        text(&o.stderr)
-            .contains("offload: error: --keep sm_75 matches no entry of any file under the inputs"),
-        "{}",
-        text(&o.stderr)
+    has(
+        &o.stderr,
+        "offload: error: --keep sm_75 matches no entry of any file under the inputs",
     );
     assert_eq!(fs::read(root.join("rdc.o")).unwrap(), rdc);
     assert_eq!(fs::read(root.join("compress-all.o")).unwrap(), both);
@@ -585,11 +585,7 @@ fn tree_files_with_nothing_for_the_gpu_are_left_unchanged() {
         ],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("--keep sm_80 matches no entry of"),
-        "{}",
-        text(&o.stderr)
-    );
+    has(&o.stderr, "--keep sm_80 matches no entry of");
 }
 
 #[test]
@@ -703,11 +699,7 @@ fn a_header_its_payload_contradicts_is_damage_and_thin_leaves_the_file() {
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
     let o = run_in(tmp.path(), &["ls", "--format=llvm", "good.o"]);
-    assert!(
-        text(&o.stdout).contains("sm_90.cubin\t"),
-        "{}",
-        text(&o.stdout)
-    );
+    has(&o.stdout, "sm_90.cubin\t");
     // A tree: the damaged file skipped and left as it is, the other
     // thinned, exit 1.
     let tree = tmp.path().join("tree");
@@ -719,16 +711,11 @@ fn a_header_its_payload_contradicts_is_damage_and_thin_leaves_the_file() {
         &["thin", "--keep", "sm_90", "--in-place", "tree"],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("tree/k.o: not thinned, it holds damage (.nv_fatbin: fatbin #0"),
-        "{}",
-        text(&o.stderr)
+    has(
+        &o.stderr,
+        "tree/k.o: not thinned, it holds damage (.nv_fatbin: fatbin #0",
     );
-    assert!(
-        text(&o.stdout).contains("1 files with device code thinned"),
-        "{}",
-        text(&o.stdout)
-    );
+    has(&o.stdout, "1 files with device code thinned");
     assert_eq!(fs::read(tree.join("k.o")).unwrap(), flipped);
     // Reading headers only (a summary, a dry run), a compressed payload
     // is not decoded, so this header is not checked there: the real run
