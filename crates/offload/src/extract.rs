@@ -6,191 +6,31 @@ use std::path::{Path, PathBuf};
 
 use offload_cli::error::Error;
 use offload_cli::fsio::{self, Outputs};
-use offload_format::entry_id::{self, EntryId};
+use offload_format::entry_id;
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin::{self, EntryKind};
-use offload_format::nvidia::{Codec, CudaArch, DecodeError, Isa, Variant};
-use offload_format::target_id::TargetId;
-use offload_format::triple::Triple;
+use offload_format::nvidia::{Codec, DecodeError};
 
-use crate::cli::{ExtractArgs, KNOWN_KINDS};
+use crate::cli::ExtractArgs;
 use crate::model::{Entry, Location, Node, NodeKind, Source};
+use crate::select::Selector;
 
-/// One `--target` request.
-#[derive(Debug)]
-pub enum Request {
-    /// A whole entry ID, matched as the bundler's unbundling does.
-    EntryId(EntryId),
-    /// An AMDGPU target ID (`gfx90a`, `gfx90a:xnack+`).
-    TargetId(String),
-    /// A triple.
-    Triple(Triple),
-    /// An offload kind and a triple (`sycl-spir64`,
-    /// `hipv4-amdgcn-amd-amdhsa`): entries of that kind (as `--kind`
-    /// matches) for that triple, any target.
-    KindTriple {
-        /// The offload kind.
-        kind: String,
-        /// The triple.
-        triple: Triple,
-    },
-    /// A CUDA architecture (`sm_90`, `sm_90a`, `compute_90`, `90`): see
-    /// [`Request::cuda_matches`].
-    Cuda(Isa, CudaArch),
-    /// Anything else (`spir64`): the entry's target, triple or ID must be
-    /// spelt the same.
-    Exact(String),
-}
-
-impl Request {
-    /// Reads a `--target` value.
-    pub fn parse(text: &str) -> Request {
-        let pieces = text.split('-').count();
-        if pieces >= 5 {
-            if let Ok(id) = EntryId::parse(text) {
-                if id.is_kind_valid() || !id.kind().is_empty() {
-                    // Requests are compared in their standardised spelling,
-                    // as the bundler compares its -targets.
-                    let std = id.standardised().ok().and_then(|s| EntryId::parse(&s).ok());
-                    return Request::EntryId(std.unwrap_or(id));
-                }
-            }
-        }
-        if pieces >= 2 {
-            // `sycl-spir64`, `hip-amdgcn-amd-amdhsa`: an offload kind and a
-            // triple, any target.
-            let (kind, rest) = text.split_once('-').unwrap_or((text, ""));
-            if KNOWN_KINDS.contains(&kind) && !rest.is_empty() {
-                return Request::KindTriple {
-                    kind: kind.to_owned(),
-                    triple: Triple::new(rest),
-                };
-            }
-            return Request::Triple(Triple::new(text));
-        }
-        if let Ok((isa, arch)) = CudaArch::parse(text) {
-            return Request::Cuda(isa, arch);
-        }
-        if TargetId::parse(text, &amdgcn()).is_ok() {
-            return Request::TargetId(text.to_owned());
-        }
-        Request::Exact(text.to_owned())
-    }
-
-    pub(crate) fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
-        match self {
-            Request::EntryId(want) => {
-                let lenient = entry_id::parse_lenient(&e.id);
-                lenient
-                    .id
-                    .is_some_and(|have| have.is_compatible_code_object(want, hip_openmp))
-            }
-            Request::TargetId(want) => {
-                let Some(have) = e.target_id.as_deref() else {
-                    return false;
-                };
-                match (
-                    TargetId::parse(have, &amdgcn()),
-                    TargetId::parse(want, &amdgcn()),
-                ) {
-                    (Ok(h), Ok(w)) => h.is_compatible_code_object(&w),
-                    _ => false,
-                }
-            }
-            Request::Triple(want) => e
-                .triple
-                .as_deref()
-                .is_some_and(|t| Triple::new(t).is_compatible_with(want)),
-            Request::KindTriple { kind, triple } => {
-                e.kind
-                    .as_deref()
-                    .is_some_and(|k| entry_id::kinds_compatible(k, kind, hip_openmp))
-                    && e.triple
-                        .as_deref()
-                        .is_some_and(|t| Triple::new(t).is_compatible_with(triple))
-            }
-            Request::Cuda(isa, arch) => Request::cuda_matches(*isa, *arch, e),
-            // The architecture-only triple of a SYCL entry (`spir64`) or its
-            // whole ID.
-            Request::Exact(want) => {
-                e.target_id.as_deref() == Some(want.as_str())
-                    || e.triple.as_deref() == Some(want.as_str())
-                    || e.id == *want
-            }
-        }
-    }
-}
-
-impl Request {
-    /// Whether a CUDA request takes the entry. For NVIDIA fat binary
-    /// entries, by what a GPU can use:
-    ///
-    /// - `sm_90`: every cubin that runs on a GPU of capability 9.0
-    ///   (`sm_90` and `sm_90a` cubins; `sm_80` cubins run on 8.x only);
-    /// - `sm_90a`, `sm_100f`: the cubins of exactly that variant;
-    /// - `compute_90`: every PTX a 9.0 GPU can compile (`compute_80` PTX
-    ///   too); `compute_90a`: exactly that PTX;
-    /// - `90`: both, everything a 9.0 GPU can use.
-    ///
-    /// Other entries (offload binaries, bundles) whose target is a CUDA
-    /// architecture are taken when it is spelt the same.
-    fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
-        let Some(nv) = &e.nvidia else {
-            let have = e.target_id.as_deref().and_then(|t| CudaArch::parse(t).ok());
-            return have.is_some_and(|(_, have)| have == want);
-        };
-        let ptx = nv.kind == EntryKind::Ptx;
-        let cubin = nv.kind == EntryKind::Elf;
-        let exact = want.variant() != Variant::Plain;
-        match isa {
-            Isa::Real if exact => cubin && nv.arch == want,
-            Isa::Real => cubin && nv.arch.cubin_runs_on(want),
-            Isa::Virtual if exact => ptx && nv.arch == want,
-            Isa::Virtual => ptx && nv.arch.ptx_runs_on(want),
-            Isa::Bare if exact => nv.arch == want,
-            Isa::Bare => {
-                (cubin && nv.arch.cubin_runs_on(want)) || (ptx && nv.arch.ptx_runs_on(want))
-            }
-        }
-    }
-}
-
-impl Request {
-    /// The AMDGPU processor a target ID or entry ID request names.
-    fn processor(&self) -> Option<String> {
-        let text = match self {
-            Request::TargetId(t) => t.as_str(),
-            Request::EntryId(id) => id.raw_target_id()?,
-            _ => return None,
-        };
-        TargetId::parse(text, &amdgcn())
-            .ok()
-            .map(|t| t.processor().to_owned())
-    }
-}
-
-/// For a `--target` that selects no entry of any input while entries for
-/// the same processor with other feature settings exist, a sentence saying
-/// which: the bundler's rule (which `--target` follows) hands an entry
-/// built with `xnack+` only to a request for `xnack+`, which surprises.
-/// Looks at the target alone, so that it never contradicts `--kind` or
-/// `--bundle`.
-pub fn feature_hint(roots: &[Node], text: &str) -> Option<String> {
-    let request = Request::parse(text);
-    let processor = request.processor()?;
+/// For a selection value naming an AMD GPU set up in a way no entry for
+/// that processor runs on (`gfx90a:xnack-` where every gfx90a entry is
+/// built with `xnack+`), a sentence saying which settings are present.
+pub fn feature_hint(roots: &[Node], option: &str, text: &str) -> Option<String> {
+    let request = Selector::parse(text).ok()?;
+    let processor = request.amd_processor()?.to_owned();
     let mut matched = false;
     let mut present: Vec<String> = Vec::new();
     for e in all_entries(roots) {
         if request.matches(e, false) {
             matched = true;
         }
-        let same = e
-            .target_id
-            .as_deref()
-            .filter(|t| TargetId::parse(t, &amdgcn()).is_ok_and(|t| t.processor() == processor));
-        if let Some(t) = same {
-            if !present.iter().any(|p| p == t) {
-                present.push(t.to_owned());
+        if e.amd_target().is_some_and(|t| t.processor() == processor) {
+            let t = e.target_text().unwrap_or_default().into_owned();
+            if !present.contains(&t) {
+                present.push(t);
             }
         }
     }
@@ -198,16 +38,15 @@ pub fn feature_hint(roots: &[Node], text: &str) -> Option<String> {
         return None;
     }
     present.sort();
-    let (list, verb, them) = match present.len() {
-        1 => (present[0].clone(), "is", "it by its full target ID"),
+    let (list, verb) = match present.len() {
+        1 => (present[0].clone(), "is"),
         n => (
             format!("{} and {}", present[..n - 1].join(", "), present[n - 1]),
             "are",
-            "them by their full target IDs",
         ),
     };
     Some(format!(
-        "--target {text}: no entry for {text}; {list} {verb} present (ask for {them})"
+        "{option} {text}: no {processor} entry runs with those settings; {list} {verb} present"
     ))
 }
 
@@ -264,18 +103,61 @@ pub fn spellings_present(entries: &[&Entry]) -> Vec<String> {
             }
         };
         add(&e.id);
-        for s in [&e.target_id, &e.triple, &e.standardised]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(t) = e.target_text() {
+            add(&t);
+        }
+        if let Some(t) = &e.triple {
+            add(t.as_str());
+        }
+        if let Some(s) = &e.standardised {
             add(s);
         }
         if let Some(nv) = &e.nvidia {
             add(&nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx));
         }
     }
-    out.sort();
+    out.sort_by(|a, b| natural(a).cmp(&natural(b)));
     out
+}
+
+/// A sort key that orders architectures as people read them: runs of
+/// digits by their value (`sm_90a` < `sm_100`), and an AMDGPU processor
+/// by its version, whose last two characters are the minor version and
+/// the stepping, in hexadecimal (`gfx906` < `gfx90a` < `gfx1010`).
+pub fn natural(s: &str) -> Vec<(u64, &str)> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    if let Some(v) = s.strip_prefix("gfx") {
+        let end = v.find(':').unwrap_or(v.len());
+        let version = &v[..end];
+        if version.len() >= 3 && version.is_ascii() {
+            let (major, tail) = version.split_at(version.len() - 2);
+            if let (Ok(major), Ok(tail)) = (major.parse::<u64>(), u64::from_str_radix(tail, 16)) {
+                out.push((0, "gfx"));
+                out.push((major, ""));
+                out.push((tail, ""));
+                rest = &v[end..];
+            }
+        }
+    }
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            let (d, r) = rest.split_at(digits);
+            out.push((d.parse().unwrap_or(u64::MAX), ""));
+            rest = r;
+        } else {
+            let text = rest.len() - rest.trim_start_matches(|c: char| !c.is_ascii_digit()).len();
+            let (t, r) = rest.split_at(text);
+            out.push((0, t));
+            rest = r;
+        }
+    }
+    out
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 /// The spelling present nearest to `text`, if near enough to be a typo
@@ -286,24 +168,23 @@ pub fn nearest<'a>(text: &str, present: &'a [String]) -> Option<&'a str> {
         .iter()
         .map(|p| (edit_distance(text, p), p))
         .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
+        // The nearer, then the longer the shared start.
+        .min_by_key(|(d, p)| (*d, usize::MAX - common_prefix(text, p)))
         .map(|(_, p)| p.as_str())
 }
 
 /// The targets present, for a message: the target IDs (or, where entries
 /// have none, their IDs), sorted.
 pub fn targets_present(entries: &[&Entry]) -> String {
-    let mut out: Vec<&str> = entries
+    let mut out: Vec<String> = entries
         .iter()
-        .filter(|e| e.kind.as_deref() != Some("host"))
-        .map(|e| {
-            e.target_id
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .unwrap_or(&e.id)
+        .filter(|e| !e.is_host())
+        .map(|e| match e.target_text() {
+            Some(t) if !t.is_empty() => t.into_owned(),
+            _ => e.id.clone(),
         })
         .collect();
-    out.sort_unstable();
+    out.sort_by(|a, b| natural(a).cmp(&natural(b)));
     out.dedup();
     if out.is_empty() {
         "none (no device code)".to_owned()
@@ -323,8 +204,10 @@ pub fn unmatched_value(
     let entries = all_entries(roots);
     let present = spellings_present(&entries);
     let mut err = format!("{option} {text} matches no entry of {}", file_list(files));
-    let hint = feature_hint(roots, text);
-    if let Some(n) = nearest(text, &present).filter(|_| hint.is_none()) {
+    let hint = feature_hint(roots, option, text);
+    // No other GPU is suggested for a GPU: it may not run that code.
+    let gpu = Selector::parse(text).is_ok_and(|s| s.names_gpu());
+    if let Some(n) = nearest(text, &present).filter(|_| hint.is_none() && !gpu) {
         err.push_str(&format!(" (did you mean {option} {n}?)"));
     }
     let mut notes = Vec::new();
@@ -333,17 +216,13 @@ pub fn unmatched_value(
     (err, notes)
 }
 
-fn amdgcn() -> Triple {
-    Triple::new("amdgcn-amd-amdhsa")
-}
-
 /// Whether an entry is selected by the options.
-pub fn selected(e: &Entry, requests: &[Request], kind: Option<&str>, hip_openmp: bool) -> bool {
+pub fn selected(e: &Entry, requests: &[Selector], kind: Option<&str>, hip_openmp: bool) -> bool {
     if let Some(k) = kind {
-        let Some(have) = e.kind.as_deref() else {
+        let Some(have) = &e.kind else {
             return false;
         };
-        if !entry_id::kinds_compatible(have, k, hip_openmp) {
+        if !entry_id::kinds_compatible(have.name(), k, hip_openmp) {
             return false;
         }
     }
@@ -425,8 +304,7 @@ pub struct Job<'a> {
 }
 
 /// Collects the selected entries of the trees, in listing order.
-pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
-    let requests: Vec<Request> = args.target.iter().map(|t| Request::parse(t)).collect();
+pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs, requests: &[Selector]) -> Vec<Job<'a>> {
     let mut out = Vec::new();
     let mut names = HashSet::new();
     for (root, input) in roots.iter().zip(&args.files) {
@@ -438,7 +316,7 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
             for e in &node.entries {
                 if !selected(
                     e,
-                    &requests,
+                    requests,
                     args.kind.as_deref(),
                     args.hip_openmp_compatible,
                 ) {

@@ -7,6 +7,7 @@ mod man;
 mod model;
 mod objects;
 mod render;
+mod select;
 mod summary;
 mod thin;
 mod thin_help;
@@ -210,7 +211,7 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     }
     let mut out = String::new();
     if args.summary {
-        let s = summary::summarize(&roots);
+        let s = summary::summarize(&roots, &mut |gpu| thin::frees(&roots, gpu));
         if args.json {
             summary::json(&s, &mut out);
         } else {
@@ -254,11 +255,15 @@ fn selection_text(args: &ExtractArgs) -> String {
 
 /// Checks that each selection value selects something in some input;
 /// reports those that do not.
-fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
+fn check_selection(
+    roots: &[Node],
+    args: &ExtractArgs,
+    requests: &[select::Selector],
+    diag: &Diag,
+) -> bool {
     let mut ok = true;
     let entries = extract::all_entries(roots);
-    for text in &args.target {
-        let request = extract::Request::parse(text);
+    for (text, request) in args.target.iter().zip(requests) {
         if entries
             .iter()
             .any(|e| request.matches(e, args.hip_openmp_compatible))
@@ -304,6 +309,18 @@ fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
+    let requests = match args
+        .target
+        .iter()
+        .map(|t| select::Selector::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            diag.error(format!("--target {e}"));
+            return ExitCode::from(2);
+        }
+    };
     let (roots, damage, opened) = walk_all(&args.files, false, false, true, diag);
     // All or nothing: an input that cannot be read completely means no
     // output at all.
@@ -320,10 +337,10 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         ));
         return ExitCode::FAILURE;
     }
-    if !check_selection(&roots, args, diag) {
+    if !check_selection(&roots, args, &requests, diag) {
         return ExitCode::FAILURE;
     }
-    let jobs = extract::jobs(&roots, args);
+    let jobs = extract::jobs(&roots, args, &requests);
     if jobs.is_empty() {
         diag.error(format!(
             "no entry of {} matches the selection ({}); `offload ls` lists them",

@@ -19,149 +19,88 @@ use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
 use offload_format::nvidia::fatbin::EntryKind;
-use offload_format::nvidia::{CudaArch, Isa, Variant};
+use offload_format::nvidia::CudaArch;
 
-use crate::extract::{nearest, spellings_present, targets_present, unmatched_value, Request};
-use crate::model::{Entry, Linkage, Node, NodeKind, Source};
+use crate::extract::{nearest, spellings_present, targets_present, unmatched_value};
+use crate::model::{Entry, Linkage, Node, NodeKind, Source, Vendor};
+use crate::select::{cuda_runs_on, Selector, SelectorError};
 use crate::walk::Walker;
 
-/// One `--keep` / `--drop` value.
-#[derive(Debug)]
-enum Selector {
-    /// A bare AMDGPU processor (`gfx90a`): every entry for it, whatever
-    /// its features.
-    Processor(String),
-    /// A CUDA architecture: `sm_90` (or `90`) keeps what a GPU of
-    /// capability 9.0 can use, cubins it runs and PTX it compiles;
-    /// `sm_90a`, `sm_100f` exactly those entries; `compute_90` the PTX a
-    /// 9.0 GPU compiles.
-    Cuda(Isa, CudaArch),
-    /// Anything else, matched as `offload extract --target` matches.
-    Request(Request),
-}
-
-/// Whose device code an entry or a selector is about: `--keep` values
-/// apply to their vendor's code only, so that `--keep gfx942 --keep sm_90`
-/// thins both, and `--keep sm_90` alone leaves AMD code alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vendor {
-    Amd,
-    Nvidia,
-    /// Neither, or a selector (a triple, an entry ID of another target)
-    /// that may name either.
-    Any,
-}
-
-impl Vendor {
-    fn of_entry(e: &Entry) -> Vendor {
-        let triple = e.triple.as_deref().unwrap_or("");
-        if e.nvidia.is_some() || triple.starts_with("nvptx") {
-            Vendor::Nvidia
-        } else if triple.starts_with("amdgcn") {
-            Vendor::Amd
-        } else {
-            Vendor::Any
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Vendor::Amd => "AMD",
-            Vendor::Nvidia => "NVIDIA",
-            Vendor::Any => "other",
-        }
-    }
-}
-
-impl Selector {
-    fn parse(text: &str) -> Selector {
-        match Request::parse(text) {
-            Request::TargetId(t) if !t.contains(':') => Selector::Processor(t),
-            Request::Cuda(isa, arch) => Selector::Cuda(isa, arch),
-            r => Selector::Request(r),
-        }
-    }
-
-    fn vendor(&self) -> Vendor {
-        match self {
-            Selector::Processor(_) | Selector::Request(Request::TargetId(_)) => Vendor::Amd,
-            Selector::Cuda(..) => Vendor::Nvidia,
-            Selector::Request(_) => Vendor::Any,
-        }
-    }
-
-    fn matches(&self, e: &Entry) -> bool {
-        match self {
-            Selector::Processor(p) => e
-                .target_id
-                .as_deref()
-                .is_some_and(|t| t.split(':').next() == Some(p.as_str())),
-            Selector::Cuda(isa, want) => match &e.nvidia {
-                Some(nv) => {
-                    let ptx = nv.kind == EntryKind::Ptx;
-                    let exact = want.variant() != Variant::Plain;
-                    match isa {
-                        _ if exact && *isa != Isa::Virtual => nv.arch == *want,
-                        Isa::Virtual if exact => ptx && nv.arch == *want,
-                        Isa::Virtual => ptx && nv.arch.ptx_runs_on(*want),
-                        _ if ptx => nv.arch.ptx_runs_on(*want),
-                        _ => nv.kind == EntryKind::Elf && nv.arch.cubin_runs_on(*want),
-                    }
-                }
-                None => Request::Cuda(*isa, *want).matches(e, false),
-            },
-            Selector::Request(r) => r.matches(e, false),
-        }
-    }
-}
-
 /// The `--keep` and `--drop` selections.
-struct Selection {
-    keep: Vec<(String, Selector)>,
-    drop: Vec<Selector>,
+pub(crate) struct Selection {
+    pub(crate) keep: Vec<(String, Selector)>,
+    pub(crate) drop: Vec<Selector>,
     /// `--drop-ptx`: drop an NVIDIA container's PTX where, for every GPU a
     /// `--keep` names, a kept cubin runs.
-    drop_ptx: bool,
+    pub(crate) drop_ptx: bool,
+}
+
+/// Whether a `--keep` of `s` applies to an entry of `vendor`: its own
+/// vendor's code (so that `--keep gfx942 --keep sm_90` thins both, and
+/// `--keep sm_90` alone leaves AMD code alone); a value of no vendor (a
+/// triple of another target, `spir64`) applies to all.
+fn applies(s: &Selector, vendor: Vendor) -> bool {
+    match s.vendor() {
+        None => true,
+        Some(v) => v == vendor || vendor == Vendor::Other,
+    }
+}
+
+/// Whether an entry is for some target a `--keep` may name (not
+/// `generic`, not the host's).
+fn has_target(e: &Entry) -> bool {
+    e.target_text()
+        .is_some_and(|t| !t.is_empty() && t != "generic")
 }
 
 impl Selection {
+    /// Reads the values of `--keep` and `--drop`.
+    pub(crate) fn new(
+        keep: &[String],
+        drop: &[String],
+        drop_ptx: bool,
+    ) -> Result<Selection, (String, SelectorError)> {
+        let read = |opt: &str, v: &String| Selector::parse(v).map_err(|e| (opt.to_owned(), e));
+        Ok(Selection {
+            keep: keep
+                .iter()
+                .map(|k| read("--keep", k).map(|s| (k.clone(), s)))
+                .collect::<Result<_, _>>()?,
+            drop: drop
+                .iter()
+                .map(|d| read("--drop", d))
+                .collect::<Result<_, _>>()?,
+            drop_ptx,
+        })
+    }
+
     /// Whether `e` goes: host entries never; entries a `--drop` names;
     /// entries for a GPU that no `--keep` of their vendor names (a vendor
     /// no `--keep` names is left alone). Entries for no GPU (an OpenMP
     /// image for the host's triple, `generic`, SPIR-V) stay unless
     /// dropped.
     fn drops(&self, e: &Entry) -> bool {
-        if e.kind.as_deref() == Some("host") {
+        if e.is_host() {
             return false;
         }
-        if self.drop.iter().any(|s| s.matches(e)) {
+        if self.drop.iter().any(|s| s.matches(e, false)) {
             return true;
         }
-        let has_target = e
-            .target_id
-            .as_deref()
-            .is_some_and(|t| !t.is_empty() && t != "generic");
-        let vendor = Vendor::of_entry(e);
         let mut keeps = self
             .keep
             .iter()
-            .filter(|(_, s)| {
-                s.vendor() == vendor || s.vendor() == Vendor::Any || vendor == Vendor::Any
-            })
+            .filter(|(_, s)| applies(s, e.vendor))
             .peekable();
-        has_target && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e))
+        has_target(e) && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e, false))
     }
 
-    /// The GPUs the `--keep`s of CUDA architectures name (`sm_90`, `90`):
-    /// what each thinned NVIDIA container is checked against.
+    /// The GPUs the `--keep`s of CUDA capabilities name (`sm_90`, `90`,
+    /// `compute_90`): what each thinned NVIDIA container is checked
+    /// against.
     fn cuda_devices(&self) -> Vec<(&str, CudaArch)> {
         self.keep
             .iter()
-            .filter_map(|(text, s)| match s {
-                Selector::Cuda(Isa::Real | Isa::Bare, arch) => Some((text.as_str(), *arch)),
-                Selector::Cuda(Isa::Virtual, arch) => Some((text.as_str(), *arch)),
-                _ => None,
-            })
+            .filter_map(|(text, s)| s.cuda_device().map(|d| (text.as_str(), d)))
             .collect()
     }
 
@@ -183,11 +122,9 @@ impl Selection {
         }
         let devices = self.cuda_devices();
         let usable = |e: &Entry, device: CudaArch, cubin_only: bool| {
-            e.nvidia.is_some_and(|nv| match nv.kind {
-                EntryKind::Elf => nv.arch.cubin_runs_on(device),
-                EntryKind::Ptx => !cubin_only && nv.arch.ptx_runs_on(device),
-                _ => false,
-            })
+            e.nvidia
+                .is_some_and(|nv| !(cubin_only && nv.kind == EntryKind::Ptx))
+                && cuda_runs_on(e, device)
         };
         if self.drop_ptx && !devices.is_empty() {
             let cubins_cover = devices.iter().all(|(_, d)| {
@@ -568,14 +505,12 @@ fn open_in_place(files: &[PathBuf]) -> (Vec<Opened>, String) {
 /// `offload thin`.
 pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     use std::process::ExitCode;
-    let sel = Selection {
-        keep: args
-            .keep
-            .iter()
-            .map(|k| (k.clone(), Selector::parse(k)))
-            .collect(),
-        drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
-        drop_ptx: args.drop_ptx,
+    let sel = match Selection::new(&args.keep, &args.drop, args.drop_ptx) {
+        Ok(s) => s,
+        Err((opt, e)) => {
+            diag.error(format!("{opt} {e}"));
+            return ExitCode::from(2);
+        }
     };
     let in_place = args.in_place && !args.dry_run;
     if in_place && args.files.iter().any(|f| f.as_os_str() == "-") {
@@ -606,7 +541,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     for (text, s) in args.drop.iter().zip(&sel.drop) {
         if roots
             .iter()
-            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e)))
+            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e, false)))
         {
             continue;
         }
@@ -841,6 +776,54 @@ fn run_tree(
     }
 }
 
+/// What `offload thin --dry-run --keep GPU` frees over the inputs whose
+/// walks (read NVIDIA headers only, as a dry run reads them) are `roots`,
+/// each thinned as a file of a tree is: one with nothing for the GPU, or
+/// with damage, is left unchanged. What `ls --summary` promises.
+pub(crate) fn frees(roots: &[Node], gpu: &str) -> u64 {
+    let Ok(sel) = Selection::new(&[gpu.to_owned()], &[], false) else {
+        return 0;
+    };
+    let args = ThinArgs {
+        keep: vec![gpu.to_owned()],
+        drop: Vec::new(),
+        output: None,
+        in_place: false,
+        dry_run: true,
+        drop_ptx: false,
+        compression_level: None,
+        files: Vec::new(),
+    };
+    let mut total = 0;
+    for root in roots {
+        let Source::File(file) = &root.file else {
+            continue;
+        };
+        let Ok(input) = crate::walk::open(file) else {
+            continue;
+        };
+        let zip = offload_format::zip::has_magic(&input);
+        if !zip && preflight("", root, &sel).is_err() {
+            continue;
+        }
+        let mut outputs = Outputs::durable();
+        let mut report = String::new();
+        if let Ok((t, _)) = thin_any(
+            file,
+            &input,
+            root,
+            Dest::None,
+            &sel,
+            &args,
+            &mut outputs,
+            &mut report,
+        ) {
+            total += t.bytes_freed;
+        }
+    }
+    total
+}
+
 /// The walk that finds what to thin. A dry run reads NVIDIA entry headers
 /// only (what it reports needs nothing more); a real run also decodes the
 /// first block of each compressed payload, so that a damaged stream stops
@@ -941,14 +924,8 @@ fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
     sel.keep
         .iter()
         .map(|(_, s)| KeepMatch {
-            targeted: all.iter().any(|e| {
-                let v = Vendor::of_entry(e);
-                (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
-                    && e.target_id
-                        .as_deref()
-                        .is_some_and(|t| !t.is_empty() && t != "generic")
-            }),
-            matched: all.iter().any(|e| s.matches(e)),
+            targeted: all.iter().any(|e| applies(s, e.vendor) && has_target(e)),
+            matched: all.iter().any(|e| s.matches(e, false)),
         })
         .collect()
 }
@@ -991,7 +968,9 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, U
         if found.missed() {
             let refs: Vec<&Entry> = all.iter().collect();
             let present = spellings_present(&refs);
+            let gpu = sel.keep.iter().any(|(t, s)| t == text && s.names_gpu());
             let mean = nearest(text, &present)
+                .filter(|_| !gpu)
                 .map(|n| format!(" (did you mean --keep {n}?)"))
                 .unwrap_or_default();
             return Err(Unfit::NothingFor {
@@ -1004,14 +983,14 @@ fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, U
     }
     // A vendor whose code is here but no --keep names is left alone.
     let mut alone: Vec<Vendor> = Vec::new();
-    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor() == Vendor::Any) {
+    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor().is_none()) {
         for e in &all {
-            let v = Vendor::of_entry(e);
-            if v != Vendor::Any
+            let v = e.vendor;
+            if v != Vendor::Other
                 && !alone.contains(&v)
-                && !sel.keep.iter().any(|(_, s)| s.vendor() == v)
+                && !sel.keep.iter().any(|(_, s)| s.vendor() == Some(v))
                 && !sel.drops(e)
-                && e.kind.as_deref() != Some("host")
+                && !e.is_host()
             {
                 alone.push(v);
             }

@@ -135,6 +135,22 @@ impl CudaArch {
         Ok((isa, CudaArch { number, variant }))
     }
 
+    /// Whether a GPU of this compute capability exists, or existed (CUDA
+    /// 1.0 to 13: `sm_95` does not), with this variant: `a` from 9.0 on,
+    /// `f` from 10.0 on.
+    pub fn is_known(self) -> bool {
+        const NUMBERS: [u32; 31] = [
+            10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87,
+            88, 89, 90, 100, 101, 103, 110, 120, 121,
+        ];
+        NUMBERS.contains(&self.number)
+            && match self.variant {
+                Variant::Plain => true,
+                Variant::Specific => self.number >= 90,
+                Variant::Family => self.number >= 100,
+            }
+    }
+
     /// The number (`90`, `121`).
     pub fn number(self) -> u32 {
         self.number

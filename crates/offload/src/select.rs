@@ -1,0 +1,342 @@
+//! The selection grammar of `extract --target` and `thin --keep/--drop`,
+//! and the one rule for "this entry runs on that GPU" that both use, as do
+//! `ls --summary` and the suggestions (docs/tools/offload.md, "Selecting
+//! entries").
+//!
+//! A value is read once ([`Selector::parse`]) into a typed selector;
+//! entries are matched on the typed facts of [`crate::model::Entry`]:
+//!
+//! - `gfx90a`: every entry for that processor, any xnack/sramecc setting;
+//! - `gfx90a:xnack-`: the entries that run on a gfx90a with xnack off:
+//!   built with `xnack-` or without an xnack setting (features the value
+//!   leaves out may be anything);
+//! - `sm_90`, `90`: what a GPU of capability 9.0 can use, by CUDA's rules
+//!   ([`CudaArch::cubin_runs_on`], [`CudaArch::ptx_runs_on`]): the cubins
+//!   it runs and the PTX it compiles; `compute_90`: that PTX only;
+//!   `sm_90a`, `sm_100f`: the code built for exactly that variant
+//!   (`compute_90a`: its PTX);
+//! - an entry ID: its kind (`hip` and `hipv4` alike), its triple, and its
+//!   target by the rules above; `hip-amdgcn-amd-amdhsa` (a kind and a
+//!   triple): those entries, any target; a triple: entries for it;
+//! - anything else (`spir64`, a fat binary entry's ID `sm_90.cubin`):
+//!   spelt as the entry's target, triple or ID.
+//!
+//! A value that looks like a GPU but names none (`gfx999`, `sm_95`) is
+//! refused when read.
+
+use offload_format::entry_id::{self, EntryId};
+use offload_format::nvidia::fatbin::EntryKind;
+use offload_format::nvidia::{CudaArch, Isa, Variant};
+use offload_format::payload::Payload;
+use offload_format::target_id::{TargetId, AMDGCN_PROCESSORS};
+use offload_format::triple::Triple;
+
+use crate::cli::KNOWN_KINDS;
+use crate::model::{Entry, Vendor};
+
+/// One selection value, read.
+#[derive(Clone, Debug)]
+pub enum Selector {
+    /// An AMDGPU target ID (`gfx90a`, `gfx90a:xnack-`).
+    Amd(TargetId),
+    /// A CUDA architecture (`sm_90`, `sm_90a`, `compute_90`, `90`).
+    Cuda(Isa, CudaArch),
+    /// A whole entry ID.
+    EntryId {
+        /// The offload kind.
+        kind: String,
+        /// The triple.
+        triple: Triple,
+        /// The target: `None` for an ID without one.
+        target: Option<Box<Selector>>,
+        /// The ID, standardised.
+        id: EntryId,
+    },
+    /// An offload kind and a triple (`hipv4-amdgcn-amd-amdhsa`,
+    /// `sycl-spir64`): entries of that kind for that triple.
+    KindTriple {
+        /// The offload kind.
+        kind: String,
+        /// The triple.
+        triple: Triple,
+    },
+    /// A triple.
+    Triple(Triple),
+    /// Anything else: the entry's target, triple or ID spelt so.
+    Exact(String),
+}
+
+/// Why a value is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectorError {
+    /// The value.
+    pub value: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl std::fmt::Display for SelectorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.value, self.why)
+    }
+}
+
+fn amdgcn() -> Triple {
+    Triple::new("amdgcn-amd-amdhsa")
+}
+
+/// Whether a value is spelt like an AMDGPU processor (`gfx…`).
+fn looks_amd(text: &str) -> bool {
+    text.strip_prefix("gfx")
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+/// Whether a value is spelt like a CUDA architecture.
+fn looks_cuda(text: &str) -> bool {
+    text.starts_with("sm_")
+        || text.starts_with("compute_")
+        || (text.len() <= 4 && text.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The AMDGPU processor whose name is nearest to `text`, if near enough
+/// to be a typo of it.
+fn nearest_processor(text: &str) -> Option<&'static str> {
+    let names: Vec<String> = AMDGCN_PROCESSORS
+        .iter()
+        .map(|p| p.name.to_owned())
+        .collect();
+    let n = crate::extract::nearest(text, &names)?;
+    AMDGCN_PROCESSORS.iter().map(|p| p.name).find(|p| *p == n)
+}
+
+impl Selector {
+    /// Reads a value.
+    pub fn parse(text: &str) -> Result<Selector, SelectorError> {
+        let err = |why: String| SelectorError {
+            value: text.to_owned(),
+            why,
+        };
+        // A target ID first: `gfx90a:xnack-` has a '-' but is no triple.
+        if let Ok(t) = TargetId::parse(text, &amdgcn()) {
+            return Ok(Selector::Amd(t));
+        }
+        let amd_like = looks_amd(text) && !text.split(':').next().unwrap_or("").contains('-');
+        let pieces = text.split('-').count();
+        if pieces >= 5 && !amd_like {
+            if let Ok(id) = EntryId::parse(text) {
+                if id.is_kind_valid() || !id.kind().is_empty() {
+                    // Compared in the standardised spelling, as the
+                    // bundler compares its -targets.
+                    let id = id
+                        .standardised()
+                        .ok()
+                        .and_then(|s| EntryId::parse(&s).ok())
+                        .unwrap_or(id);
+                    let target = match id.raw_target_id().filter(|t| !t.is_empty()) {
+                        None => None,
+                        Some(t) if id.triple().is_amdgcn() => Some(Box::new(Selector::Amd(
+                            TargetId::parse(t, id.triple())
+                                .map_err(|e| err(format!("the target ID of this entry ID: {e}")))?,
+                        ))),
+                        Some(t) if id.triple().is_nvptx() => match CudaArch::parse(t) {
+                            Ok((isa, arch)) => Some(Box::new(Selector::Cuda(isa, arch))),
+                            Err(_) => Some(Box::new(Selector::Exact(t.to_owned()))),
+                        },
+                        Some(t) => Some(Box::new(Selector::Exact(t.to_owned()))),
+                    };
+                    return Ok(Selector::EntryId {
+                        kind: id.kind().to_owned(),
+                        triple: id.triple().clone(),
+                        target,
+                        id,
+                    });
+                }
+            }
+        }
+        if pieces >= 2 && !amd_like {
+            let (kind, rest) = text.split_once('-').unwrap_or((text, ""));
+            if KNOWN_KINDS.contains(&kind) && !rest.is_empty() {
+                return Ok(Selector::KindTriple {
+                    kind: kind.to_owned(),
+                    triple: Triple::new(rest),
+                });
+            }
+            return Ok(Selector::Triple(Triple::new(text)));
+        }
+        if let Ok((isa, arch)) = CudaArch::parse(text) {
+            if !arch.is_known() {
+                return Err(err(format!(
+                    "no CUDA GPU has compute capability {}.{}{} (sm_50 to sm_121; \
+                     `a` from sm_90, `f` from sm_100)",
+                    arch.major(),
+                    arch.minor(),
+                    arch.variant().suffix()
+                )));
+            }
+            return Ok(Selector::Cuda(isa, arch));
+        }
+        if looks_cuda(text)
+            && !text.contains('.')
+            && !text.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(err("not a CUDA architecture (sm_NN, compute_NN or NN, \
+                            optionally followed by a or f)"
+                .to_owned()));
+        }
+        match TargetId::parse(text, &amdgcn()) {
+            Ok(t) => Ok(Selector::Amd(t)),
+            Err(e) if looks_amd(text) => {
+                let processor = text.split(':').next().unwrap_or(text);
+                let mean = nearest_processor(processor)
+                    .filter(|p| *p != processor)
+                    .map(|p| format!(" (did you mean {}?)", text.replacen(processor, p, 1)))
+                    .unwrap_or_default();
+                Err(err(format!("not an AMD GPU: {e}{mean}")))
+            }
+            Err(_) => Ok(Selector::Exact(text.to_owned())),
+        }
+    }
+
+    /// The vendor whose code it is about; `None`: any.
+    pub fn vendor(&self) -> Option<Vendor> {
+        match self {
+            Selector::Amd(_) => Some(Vendor::Amd),
+            Selector::Cuda(..) => Some(Vendor::Nvidia),
+            Selector::EntryId { triple, .. }
+            | Selector::KindTriple { triple, .. }
+            | Selector::Triple(triple) => match Vendor::of_triple(triple) {
+                Vendor::Other => None,
+                v => Some(v),
+            },
+            Selector::Exact(_) => None,
+        }
+    }
+
+    /// The GPU it names, for thin's check that a kept GPU still has code
+    /// it can use: a plain CUDA capability.
+    pub fn cuda_device(&self) -> Option<CudaArch> {
+        match self {
+            Selector::Cuda(_, arch) if arch.variant() == Variant::Plain => Some(*arch),
+            _ => None,
+        }
+    }
+
+    /// Whether it takes `e` (`hip_openmp`: `hip` and `openmp` entries
+    /// serve each other's requests, as the bundler's
+    /// `-hip-openmp-compatible`).
+    pub fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
+        match self {
+            Selector::Amd(want) => e.amd_target().is_some_and(|have| amd_runs_on(have, want)),
+            Selector::Cuda(isa, want) => cuda_matches(*isa, *want, e),
+            Selector::EntryId {
+                kind,
+                triple,
+                target,
+                id,
+            } => {
+                if e.id == id.as_str() || e.standardised.as_deref() == Some(id.as_str()) {
+                    return true;
+                }
+                kind_matches(e, kind, hip_openmp)
+                    && e.triple
+                        .as_ref()
+                        .is_some_and(|t| t.is_compatible_with(triple))
+                    && match target {
+                        None => e.target.is_none(),
+                        Some(t) => t.matches(e, hip_openmp),
+                    }
+            }
+            Selector::KindTriple { kind, triple } => {
+                kind_matches(e, kind, hip_openmp)
+                    && e.triple
+                        .as_ref()
+                        .is_some_and(|t| t.is_compatible_with(triple))
+            }
+            Selector::Triple(want) => e
+                .triple
+                .as_ref()
+                .is_some_and(|t| t.is_compatible_with(want)),
+            Selector::Exact(want) => {
+                e.target_text().is_some_and(|t| t == want.as_str())
+                    || e.triple.as_ref().is_some_and(|t| t.as_str() == want)
+                    || e.id == *want
+            }
+        }
+    }
+
+    /// Whether it names a GPU (a processor, a CUDA architecture, an entry
+    /// ID for one): another GPU is no spelling to suggest for it.
+    pub fn names_gpu(&self) -> bool {
+        match self {
+            Selector::Amd(_) | Selector::Cuda(..) => true,
+            Selector::EntryId { target, .. } => target.as_ref().is_some_and(|t| t.names_gpu()),
+            _ => false,
+        }
+    }
+
+    /// The AMDGPU processor it names, if any.
+    pub fn amd_processor(&self) -> Option<&str> {
+        match self {
+            Selector::Amd(t) => Some(t.processor()),
+            Selector::EntryId {
+                target: Some(t), ..
+            } => t.amd_processor(),
+            _ => None,
+        }
+    }
+}
+
+fn kind_matches(e: &Entry, kind: &str, hip_openmp: bool) -> bool {
+    e.kind
+        .as_ref()
+        .is_some_and(|k| entry_id::kinds_compatible(k.name(), kind, hip_openmp))
+}
+
+/// Whether a code object built for `have` runs on a GPU set up as `want`
+/// says: the same processor, and for each feature `want` sets, `have`
+/// sets it the same way or not at all (`xnack-` and no xnack setting both
+/// run with xnack off). Features `want` leaves out may be anything.
+pub fn amd_runs_on(have: &TargetId, want: &TargetId) -> bool {
+    have.processor() == want.processor()
+        && want
+            .features()
+            .iter()
+            .all(|(name, on)| have.feature(name).is_none_or(|h| h == *on))
+}
+
+/// Whether an NVIDIA entry is PTX (a fat binary entry's kind, or an
+/// offload binary's payload).
+fn is_ptx(e: &Entry) -> bool {
+    match &e.nvidia {
+        Some(nv) => nv.kind == EntryKind::Ptx,
+        None => matches!(e.payload, Some(Payload::Ptx)),
+    }
+}
+
+/// Whether an NVIDIA entry (cubin or PTX) can be used by a GPU of
+/// capability `device`: CUDA's rules ([`CudaArch::cubin_runs_on`],
+/// [`CudaArch::ptx_runs_on`]).
+pub fn cuda_runs_on(e: &Entry, device: CudaArch) -> bool {
+    let Some(arch) = e.cuda_arch() else {
+        return false;
+    };
+    match &e.nvidia {
+        Some(nv) if !matches!(nv.kind, EntryKind::Elf | EntryKind::Ptx) => false,
+        _ if is_ptx(e) => arch.ptx_runs_on(device),
+        _ => arch.cubin_runs_on(device),
+    }
+}
+
+/// The CUDA part of the grammar (see the module's documentation).
+fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
+    let Some(arch) = e.cuda_arch() else {
+        return false;
+    };
+    let exact = want.variant() != Variant::Plain;
+    match isa {
+        Isa::Virtual if exact => is_ptx(e) && arch == want,
+        Isa::Virtual => is_ptx(e) && cuda_runs_on(e, want),
+        _ if exact => arch == want,
+        _ => cuda_runs_on(e, want),
+    }
+}
