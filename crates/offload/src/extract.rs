@@ -239,10 +239,12 @@ pub fn output_name(
     raw: bool,
     section: Option<&str>,
 ) -> String {
-    let source = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "input".to_owned());
+    // Standard input (`-`) is named `stdin`.
+    let source = match input.file_name() {
+        _ if input.as_os_str() == "-" => "stdin".to_owned(),
+        Some(n) => n.to_string_lossy().into_owned(),
+        None => "input".to_owned(),
+    };
     if let Some(nv) = &e.nvidia {
         // cuobjdump's name: the input's name without its last extension,
         // spaces as '-', then the entry's number among those of its kind.
@@ -440,9 +442,17 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
                     let input = match &job.file {
                         Source::File(p) => crate::walk::open(p)
                             .map_err(|err| Error::file_io(p.display().to_string(), &err))?,
-                        zipped => crate::zipped::open(zipped)
-                            .map(std::rc::Rc::new)
-                            .map_err(|err| Error::file(zipped.to_string(), err))?,
+                        zipped => {
+                            let archive = match zipped {
+                                Source::ZipMember { zip, .. } => {
+                                    inputs.get(&Source::File(zip.clone())).cloned()
+                                }
+                                Source::File(_) => None,
+                            };
+                            crate::zipped::open(zipped, archive.as_deref())
+                        }
+                        .map(std::rc::Rc::new)
+                        .map_err(|err| Error::file(zipped.to_string(), err))?,
                     };
                     inputs.insert(job.file.clone(), input);
                 }

@@ -18,15 +18,18 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use offload_cli::diag::Diag;
 
 use cli::{Cli, Command, ExtractArgs, Format, LsArgs};
 use model::Node;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     let diag = Diag::new(OsStr::new("offload"));
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match cli.command {
         Command::Ls(args) => ls(&args, &diag),
         Command::Extract(args) => extract_cmd(&args, &diag),
@@ -45,6 +48,43 @@ fn main() -> ExitCode {
             write_stdout(&out, &diag)
         }
         Command::Man { page, dir } => man_cmd(page.as_deref(), dir.as_deref(), &diag),
+    }
+}
+
+/// Reads the command line. `--version` adds the build's identification
+/// only with `OFFLOAD_TOOLS_VERSION` set, as the drop-ins' does (`-V`:
+/// never). Usage errors are printed as every other error is
+/// (`offload: error: ...`) and end with status 2; `--help` and
+/// `--version` print to standard output.
+fn parse_args() -> Result<Cli, ExitCode> {
+    let mut cmd = Cli::command();
+    if !offload_cli::ident::requested() {
+        cmd = cmd.long_version(env!("CARGO_PKG_VERSION"));
+    }
+    let result = cmd
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    match result {
+        Ok(cli) => Ok(cli),
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let text = e.render().to_string();
+            match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let diag = Diag::new(OsStr::new("offload"));
+                    Err(write_stdout(text.as_bytes(), &diag))
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    offload_cli::diag::write_stderr(text.as_bytes());
+                    Err(ExitCode::from(2))
+                }
+                _ => {
+                    let text = text.strip_prefix("error: ").unwrap_or(&text);
+                    offload_cli::diag::write_stderr(format!("offload: error: {text}").as_bytes());
+                    Err(ExitCode::from(2))
+                }
+            }
+        }
     }
 }
 
@@ -132,9 +172,11 @@ fn report_damage(root: &Node, diag: &Diag) -> usize {
     n
 }
 
-/// Walks the files; returns their trees, how much damage was reported,
-/// and (with `keep`) the inputs read, for a command that reads their
-/// bytes again (`extract`: the same bytes, and `-` read once).
+/// Walks the files; returns the trees of those that could be read, how
+/// much damage was reported (a file that cannot be read counts, and is
+/// reported as the operating system says: `a.so: No such file or
+/// directory`), and (with `keep`) the inputs read, for a command that
+/// reads their bytes again (`extract`: the same bytes, and `-` read once).
 fn walk_all(
     files: &[std::path::PathBuf],
     verify: bool,
@@ -148,18 +190,33 @@ fn walk_all(
     let mut opened = extract::Opened::new();
     let mut roots = Vec::with_capacity(files.len());
     for f in files {
-        let input = walk::open(f);
-        if keep {
-            if let Ok(i) = &input {
-                opened.insert(model::Source::File(f.clone()), i.clone());
+        let input = match walk::open(f) {
+            Ok(i) => i,
+            Err(e) => {
+                damage += 1;
+                diag.error(format!(
+                    "{}: cannot read: {}",
+                    f.display(),
+                    offload_cli::diag::os_error_text(&e)
+                ));
+                continue;
             }
+        };
+        if keep {
+            opened.insert(model::Source::File(f.clone()), input.clone());
         }
-        roots.push(walker.input(f, input));
+        roots.push(walker.input(f, Ok(input)));
     }
     for r in &roots {
         damage += report_damage(r, diag);
     }
     (roots, damage, opened)
+}
+
+/// Whether a tree holds device code (an entry, or a container).
+fn has_code(root: &Node) -> bool {
+    let (containers, entries, _) = root.counts();
+    containers + entries > 0
 }
 
 /// The inputs named on the command line, each directory replaced by the
@@ -205,11 +262,24 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     let inputs = expand_inputs(&args.files, diag);
     let (mut roots, damage, _) = walk_all(&inputs.files, args.verify, args.summary, false, diag);
     let damage = damage + inputs.unreadable;
+    let walked = roots.len();
     if inputs.tree {
         // In a tree, files without device code are left out.
         roots.retain(|r| r.is_interesting());
     }
     let mut out = String::new();
+    // What has no device code is said so, plainly.
+    let nothing = |out: &mut String, roots: &[Node]| {
+        if inputs.tree && roots.is_empty() && damage == 0 {
+            let dirs: Vec<std::path::PathBuf> =
+                args.files.iter().filter(|f| f.is_dir()).cloned().collect();
+            out.push_str(&format!(
+                "{}: no device code found in {walked} file{}\n",
+                extract::file_list(&dirs),
+                if walked == 1 { "" } else { "s" }
+            ));
+        }
+    };
     if args.summary {
         let s = summary::summarize(&roots, &mut |gpu| thin::frees(&roots, gpu));
         if args.json {
@@ -222,9 +292,15 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     } else {
         for r in &roots {
             match args.format {
+                Format::Tree if !has_code(r) && r.damage.is_empty() && !r.is_interesting() => {
+                    out.push_str(&format!("{}: no device code found\n", r.name));
+                }
                 Format::Tree => render::tree(r, &mut out),
                 Format::Llvm => render::llvm_lines(r, &mut out),
             }
+        }
+        if args.format == Format::Tree {
+            nothing(&mut out, &roots);
         }
     }
     let status = write_stdout(out.as_bytes(), diag);
@@ -321,15 +397,38 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(dir) = args.files.iter().find(|f| f.is_dir()) {
+        diag.error(format!(
+            "{}: a directory; extract reads files (`offload ls {}` lists those with device code)",
+            dir.display(),
+            dir.display()
+        ));
+        return ExitCode::FAILURE;
+    }
+    if let Some(out) = args.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        if let Some(input) = args.files.iter().find(|f| same_file(f, out)) {
+            diag.error(format!(
+                "-o {}: that is the input {}; extract writes entries to a new file",
+                out.display(),
+                input.display()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
     let (roots, damage, opened) = walk_all(&args.files, false, false, true, diag);
     // All or nothing: an input that cannot be read completely means no
     // output at all.
     if damage > 0 {
-        let bad: Vec<std::path::PathBuf> = roots
+        let bad: Vec<std::path::PathBuf> = args
+            .files
             .iter()
-            .zip(&args.files)
-            .filter(|(r, _)| r.counts().2 > 0)
-            .map(|(_, f)| f.clone())
+            .filter(|f| {
+                roots
+                    .iter()
+                    .find(|r| r.file == model::Source::File((*f).clone()))
+                    .is_none_or(|r| r.counts().2 > 0)
+            })
+            .cloned()
             .collect();
         diag.error(format!(
             "nothing extracted: {} could not be read completely (outputs are written for all inputs or none)",
@@ -338,6 +437,13 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         return ExitCode::FAILURE;
     }
     if !check_selection(&roots, args, &requests, diag) {
+        return ExitCode::FAILURE;
+    }
+    if !roots.iter().any(has_code) {
+        diag.error(format!(
+            "no device code found in {}",
+            extract::file_list(&args.files)
+        ));
         return ExitCode::FAILURE;
     }
     let jobs = extract::jobs(&roots, args, &requests);
@@ -410,6 +516,15 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             diag.fail(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether two paths name one file (the same device and inode).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
     }
 }
 

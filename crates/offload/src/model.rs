@@ -315,6 +315,11 @@ impl Entry {
     }
 }
 
+/// `1 entry`, `2 entries`: a count and its noun, in the singular for 1.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The share of `part` in `total` bytes that `whole` stored bytes hold
 /// (rounded down): what a piece of a compressed stream takes in the file.
 pub fn share(part: u64, total: u64, whole: u64) -> u64 {

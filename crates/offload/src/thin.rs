@@ -580,6 +580,15 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        let zip = o.is_zip();
+        if !zip && root.damage.is_empty() && !root.is_interesting() {
+            diag.error(format!(
+                "{}: no device code found; nothing {}",
+                o.path.display(),
+                if args.dry_run { "to thin" } else { "written" }
+            ));
+            return ExitCode::FAILURE;
+        }
         match thin_any(
             &o.path,
             input,
@@ -590,7 +599,28 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             &mut outputs,
             &mut report,
         ) {
-            Ok((_, left)) => members_left += left,
+            Ok((totals, _)) if zip && totals.members_with_code == 0 => {
+                diag.error(format!(
+                    "{}: no device code found in its members; nothing {}",
+                    o.path.display(),
+                    if args.dry_run { "to thin" } else { "written" }
+                ));
+                return ExitCode::FAILURE;
+            }
+            Ok((totals, left)) => {
+                // A --keep that names nothing in the whole archive is a
+                // typo, as in a tree.
+                for ((text, _), found) in sel.keep.iter().zip(&totals.matches) {
+                    if found.missed() {
+                        diag.error(format!(
+                            "--keep {text} matches no entry of {}; nothing was written",
+                            o.path.display()
+                        ));
+                        return ExitCode::FAILURE;
+                    }
+                }
+                members_left += left;
+            }
             Err(e) => {
                 diag.error(e);
                 return ExitCode::FAILURE;
@@ -757,6 +787,15 @@ fn run_tree(
     } else {
         ExitCode::FAILURE
     };
+    // No device code anywhere: said plainly, and a failure, as for a file.
+    if thinned + nothing + unchanged == 0 && skipped == 0 {
+        let dirs: Vec<PathBuf> = args.files.iter().filter(|f| f.is_dir()).cloned().collect();
+        diag.error(format!(
+            "no device code found under {}; nothing to thin",
+            crate::extract::file_list(&dirs)
+        ));
+        return ExitCode::FAILURE;
+    }
     // A --keep that matched nothing anywhere, though there was code of its
     // vendor, is most likely a typo.
     let mut typo = false;
@@ -1124,9 +1163,10 @@ fn report_totals(
 ) {
     let would = if dry_run { "would be " } else { "" };
     report.push_str(&format!(
-        "{indent}{} of {containers} containers {would}rewritten, {} entries {would}dropped, {} bytes {would}freed ({:.1}% of {len} bytes)\n",
+        "{indent}{} of {} {would}rewritten, {} {would}dropped, {} bytes {would}freed ({:.1}% of {len} bytes)\n",
         totals.rewritten,
-        totals.entries_dropped,
+        crate::model::count(containers, "container", "containers"),
+        crate::model::count(totals.entries_dropped, "entry", "entries"),
         totals.bytes_freed,
         totals.bytes_freed as f64 * 100.0 / len.max(1) as f64,
     ));
@@ -1348,6 +1388,11 @@ pub fn check_usage(args: &ThinArgs) -> Result<(), String> {
     if args.keep.is_empty() && args.drop.is_empty() {
         return Err("say what to keep (--keep) or drop (--drop)".to_owned());
     }
+    if let Some(both) = args.keep.iter().find(|k| args.drop.contains(k)) {
+        return Err(format!(
+            "--keep {both} and --drop {both} contradict each other; give one"
+        ));
+    }
     if !args.dry_run && args.output.is_none() && !args.in_place {
         return Err("say where to write: -o FILE, --in-place, or --dry-run".to_owned());
     }
@@ -1440,6 +1485,9 @@ fn thin_zip(
     let mut with_code = 0usize;
     let mut thinned = 0usize;
     let mut decoded_len = 0u64;
+    // One walk over the members: containers are numbered across the
+    // archive, as `ls` and `extract --bundle` number them.
+    let mut walk = walker(args);
     for (index, m) in archive.members.iter().enumerate() {
         repacked.push(None);
         if m.is_dir() || m.uncompressed_size == 0 {
@@ -1462,7 +1510,7 @@ fn thin_zip(
         let mut root = Node::new(NodeKind::File, name.clone(), source);
         root.offset = Some(0);
         root.size = Some(member.len() as u64);
-        walker(args).decoded(&mut root, member.clone(), 0);
+        walk.decoded(&mut root, member.clone(), 0);
         if !root.is_interesting() {
             continue;
         }
@@ -1562,9 +1610,10 @@ fn thin_zip(
     }
     let would = if args.dry_run { "would be " } else { "" };
     let mut last = format!(
-        "  {thinned} of {with_code} members with device code {would}thinned, {} entries {would}dropped, \
+        "  {thinned} of {} with device code {would}thinned, {} {would}dropped, \
          {} bytes {would}freed ({:.1}% of {decoded_len} bytes decoded)",
-        totals.entries_dropped,
+        crate::model::count(with_code, "member", "members"),
+        crate::model::count(totals.entries_dropped, "entry", "entries"),
         totals.bytes_freed,
         totals.bytes_freed as f64 * 100.0 / decoded_len.max(1) as f64,
     );

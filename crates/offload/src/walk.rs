@@ -867,7 +867,7 @@ impl Walker {
                 n.entries.extend(entries);
             }
             n.detail = Some(if n.entries.len() == c.entries.len() {
-                format!("{} entries", c.entries.len())
+                crate::model::count(c.entries.len(), "entry", "entries")
             } else {
                 format!(
                     "{} entries, {} stored ({} concatenated)",

@@ -39,22 +39,30 @@ pub fn decode(zip: &Input, m: &Member<'_>) -> Result<Input, String> {
 }
 
 /// The bytes a node's offsets refer to: the file, or the decoded zip
-/// member. The error says what is wrong, not where (the caller names
-/// `source`).
-pub fn open(source: &Source) -> Result<Input, String> {
+/// member (of `archive`, the archive's bytes, when already read: standard
+/// input is read once). The error says what is wrong, not where (the
+/// caller names `source`).
+pub fn open(source: &Source, archive: Option<&Input>) -> Result<Input, String> {
     let read = |p: &std::path::Path| {
         fsio::read_input(p.as_os_str()).map_err(|e| os_error_text(&e).to_string())
     };
     match source {
         Source::File(p) => read(p),
         Source::ZipMember { zip, index, .. } => {
-            let input = read(zip)?;
-            let archive = Archive::parse(&input).map_err(|e| e.to_string())?;
+            let owned;
+            let input = match archive {
+                Some(a) => a,
+                None => {
+                    owned = read(zip)?;
+                    &owned
+                }
+            };
+            let archive = Archive::parse(input).map_err(|e| e.to_string())?;
             let m = archive
                 .members
                 .get(*index)
                 .ok_or_else(|| "the archive changed while being read".to_owned())?;
-            decode(&input, m)
+            decode(input, m)
         }
     }
 }
