@@ -499,3 +499,149 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
         stdout: to_stdout.then_some(buffer),
     })
 }
+
+/// A place `ls` names by URI: `file://PATH#offset=N&size=M`, the path
+/// a file or `ARCHIVE!/MEMBER` (a zip member, its offsets those of its
+/// decoded bytes), as [`crate::render::uri`] writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uri {
+    /// The file.
+    pub path: PathBuf,
+    /// The zip member, if any.
+    pub member: Option<String>,
+    /// Where the bytes start.
+    pub offset: u64,
+    /// How many.
+    pub size: u64,
+}
+
+impl Uri {
+    /// Reads a URI; `None` for text that is not one (a file name).
+    pub fn parse(text: &str) -> Option<Result<Uri, String>> {
+        let rest = text.strip_prefix("file://")?;
+        let bad = || {
+            Err(format!(
+                "{text}: not a URI of `offload ls` (file://PATH#offset=N&size=M)"
+            ))
+        };
+        let Some((path, fragment)) = rest.rsplit_once('#') else {
+            return Some(bad());
+        };
+        let (mut offset, mut size) = (None, None);
+        for field in fragment.split('&') {
+            match field.split_once('=') {
+                Some(("offset", n)) => offset = n.parse::<u64>().ok(),
+                Some(("size", n)) => size = n.parse::<u64>().ok(),
+                _ => return Some(bad()),
+            }
+        }
+        let (Some(offset), Some(size)) = (offset, size) else {
+            return Some(bad());
+        };
+        let (path, member) = match path.split_once("!/") {
+            Some((zip, member)) => (zip, Some(member.to_owned())),
+            None => (path, None),
+        };
+        if path.is_empty() {
+            return Some(bad());
+        }
+        Some(Ok(Uri {
+            path: PathBuf::from(path),
+            member,
+            offset,
+            size,
+        }))
+    }
+
+    /// The output name: `<file name>-offset<N>-size<M>.co`, as
+    /// roc-obj-extract names what it writes for a URI.
+    pub fn output_name(&self) -> String {
+        let name = match &self.member {
+            Some(m) => Path::new(m).file_name(),
+            None => self.path.file_name(),
+        }
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".to_owned());
+        format!("{name}-offset{}-size{}.co", self.offset, self.size)
+    }
+
+    /// Reads the bytes it names.
+    pub fn read(&self) -> Result<Vec<u8>, Error> {
+        let shown = match &self.member {
+            Some(m) => format!("{}!/{m}", self.path.display()),
+            None => self.path.display().to_string(),
+        };
+        let input = crate::walk::open(&self.path).map_err(|e| Error::file_io(&shown, &e))?;
+        let input = match &self.member {
+            None => input,
+            Some(m) => {
+                let archive = offload_format::zip::Archive::parse(&input)
+                    .map_err(|e| Error::file(self.path.display().to_string(), e.to_string()))?;
+                let index = archive
+                    .members
+                    .iter()
+                    .position(|x| x.name_lossy() == *m)
+                    .ok_or_else(|| Error::file(&shown, "no such member in the archive"))?;
+                let source = Source::ZipMember {
+                    zip: self.path.clone(),
+                    index,
+                    name: m.clone(),
+                };
+                std::rc::Rc::new(
+                    crate::zipped::open(&source, Some(&input))
+                        .map_err(|e| Error::file(&shown, e))?,
+                )
+            }
+        };
+        usize::try_from(self.offset)
+            .ok()
+            .zip(usize::try_from(self.offset.saturating_add(self.size)).ok())
+            .and_then(|(a, b)| input.get(a..b))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                Error::file(
+                    &shown,
+                    format!(
+                        "offset {} and size {} lie outside the file ({} bytes)",
+                        self.offset,
+                        self.size,
+                        input.len()
+                    ),
+                )
+            })
+    }
+}
+
+/// `offload extract URI...`: the bytes each URI names, each to its file
+/// (or `-o`); all or none. Returns the files written, or with `-o -` the
+/// bytes for standard output.
+pub fn write_uris(uris: &[Uri], args: &ExtractArgs) -> Result<Written, Error> {
+    let mut outputs = Outputs::durable();
+    let mut files = Vec::new();
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    let mut stdout = None;
+    for u in uris {
+        let bytes = u.read()?;
+        if to_stdout {
+            stdout = Some(bytes);
+            continue;
+        }
+        let target = match (&args.output, &args.output_dir) {
+            (Some(o), _) => o.clone(),
+            (None, Some(d)) => d.join(u.output_name()),
+            (None, None) => PathBuf::from(u.output_name()),
+        };
+        let shown = target.display().to_string();
+        let i = outputs
+            .create(target.as_os_str(), false)
+            .map_err(|e| Error::file_io(&shown, &e))?;
+        outputs
+            .file(i)
+            .write_all(&bytes)
+            .map_err(|e| Error::file_io(&shown, &e))?;
+        outputs.finish(i).map_err(|e| Error::file_io(&shown, &e))?;
+        files.push(target);
+    }
+    outputs.commit().map_err(|e| Error::io(&e))?;
+    Ok(Written { files, stdout })
+}

@@ -385,6 +385,14 @@ fn check_selection(
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
+    let uris: Vec<Option<Result<extract::Uri, String>>> = args
+        .files
+        .iter()
+        .map(|f| f.to_str().and_then(extract::Uri::parse))
+        .collect();
+    if uris.iter().any(Option::is_some) {
+        return extract_uris(args, uris, diag);
+    }
     let requests = match args
         .target
         .iter()
@@ -510,6 +518,87 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         }
         Err(e) => {
             // All or nothing: directories made for the outputs go too.
+            for (dir, _) in made.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            diag.fail(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `offload extract URI...`: the URIs `ls` prints, each naming one entry's
+/// bytes.
+fn extract_uris(
+    args: &ExtractArgs,
+    uris: Vec<Option<Result<extract::Uri, String>>>,
+    diag: &Diag,
+) -> ExitCode {
+    if !args.target.is_empty() || args.kind.is_some() || !args.bundle.is_empty() {
+        diag.error("a URI names one entry: --target, --kind and --bundle do not apply to it");
+        return ExitCode::from(2);
+    }
+    let mut read = Vec::new();
+    for (u, f) in uris.into_iter().zip(&args.files) {
+        match u {
+            Some(Ok(u)) => read.push(u),
+            Some(Err(e)) => {
+                diag.error(e);
+                return ExitCode::from(2);
+            }
+            None => {
+                diag.error(format!(
+                    "{}: give URIs or files, not both (extract the files on their own)",
+                    f.display()
+                ));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if args.output.is_some() && read.len() > 1 {
+        diag.error(format!(
+            "-o writes one entry, but {} URIs are given",
+            read.len()
+        ));
+        return ExitCode::FAILURE;
+    }
+    if let Some(out) = args.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        if let Some(u) = read.iter().find(|u| same_file(&u.path, out)) {
+            diag.error(format!(
+                "-o {}: that is the input {}; extract writes entries to a new file",
+                out.display(),
+                u.path.display()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
+    let made = match (&args.output, &args.output_dir) {
+        (None, Some(dir)) => match make_dirs(dir) {
+            Ok(made) => made,
+            Err(e) => {
+                diag.error(format!(
+                    "{}: {}",
+                    dir.display(),
+                    offload_cli::diag::os_error_text(&e)
+                ));
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => Vec::new(),
+    };
+    match extract::write_uris(&read, args) {
+        Ok(w) => match w.stdout {
+            Some(bytes) => write_stdout(&bytes, diag),
+            None => {
+                let text: String = w
+                    .files
+                    .iter()
+                    .map(|f| format!("{}\n", f.display()))
+                    .collect();
+                write_stdout(text.as_bytes(), diag)
+            }
+        },
+        Err(e) => {
             for (dir, _) in made.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
