@@ -2,6 +2,7 @@
 //! libraries, objects and archives. See docs/tools/offload.md.
 
 mod cli;
+mod error;
 mod extract;
 mod man;
 mod model;

@@ -18,6 +18,7 @@ use offload_cli::fsio::{self, OutputFile, Outputs};
 use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
+use crate::error::Error;
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::nvidia::CudaArch;
 
@@ -363,17 +364,17 @@ impl Dest<'_> {
     }
 
     /// Starts the output; returns its index.
-    fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, String> {
+    fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, Error> {
         match *self {
             Dest::None | Dest::Unchanged => Ok(None),
             Dest::To(t) => outputs
                 .create(t.as_os_str(), false)
                 .map(Some)
-                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e))),
+                .map_err(|e| Error::io(t.display(), e)),
             Dest::Replace(original, also) => outputs
                 .replace(original, also)
                 .map(Some)
-                .map_err(|e| format!("{shown}: {}", os_error_text(&e))),
+                .map_err(|e| Error::io(shown, e)),
         }
     }
 }
@@ -622,7 +623,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
                 members_left += left;
             }
             Err(e) => {
-                diag.error(e);
+                diag.error(e.to_string());
                 return ExitCode::FAILURE;
             }
         }
@@ -631,7 +632,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     let status = match outputs.commit_then(|| crate::write_stdout(report.as_bytes(), diag)) {
         Ok(status) => status,
         Err(e) => {
-            diag.error(format!("nothing was written: {}", commit_error(&e)));
+            diag.error(format!("nothing was written: {}", Error::Commit(e)));
             return ExitCode::FAILURE;
         }
     };
@@ -641,20 +642,6 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         ExitCode::FAILURE
     } else {
         status
-    }
-}
-
-/// The text of an error committing outputs, naming the file.
-fn commit_error(e: &io::Error) -> String {
-    let text = os_error_text(e);
-    let text = if text == "changed while being read" {
-        format!("{text} (written to by another program while thinned; not replaced)")
-    } else {
-        text.to_string()
-    };
-    match fsio::failed_output(e) {
-        Some(p) => format!("{}: {text}", p.display()),
-        None => text,
     }
 }
 
@@ -741,7 +728,7 @@ fn run_tree(
             skipped += left;
             outputs
                 .commit_then(|| say(&report))
-                .map_err(|e| format!("{}: {}", file.display(), commit_error(&e)))?;
+                .map_err(|e| Error::input(file.display(), None, Error::Commit(e)))?;
             Ok(totals)
         });
         // Unlocked after its commit.
@@ -1050,7 +1037,7 @@ fn thin_any(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<(Totals, usize), String> {
+) -> Result<(Totals, usize), Error> {
     if offload_format::zip::has_magic(input) {
         thin_zip(file, input, dest, sel, args, outputs, report)
     } else {
@@ -1094,9 +1081,9 @@ fn thin_file(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<Totals, String> {
+) -> Result<Totals, Error> {
     let shown = file.display().to_string();
-    let alone = preflight(&shown, root, sel).map_err(|u| u.message())?;
+    let alone = preflight(&shown, root, sel).map_err(|u| Error::Refused(u.message()))?;
     let plans = plan(root, sel);
     // A file with nothing to drop (thinned before, say) is not written
     // again: its plan tells.
@@ -1122,9 +1109,7 @@ fn thin_file(
                 // Nothing changed: the original stays as it is.
                 outputs.discard(i);
             } else {
-                outputs
-                    .finish(i)
-                    .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+                outputs.finish(i).map_err(|e| Error::io(t.display(), e))?;
             }
             totals
         }
@@ -1234,7 +1219,7 @@ fn thin_input<S: Sink + ?Sized>(
     mut out: Option<(&mut S, &Path)>,
     args: &ThinArgs,
     report: &mut String,
-) -> Result<Totals, String> {
+) -> Result<Totals, Error> {
     let mut totals = Totals::default();
     let mut pos = 0u64;
     for p in plans {
@@ -1273,10 +1258,14 @@ fn thin_input<S: Sink + ?Sized>(
             .zip(usize::try_from(offset + size).ok())
             .and_then(|(a, b)| input.get(a..b).map(|d| (a, b, d)));
         let Some((lo, hi, data)) = range else {
-            return Err(format!("{shown}: {name}: outside the file"));
+            return Err(Error::input(shown, Some(name), "outside the file"));
         };
         if offset < pos {
-            return Err(format!("{shown}: {name}: overlaps the container before it"));
+            return Err(Error::input(
+                shown,
+                Some(name),
+                "overlaps the container before it",
+            ));
         }
         let result = match kind {
             Kind::Bundle => rewrite::bundle(data, &mut |id| {
@@ -1312,7 +1301,7 @@ fn thin_input<S: Sink + ?Sized>(
                 input.release(lo..hi);
                 continue;
             }
-            Err(ThinError::Read(e)) => return Err(format!("{shown}: {name}: {e}")),
+            Err(ThinError::Read(e)) => return Err(Error::input(shown, Some(name), e)),
         };
         let freed = size - thinned.used;
         let ids: Vec<&str> = thinned.dropped.iter().map(|d| d.id.as_str()).collect();
@@ -1335,7 +1324,7 @@ fn thin_input<S: Sink + ?Sized>(
                 copy_range(*f, input, pos as usize..lo)?;
                 write_pieces(*f, &thinned)
             };
-            write().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            write().map_err(|e| Error::io(t.display(), e))?;
         }
         // Done with these pages (written from the mapping or not).
         input.release(pos as usize..hi);
@@ -1346,7 +1335,7 @@ fn thin_input<S: Sink + ?Sized>(
             copy_range(f, input, pos as usize..input.len())?;
             f.end(input.len() as u64)
         };
-        finish().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        finish().map_err(|e| Error::io(t.display(), e))?;
     }
     Ok(totals)
 }
@@ -1474,10 +1463,10 @@ fn thin_zip(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<(Totals, usize), String> {
+) -> Result<(Totals, usize), Error> {
     use offload_format::{wheel, zip};
     let shown = file.display().to_string();
-    let archive = zip::Archive::parse(input).map_err(|e| format!("{shown}: {e}"))?;
+    let archive = zip::Archive::parse(input).map_err(|e| Error::input(&shown, None, e))?;
     report.push_str(&report_header(&shown, dest, args, file));
     let mut totals = Totals::default();
     let mut repacked: Vec<Option<Repacked>> = Vec::new();
@@ -1493,14 +1482,14 @@ fn thin_zip(
         if m.is_dir() || m.uncompressed_size == 0 {
             continue;
         }
-        let head = crate::zipped::head(m).map_err(|e| format!("{shown}: {e}"))?;
+        let head = crate::zipped::head(m).map_err(|e| Error::input(&shown, None, e))?;
         if !crate::walk::worth_reading(&head) {
             continue;
         }
         let name = m.name_lossy();
         let mshown = format!("{shown}!/{name}");
         // The message names the member.
-        let member = crate::zipped::decode(input, m).map_err(|e| format!("{shown}: {e}"))?;
+        let member = crate::zipped::decode(input, m).map_err(|e| e.within(&shown))?;
         let member = std::rc::Rc::new(member);
         let source = Source::ZipMember {
             zip: file.to_path_buf(),
@@ -1535,12 +1524,8 @@ fn thin_zip(
         // Only a member with something to drop is compressed again.
         let write = dest.writes() && !args.dry_run && plans.iter().any(Plan::drops);
         let t = if write {
-            let scratch = fsio::scratch_file().map_err(|e| {
-                format!(
-                    "{mshown}: cannot make a scratch file: {}",
-                    os_error_text(&e)
-                )
-            })?;
+            let scratch = fsio::scratch_file()
+                .map_err(|e| Error::io_doing(&mshown, "cannot make a scratch file", e))?;
             let counting = Counting {
                 inner: io::BufWriter::new(scratch),
                 len: 0,
@@ -1570,7 +1555,7 @@ fn thin_zip(
                     sha,
                     len,
                 } = sink.0;
-                let fail = |e: io::Error| format!("{mshown}: compressing: {}", os_error_text(&e));
+                let fail = |e: io::Error| Error::io_doing(&mshown, "compressing", e);
                 let counting = inner.finish().map_err(fail)?;
                 let compressed_size = counting.len;
                 let compressed = counting
@@ -1648,7 +1633,7 @@ fn write_zip(
     repacked: &mut [Option<Repacked>],
     dest: Dest<'_>,
     outputs: &mut Outputs,
-) -> Result<u64, String> {
+) -> Result<u64, Error> {
     let target = match dest {
         Dest::To(t) => t,
         _ => file,
@@ -1680,9 +1665,9 @@ fn write_zip(
             let m = &archive.members[i];
             let old = m
                 .decode_to_vec(256 << 20)
-                .map_err(|e| format!("{shown}: {e}"))?;
+                .map_err(|e| Error::input(&shown, None, e))?;
             let new = wheel::update_record(&old, &changes)
-                .map_err(|e| format!("{shown}: {}: {e}", m.name_lossy()))?;
+                .map_err(|e| Error::input(&shown, Some(&m.name_lossy()), e))?;
             let mut crc = flate2::Crc::new();
             crc.update(&new);
             let stored = match m.method {
@@ -1692,9 +1677,9 @@ fn write_zip(
                         Vec::new(),
                         flate2::Compression::new(ZIP_LEVEL),
                     );
-                    e.write_all(&new).and_then(|()| e.finish()).map_err(|e| {
-                        format!("{shown}: compressing RECORD: {}", os_error_text(&e))
-                    })?
+                    e.write_all(&new)
+                        .and_then(|()| e.finish())
+                        .map_err(|e| Error::io_doing(&shown, "compressing RECORD", e))?
                 }
             };
             Some((new, stored, crc.sum()))
@@ -1710,7 +1695,7 @@ fn write_zip(
     let out = outputs.file(i);
     let mut pos = 0u64;
     let mut layout = Layout::new();
-    let fail = |e: io::Error| format!("{tshown}: {}", os_error_text(&e));
+    let fail = |e: io::Error| Error::io(&tshown, e);
     for (k, m) in archive.members.iter().enumerate() {
         let mut e = Entry::from_member(m);
         let data: Option<&[u8]> =
