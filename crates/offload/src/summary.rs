@@ -199,13 +199,13 @@ pub fn text(s: &Summary, out: &mut String) {
     if !s.keep.is_empty() {
         let _ = writeln!(
             out,
-            "\n{:<36} {:>12}",
-            "offload thin --keep GPU frees up to", "stored"
+            "\n{:<40} {:>12}",
+            "offload thin --dry-run --keep GPU frees", "stored"
         );
         for (gpu, freed) in &s.keep {
             let _ = writeln!(
                 out,
-                "{:<36} {:>12}  ({} of the device code)",
+                "{:<40} {:>12}  ({} of the device code)",
                 format!("  --keep {gpu}"),
                 human(*freed, u),
                 percent(*freed, stored)
