@@ -28,7 +28,7 @@ use offload_format::entry_id::{self, EntryId};
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::nvidia::{CudaArch, Isa, Variant};
 use offload_format::payload::Payload;
-use offload_format::target_id::{TargetId, AMDGCN_PROCESSORS};
+use offload_format::target_id::{TargetId, TargetIdError, AMDGCN_PROCESSORS};
 use offload_format::triple::Triple;
 
 use crate::cli::KNOWN_KINDS;
@@ -191,7 +191,11 @@ impl Selector {
                     .filter(|p| *p != processor)
                     .map(|p| format!(" (did you mean {}?)", text.replacen(processor, p, 1)))
                     .unwrap_or_default();
-                Err(err(format!("not an AMD GPU: {e}{mean}")))
+                let what = match e {
+                    TargetIdError::UnknownProcessor { .. } => "not an AMD GPU",
+                    _ => "not an AMD target ID",
+                };
+                Err(err(format!("{what}: {e}{mean}")))
             }
             Err(_) => Ok(Selector::Exact(text.to_owned())),
         }
@@ -338,5 +342,85 @@ fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
         Isa::Virtual => is_ptx(e) && cuda_runs_on(e, want),
         _ if exact => arch == want,
         _ => cuda_runs_on(e, want),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn amd(t: &str) -> TargetId {
+        TargetId::parse(t, &amdgcn()).unwrap()
+    }
+
+    /// An AMD entry runs on a GPU set up as asked when each feature asked
+    /// for is set alike or not at all in the entry.
+    #[test]
+    fn amd_runs_on_table() {
+        let cases = [
+            ("gfx90a", "gfx90a", true),
+            ("gfx90a:xnack+", "gfx90a", true),
+            ("gfx90a:xnack-", "gfx90a", true),
+            ("gfx90a", "gfx90a:xnack-", true),
+            ("gfx90a:xnack-", "gfx90a:xnack-", true),
+            ("gfx90a:xnack+", "gfx90a:xnack-", false),
+            ("gfx90a:sramecc+:xnack-", "gfx90a:xnack-", true),
+            ("gfx90a:sramecc+:xnack-", "gfx90a:sramecc-:xnack-", false),
+            ("gfx90a:sramecc+", "gfx90a:sramecc+:xnack+", true),
+            ("gfx906", "gfx90a", false),
+        ];
+        for (have, want, runs) in cases {
+            assert_eq!(
+                amd_runs_on(&amd(have), &amd(want)),
+                runs,
+                "{have} on {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_are_read_once_and_unknown_gpus_refused() {
+        assert!(matches!(
+            Selector::parse("gfx90a:xnack-"),
+            Ok(Selector::Amd(_))
+        ));
+        assert!(matches!(
+            Selector::parse("sm_90"),
+            Ok(Selector::Cuda(Isa::Real, _))
+        ));
+        assert!(matches!(
+            Selector::parse("compute_90a"),
+            Ok(Selector::Cuda(Isa::Virtual, _))
+        ));
+        assert!(matches!(
+            Selector::parse("sm_90.cubin"),
+            Ok(Selector::Exact(_))
+        ));
+        assert!(matches!(Selector::parse("spir64"), Ok(Selector::Exact(_))));
+        assert!(matches!(
+            Selector::parse("hip-amdgcn-amd-amdhsa--gfx90a:xnack-"),
+            Ok(Selector::EntryId { .. })
+        ));
+        assert!(matches!(
+            Selector::parse("hipv4-amdgcn-amd-amdhsa"),
+            Ok(Selector::KindTriple { .. })
+        ));
+        assert!(matches!(
+            Selector::parse("x86_64-pc-linux-gnu"),
+            Ok(Selector::Triple(_))
+        ));
+        for bad in [
+            "sm_95",
+            "compute_95",
+            "sm_80a",
+            "gfx999",
+            "gfx9o6",
+            "gfx1030:xnack+",
+            "sm_9x",
+        ] {
+            assert!(Selector::parse(bad).is_err(), "{bad}");
+        }
+        let e = Selector::parse("gfx9o6").unwrap_err();
+        assert!(e.why.ends_with("(did you mean gfx906?)"), "{e}");
     }
 }

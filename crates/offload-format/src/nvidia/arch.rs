@@ -278,4 +278,46 @@ mod tests {
         assert_eq!(arch("sm_90a").cuobjdump_name(true), "sm_90a");
         assert_eq!(arch("sm_75").cuobjdump_name(true), "sm_75");
     }
+
+    #[test]
+    fn known_gpus() {
+        for known in [
+            "sm_50",
+            "sm_52",
+            "sm_70",
+            "sm_75",
+            "sm_80",
+            "sm_86",
+            "sm_89",
+            "sm_90",
+            "sm_90a",
+            "sm_100",
+            "sm_100a",
+            "sm_100f",
+            "sm_101",
+            "sm_103f",
+            "sm_110",
+            "sm_120",
+            "sm_121a",
+            "compute_90",
+            "90",
+        ] {
+            assert!(arch_any(known).is_known(), "{known}");
+        }
+        for unknown in [
+            "sm_95",
+            "sm_85",
+            "sm_99",
+            "sm_130",
+            "sm_80a",
+            "sm_90f",
+            "compute_95",
+        ] {
+            assert!(!arch_any(unknown).is_known(), "{unknown}");
+        }
+    }
+
+    fn arch_any(text: &str) -> CudaArch {
+        CudaArch::parse(text).unwrap().1
+    }
 }
