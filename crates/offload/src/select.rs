@@ -23,6 +23,10 @@
 //!
 //! A value that looks like a GPU but names none (`gfx999`, `sm_95`) is
 //! refused when read.
+//!
+//! [`Selection`] applies `thin`'s `--keep` and `--drop` values per vendor
+//! (a `--keep` names what stays of its vendor's code; other vendors are
+//! left alone), and [`preflight`] says whether a file may be thinned.
 
 use offload_format::entry_id::{self, EntryId};
 use offload_format::nvidia::fatbin::EntryKind;
@@ -32,7 +36,8 @@ use offload_format::target_id::{TargetId, TargetIdError, AMDGCN_PROCESSORS};
 use offload_format::triple::Triple;
 
 use crate::cli::KNOWN_KINDS;
-use crate::model::{Entry, Vendor};
+use crate::extract::{nearest, spellings_present, targets_present};
+use crate::model::{Entry, Node, Vendor};
 
 /// One selection value, read.
 #[derive(Clone, Debug)]
@@ -343,6 +348,283 @@ fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
         _ if exact => arch == want,
         _ => cuda_runs_on(e, want),
     }
+}
+
+// What `thin` keeps and drops: the `--keep` and `--drop` values applied
+// per vendor, and what must hold before a file is thinned.
+
+/// The `--keep` and `--drop` selections.
+pub(crate) struct Selection {
+    pub(crate) keep: Vec<(String, Selector)>,
+    pub(crate) drop: Vec<Selector>,
+    /// `--drop-ptx`: drop an NVIDIA container's PTX where, for every GPU a
+    /// `--keep` names, a kept cubin runs.
+    pub(crate) drop_ptx: bool,
+}
+
+/// Whether a `--keep` of `s` applies to an entry of `vendor`: its own
+/// vendor's code (so that `--keep gfx942 --keep sm_90` thins both, and
+/// `--keep sm_90` alone leaves AMD code alone); a value of no vendor (a
+/// triple of another target, `spir64`) applies to all.
+pub(crate) fn applies(s: &Selector, vendor: Vendor) -> bool {
+    match s.vendor() {
+        None => true,
+        Some(v) => v == vendor || vendor == Vendor::Other,
+    }
+}
+
+/// Whether an entry is for some target a `--keep` may name (not
+/// `generic`, not the host's).
+pub(crate) fn has_target(e: &Entry) -> bool {
+    e.target_text()
+        .is_some_and(|t| !t.is_empty() && t != "generic")
+}
+
+impl Selection {
+    /// Reads the values of `--keep` and `--drop`.
+    pub(crate) fn new(
+        keep: &[String],
+        drop: &[String],
+        drop_ptx: bool,
+    ) -> Result<Selection, (String, SelectorError)> {
+        let read = |opt: &str, v: &String| Selector::parse(v).map_err(|e| (opt.to_owned(), e));
+        Ok(Selection {
+            keep: keep
+                .iter()
+                .map(|k| read("--keep", k).map(|s| (k.clone(), s)))
+                .collect::<Result<_, _>>()?,
+            drop: drop
+                .iter()
+                .map(|d| read("--drop", d))
+                .collect::<Result<_, _>>()?,
+            drop_ptx,
+        })
+    }
+
+    /// Whether `e` goes: host entries never; entries a `--drop` names;
+    /// entries for a GPU that no `--keep` of their vendor names (a vendor
+    /// no `--keep` names is left alone). Entries for no GPU (an OpenMP
+    /// image for the host's triple, `generic`, SPIR-V) stay unless
+    /// dropped.
+    pub(crate) fn drops(&self, e: &Entry) -> bool {
+        if e.is_host() {
+            return false;
+        }
+        if self.drop.iter().any(|s| s.matches(e, false)) {
+            return true;
+        }
+        let mut keeps = self
+            .keep
+            .iter()
+            .filter(|(_, s)| applies(s, e.vendor))
+            .peekable();
+        has_target(e) && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e, false))
+    }
+
+    /// The GPUs the `--keep`s of CUDA capabilities name (`sm_90`, `90`,
+    /// `compute_90`): what each thinned NVIDIA container is checked
+    /// against.
+    pub(crate) fn cuda_devices(&self) -> Vec<(&str, CudaArch)> {
+        self.keep
+            .iter()
+            .filter_map(|(text, s)| s.cuda_device().map(|d| (text.as_str(), d)))
+            .collect()
+    }
+
+    /// Which stored entries of an NVIDIA container stay (one flag per
+    /// stored entry; a concatenated entry stays if any member does), and
+    /// the `--keep`ed GPUs left with nothing in it they can use.
+    pub(crate) fn fatbin_mask(&self, entries: &[Entry]) -> (Vec<bool>, Vec<String>) {
+        let stored = entries
+            .iter()
+            .filter_map(|e| e.nvidia.map(|n| n.stored + 1))
+            .max()
+            .unwrap_or(0);
+        let mut keep = vec![false; stored];
+        let kept = |e: &Entry| !self.drops(e);
+        for e in entries {
+            if let (Some(nv), true) = (&e.nvidia, kept(e)) {
+                keep[nv.stored] = true;
+            }
+        }
+        let devices = self.cuda_devices();
+        let usable = |e: &Entry, device: CudaArch, cubin_only: bool| {
+            e.nvidia
+                .is_some_and(|nv| !(cubin_only && nv.kind == EntryKind::Ptx))
+                && cuda_runs_on(e, device)
+        };
+        if self.drop_ptx && !devices.is_empty() {
+            let cubins_cover = devices.iter().all(|(_, d)| {
+                entries
+                    .iter()
+                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, true))
+            });
+            if cubins_cover {
+                for e in entries {
+                    if let Some(nv) = e.nvidia.filter(|nv| nv.kind == EntryKind::Ptx) {
+                        keep[nv.stored] = false;
+                    }
+                }
+            }
+        }
+        let bare: Vec<String> = devices
+            .iter()
+            .filter(|(_, d)| {
+                !entries
+                    .iter()
+                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, false))
+            })
+            .map(|(text, _)| (*text).to_owned())
+            .collect();
+        (keep, bare)
+    }
+}
+
+/// Why a file (or zip member) is not thinned.
+pub(crate) enum Unfit {
+    /// It holds damage (the message says where).
+    Damaged(String),
+    /// A `--keep` names nothing in it, though it has code of that
+    /// `--keep`'s vendor: left unchanged.
+    NothingFor {
+        /// The file as shown.
+        shown: String,
+        /// The `--keep` value.
+        keep: String,
+        /// ` (did you mean --keep X?)`, or empty.
+        mean: String,
+        /// The targets the file has.
+        present: String,
+    },
+}
+
+impl Unfit {
+    /// The whole message, for an error.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Unfit::Damaged(m) => m.clone(),
+            Unfit::NothingFor {
+                shown,
+                keep,
+                mean,
+                present,
+            } => format!(
+                "--keep {keep} matches no entry of {shown}{mean}; targets present: {present} \
+                 (`offload ls {shown}` lists them)"
+            ),
+        }
+    }
+
+    /// Why a file of a tree (or member of a wheel) is left unchanged, in
+    /// a few words.
+    pub(crate) fn reason(&self) -> String {
+        match self {
+            Unfit::Damaged(m) => m.clone(),
+            // No "did you mean": in a tree or a wheel the value is a
+            // GPU some other file has code for (or the run-wide check
+            // catches it).
+            Unfit::NothingFor { keep, present, .. } => {
+                format!("nothing in it for --keep {keep}; targets present: {present}")
+            }
+        }
+    }
+}
+
+/// What one `--keep` found in a file (or zip member), or in several.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeepMatch {
+    /// There is code of the `--keep`'s vendor for some target: it could
+    /// have matched.
+    targeted: bool,
+    /// It matches an entry.
+    matched: bool,
+}
+
+impl KeepMatch {
+    /// It names nothing where it could have named something.
+    pub(crate) fn missed(self) -> bool {
+        self.targeted && !self.matched
+    }
+}
+
+/// What each `--keep` finds among `all`, the entries of a file.
+pub(crate) fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
+    sel.keep
+        .iter()
+        .map(|(_, s)| KeepMatch {
+            targeted: all.iter().any(|e| applies(s, e.vendor) && has_target(e)),
+            matched: all.iter().any(|e| s.matches(e, false)),
+        })
+        .collect()
+}
+
+/// Adds what [`keep_matches`] found in one more file to `into`.
+pub(crate) fn merge_matches(into: &mut Vec<KeepMatch>, more: &[KeepMatch]) {
+    if into.len() < more.len() {
+        into.resize(more.len(), KeepMatch::default());
+    }
+    for (a, b) in into.iter_mut().zip(more) {
+        a.targeted |= b.targeted;
+        a.matched |= b.matched;
+    }
+}
+
+/// What must hold before a file (or zip member) is thinned: no damage,
+/// and every `--keep` names something it has. Returns the vendors whose
+/// code is left alone.
+pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, Unfit> {
+    let mut damage = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        for d in &path[path.len() - 1].damage {
+            // Where, below the file: the section and container, as
+            // `offload ls` says it (the message names the entry).
+            let mut place: Vec<String> = path[1..].iter().map(|n| n.name.clone()).collect();
+            place.extend(d.offset.map(|o| format!("at offset {o}")));
+            place.push(d.message.clone());
+            damage.push(place.join(": "));
+        }
+    });
+    if let Some(first) = damage.first() {
+        return Err(Unfit::Damaged(format!(
+            "{shown}: not thinned, it holds damage ({first}; `offload ls` lists all {})",
+            damage.len()
+        )));
+    }
+    // Every --keep must name something the file has.
+    let all = crate::thin::all_entries(root);
+    for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
+        if found.missed() {
+            let refs: Vec<&Entry> = all.iter().collect();
+            let present = spellings_present(&refs);
+            let gpu = sel.keep.iter().any(|(t, s)| t == text && s.names_gpu());
+            let mean = nearest(text, &present)
+                .filter(|_| !gpu)
+                .map(|n| format!(" (did you mean --keep {n}?)"))
+                .unwrap_or_default();
+            return Err(Unfit::NothingFor {
+                shown: shown.to_owned(),
+                keep: text.clone(),
+                mean,
+                present: targets_present(&refs),
+            });
+        }
+    }
+    // A vendor whose code is here but no --keep names is left alone.
+    let mut alone: Vec<Vendor> = Vec::new();
+    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor().is_none()) {
+        for e in &all {
+            let v = e.vendor;
+            if v != Vendor::Other
+                && !alone.contains(&v)
+                && !sel.keep.iter().any(|(_, s)| s.vendor() == Some(v))
+                && !sel.drops(e)
+                && !e.is_host()
+            {
+                alone.push(v);
+            }
+        }
+    }
+    Ok(alone)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! ([`offload_format::thin`]); the output is the input with those ranges
 //! replaced. Unchanged ranges are copied by the kernel from the mapped
 //! input, the freed space is left as a hole (zero bytes), so the work is
-//! about that of `cp` plus the rewritten bundles.
+//! about that of `cp` plus the rewritten bundles. What goes is decided by
+//! [`crate::select`] (`Selection`, `preflight`).
 
 use std::collections::HashSet;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -19,140 +20,11 @@ use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
 use crate::error::Error;
-use offload_format::nvidia::fatbin::EntryKind;
-use offload_format::nvidia::CudaArch;
 
-use crate::extract::{nearest, spellings_present, targets_present, unmatched_value};
+use crate::extract::unmatched_value;
 use crate::model::{Entry, Linkage, Node, NodeKind, Source, Vendor};
-use crate::select::{cuda_runs_on, Selector, SelectorError};
+use crate::select::{keep_matches, merge_matches, preflight, KeepMatch, Selection, Unfit};
 use crate::walk::Walker;
-
-/// The `--keep` and `--drop` selections.
-pub(crate) struct Selection {
-    pub(crate) keep: Vec<(String, Selector)>,
-    pub(crate) drop: Vec<Selector>,
-    /// `--drop-ptx`: drop an NVIDIA container's PTX where, for every GPU a
-    /// `--keep` names, a kept cubin runs.
-    pub(crate) drop_ptx: bool,
-}
-
-/// Whether a `--keep` of `s` applies to an entry of `vendor`: its own
-/// vendor's code (so that `--keep gfx942 --keep sm_90` thins both, and
-/// `--keep sm_90` alone leaves AMD code alone); a value of no vendor (a
-/// triple of another target, `spir64`) applies to all.
-fn applies(s: &Selector, vendor: Vendor) -> bool {
-    match s.vendor() {
-        None => true,
-        Some(v) => v == vendor || vendor == Vendor::Other,
-    }
-}
-
-/// Whether an entry is for some target a `--keep` may name (not
-/// `generic`, not the host's).
-fn has_target(e: &Entry) -> bool {
-    e.target_text()
-        .is_some_and(|t| !t.is_empty() && t != "generic")
-}
-
-impl Selection {
-    /// Reads the values of `--keep` and `--drop`.
-    pub(crate) fn new(
-        keep: &[String],
-        drop: &[String],
-        drop_ptx: bool,
-    ) -> Result<Selection, (String, SelectorError)> {
-        let read = |opt: &str, v: &String| Selector::parse(v).map_err(|e| (opt.to_owned(), e));
-        Ok(Selection {
-            keep: keep
-                .iter()
-                .map(|k| read("--keep", k).map(|s| (k.clone(), s)))
-                .collect::<Result<_, _>>()?,
-            drop: drop
-                .iter()
-                .map(|d| read("--drop", d))
-                .collect::<Result<_, _>>()?,
-            drop_ptx,
-        })
-    }
-
-    /// Whether `e` goes: host entries never; entries a `--drop` names;
-    /// entries for a GPU that no `--keep` of their vendor names (a vendor
-    /// no `--keep` names is left alone). Entries for no GPU (an OpenMP
-    /// image for the host's triple, `generic`, SPIR-V) stay unless
-    /// dropped.
-    fn drops(&self, e: &Entry) -> bool {
-        if e.is_host() {
-            return false;
-        }
-        if self.drop.iter().any(|s| s.matches(e, false)) {
-            return true;
-        }
-        let mut keeps = self
-            .keep
-            .iter()
-            .filter(|(_, s)| applies(s, e.vendor))
-            .peekable();
-        has_target(e) && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e, false))
-    }
-
-    /// The GPUs the `--keep`s of CUDA capabilities name (`sm_90`, `90`,
-    /// `compute_90`): what each thinned NVIDIA container is checked
-    /// against.
-    fn cuda_devices(&self) -> Vec<(&str, CudaArch)> {
-        self.keep
-            .iter()
-            .filter_map(|(text, s)| s.cuda_device().map(|d| (text.as_str(), d)))
-            .collect()
-    }
-
-    /// Which stored entries of an NVIDIA container stay (one flag per
-    /// stored entry; a concatenated entry stays if any member does), and
-    /// the `--keep`ed GPUs left with nothing in it they can use.
-    fn fatbin_mask(&self, entries: &[Entry]) -> (Vec<bool>, Vec<String>) {
-        let stored = entries
-            .iter()
-            .filter_map(|e| e.nvidia.map(|n| n.stored + 1))
-            .max()
-            .unwrap_or(0);
-        let mut keep = vec![false; stored];
-        let kept = |e: &Entry| !self.drops(e);
-        for e in entries {
-            if let (Some(nv), true) = (&e.nvidia, kept(e)) {
-                keep[nv.stored] = true;
-            }
-        }
-        let devices = self.cuda_devices();
-        let usable = |e: &Entry, device: CudaArch, cubin_only: bool| {
-            e.nvidia
-                .is_some_and(|nv| !(cubin_only && nv.kind == EntryKind::Ptx))
-                && cuda_runs_on(e, device)
-        };
-        if self.drop_ptx && !devices.is_empty() {
-            let cubins_cover = devices.iter().all(|(_, d)| {
-                entries
-                    .iter()
-                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, true))
-            });
-            if cubins_cover {
-                for e in entries {
-                    if let Some(nv) = e.nvidia.filter(|nv| nv.kind == EntryKind::Ptx) {
-                        keep[nv.stored] = false;
-                    }
-                }
-            }
-        }
-        let bare: Vec<String> = devices
-            .iter()
-            .filter(|(_, d)| {
-                !entries
-                    .iter()
-                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, false))
-            })
-            .map(|(text, _)| (*text).to_owned())
-            .collect();
-        (keep, bare)
-    }
-}
 
 /// What happens to one container.
 enum Plan {
@@ -859,7 +731,7 @@ fn walker(args: &ThinArgs) -> Walker {
 }
 
 /// Every entry of a tree.
-fn all_entries(root: &Node) -> Vec<Entry> {
+pub(crate) fn all_entries(root: &Node) -> Vec<Entry> {
     let mut all = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         all.extend(path[path.len() - 1].entries.iter().cloned());
@@ -876,153 +748,6 @@ fn containers(root: &Node) -> usize {
         }
     });
     n
-}
-
-/// Why a file (or zip member) is not thinned.
-enum Unfit {
-    /// It holds damage (the message says where).
-    Damaged(String),
-    /// A `--keep` names nothing in it, though it has code of that
-    /// `--keep`'s vendor: left unchanged.
-    NothingFor {
-        /// The file as shown.
-        shown: String,
-        /// The `--keep` value.
-        keep: String,
-        /// ` (did you mean --keep X?)`, or empty.
-        mean: String,
-        /// The targets the file has.
-        present: String,
-    },
-}
-
-impl Unfit {
-    /// The whole message, for an error.
-    fn message(&self) -> String {
-        match self {
-            Unfit::Damaged(m) => m.clone(),
-            Unfit::NothingFor {
-                shown,
-                keep,
-                mean,
-                present,
-            } => format!(
-                "--keep {keep} matches no entry of {shown}{mean}; targets present: {present} \
-                 (`offload ls {shown}` lists them)"
-            ),
-        }
-    }
-
-    /// Why a file of a tree (or member of a wheel) is left unchanged, in
-    /// a few words.
-    fn reason(&self) -> String {
-        match self {
-            Unfit::Damaged(m) => m.clone(),
-            // No "did you mean": in a tree or a wheel the value is a
-            // GPU some other file has code for (or the run-wide check
-            // catches it).
-            Unfit::NothingFor { keep, present, .. } => {
-                format!("nothing in it for --keep {keep}; targets present: {present}")
-            }
-        }
-    }
-}
-
-/// What one `--keep` found in a file (or zip member), or in several.
-#[derive(Clone, Copy, Debug, Default)]
-struct KeepMatch {
-    /// There is code of the `--keep`'s vendor for some target: it could
-    /// have matched.
-    targeted: bool,
-    /// It matches an entry.
-    matched: bool,
-}
-
-impl KeepMatch {
-    /// It names nothing where it could have named something.
-    fn missed(self) -> bool {
-        self.targeted && !self.matched
-    }
-}
-
-/// What each `--keep` finds among `all`, the entries of a file.
-fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
-    sel.keep
-        .iter()
-        .map(|(_, s)| KeepMatch {
-            targeted: all.iter().any(|e| applies(s, e.vendor) && has_target(e)),
-            matched: all.iter().any(|e| s.matches(e, false)),
-        })
-        .collect()
-}
-
-/// Adds what [`keep_matches`] found in one more file to `into`.
-fn merge_matches(into: &mut Vec<KeepMatch>, more: &[KeepMatch]) {
-    if into.len() < more.len() {
-        into.resize(more.len(), KeepMatch::default());
-    }
-    for (a, b) in into.iter_mut().zip(more) {
-        a.targeted |= b.targeted;
-        a.matched |= b.matched;
-    }
-}
-
-/// What must hold before a file (or zip member) is thinned: no damage,
-/// and every `--keep` names something it has. Returns the vendors whose
-/// code is left alone.
-fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, Unfit> {
-    let mut damage = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        for d in &path[path.len() - 1].damage {
-            // Where, below the file: the section and container, as
-            // `offload ls` says it (the message names the entry).
-            let mut place: Vec<String> = path[1..].iter().map(|n| n.name.clone()).collect();
-            place.extend(d.offset.map(|o| format!("at offset {o}")));
-            place.push(d.message.clone());
-            damage.push(place.join(": "));
-        }
-    });
-    if let Some(first) = damage.first() {
-        return Err(Unfit::Damaged(format!(
-            "{shown}: not thinned, it holds damage ({first}; `offload ls` lists all {})",
-            damage.len()
-        )));
-    }
-    // Every --keep must name something the file has.
-    let all = all_entries(root);
-    for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
-        if found.missed() {
-            let refs: Vec<&Entry> = all.iter().collect();
-            let present = spellings_present(&refs);
-            let gpu = sel.keep.iter().any(|(t, s)| t == text && s.names_gpu());
-            let mean = nearest(text, &present)
-                .filter(|_| !gpu)
-                .map(|n| format!(" (did you mean --keep {n}?)"))
-                .unwrap_or_default();
-            return Err(Unfit::NothingFor {
-                shown: shown.to_owned(),
-                keep: text.clone(),
-                mean,
-                present: targets_present(&refs),
-            });
-        }
-    }
-    // A vendor whose code is here but no --keep names is left alone.
-    let mut alone: Vec<Vendor> = Vec::new();
-    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor().is_none()) {
-        for e in &all {
-            let v = e.vendor;
-            if v != Vendor::Other
-                && !alone.contains(&v)
-                && !sel.keep.iter().any(|(_, s)| s.vendor() == Some(v))
-                && !sel.drops(e)
-                && !e.is_host()
-            {
-                alone.push(v);
-            }
-        }
-    }
-    Ok(alone)
 }
 
 /// [`thin_file`], or [`thin_zip`] for a zip archive. Returns the totals
