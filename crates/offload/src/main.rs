@@ -491,6 +491,17 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         ));
         return ExitCode::FAILURE;
     }
+    write_outputs(args, diag, || extract::write(&jobs, args, opened))
+}
+
+/// Makes the `-d` directory if missing, writes the outputs with `write`
+/// (all or none), and prints their names (or, with `-o -`, the bytes);
+/// on failure the directories it made go too.
+fn write_outputs(
+    args: &ExtractArgs,
+    diag: &Diag,
+    write: impl FnOnce() -> Result<extract::Written, offload_cli::error::Error>,
+) -> ExitCode {
     let made = match (&args.output, &args.output_dir) {
         (None, Some(dir)) => match make_dirs(dir) {
             Ok(made) => made,
@@ -505,7 +516,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         },
         _ => Vec::new(),
     };
-    match extract::write(&jobs, args, opened) {
+    match write() {
         Ok(written) => {
             if let Some(bytes) = written.stdout {
                 return write_stdout(&bytes, diag);
@@ -573,40 +584,7 @@ fn extract_uris(
             return ExitCode::FAILURE;
         }
     }
-    let made = match (&args.output, &args.output_dir) {
-        (None, Some(dir)) => match make_dirs(dir) {
-            Ok(made) => made,
-            Err(e) => {
-                diag.error(format!(
-                    "{}: {}",
-                    dir.display(),
-                    offload_cli::diag::os_error_text(&e)
-                ));
-                return ExitCode::FAILURE;
-            }
-        },
-        _ => Vec::new(),
-    };
-    match extract::write_uris(&read, args) {
-        Ok(w) => match w.stdout {
-            Some(bytes) => write_stdout(&bytes, diag),
-            None => {
-                let text: String = w
-                    .files
-                    .iter()
-                    .map(|f| format!("{}\n", f.display()))
-                    .collect();
-                write_stdout(text.as_bytes(), diag)
-            }
-        },
-        Err(e) => {
-            for (dir, _) in made.iter().rev() {
-                let _ = std::fs::remove_dir(dir);
-            }
-            diag.fail(&e);
-            ExitCode::FAILURE
-        }
-    }
+    write_outputs(args, diag, || extract::write_uris(&read, args))
 }
 
 /// Whether two paths name one file (the same device and inode).
