@@ -7,6 +7,7 @@ mod extract;
 mod man;
 mod model;
 mod objects;
+mod present;
 mod render;
 mod select;
 mod summary;
@@ -276,7 +277,7 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
                 args.files.iter().filter(|f| f.is_dir()).cloned().collect();
             out.push_str(&format!(
                 "{}: no device code found in {walked} file{}\n",
-                extract::file_list(&dirs),
+                present::file_list(&dirs),
                 if walked == 1 { "" } else { "s" }
             ));
         }
@@ -339,7 +340,7 @@ fn check_selection(
     diag: &Diag,
 ) -> bool {
     let mut ok = true;
-    let entries = extract::all_entries(roots);
+    let entries = present::all_entries(roots);
     for (text, request) in args.target.iter().zip(requests) {
         if entries
             .iter()
@@ -378,7 +379,7 @@ fn check_selection(
             };
             diag.error(format!(
                 "--bundle {k}: {} has {have} (the #k of `offload ls`)",
-                extract::file_list(&args.files)
+                present::file_list(&args.files)
             ));
         }
     }
@@ -441,7 +442,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             .collect();
         diag.error(format!(
             "nothing extracted: {} could not be read completely (outputs are written for all inputs or none)",
-            extract::file_list(&bad)
+            present::file_list(&bad)
         ));
         return ExitCode::FAILURE;
     }
@@ -451,7 +452,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     if !roots.iter().any(has_code) {
         diag.error(format!(
             "no device code found in {}",
-            extract::file_list(&args.files)
+            present::file_list(&args.files)
         ));
         return ExitCode::FAILURE;
     }
@@ -459,7 +460,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     if jobs.is_empty() {
         diag.error(format!(
             "no entry of {} matches the selection ({}); `offload ls` lists them",
-            extract::file_list(&args.files),
+            present::file_list(&args.files),
             selection_text(args)
         ));
         return ExitCode::FAILURE;

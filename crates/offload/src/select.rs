@@ -36,8 +36,8 @@ use offload_format::target_id::{TargetId, TargetIdError, AMDGCN_PROCESSORS};
 use offload_format::triple::Triple;
 
 use crate::cli::KNOWN_KINDS;
-use crate::extract::{nearest, spellings_present, targets_present};
 use crate::model::{Entry, Node, Vendor};
+use crate::present::{nearest, owned_entries, spellings_present, targets_present};
 
 /// One selection value, read.
 #[derive(Clone, Debug)]
@@ -110,7 +110,7 @@ fn nearest_processor(text: &str) -> Option<&'static str> {
         .iter()
         .map(|p| p.name.to_owned())
         .collect();
-    let n = crate::extract::nearest(text, &names)?;
+    let n = crate::present::nearest(text, &names)?;
     AMDGCN_PROCESSORS.iter().map(|p| p.name).find(|p| *p == n)
 }
 
@@ -591,7 +591,7 @@ pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec
         )));
     }
     // Every --keep must name something the file has.
-    let all = crate::thin::all_entries(root);
+    let all = owned_entries(root);
     for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
         if found.missed() {
             let refs: Vec<&Entry> = all.iter().collect();

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use offload_format::nvidia::fatbin::EntryKind;
 
-use crate::extract::natural;
 use crate::model::{Entry, Node, Vendor};
+use crate::present::natural;
 
 /// One row: the entries of one vendor, architecture and kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -260,7 +260,7 @@ fn percent(part: u64, whole: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{human, percent, unit};
-    use crate::extract::natural;
+    use crate::present::natural;
 
     #[test]
     fn architectures_sort_by_number() {

@@ -23,6 +23,7 @@ use crate::error::Error;
 
 use crate::extract::unmatched_value;
 use crate::model::{Entry, Linkage, Node, NodeKind, Source, Vendor};
+use crate::present::owned_entries;
 use crate::select::{keep_matches, merge_matches, preflight, KeepMatch, Selection, Unfit};
 use crate::walk::Walker;
 
@@ -414,7 +415,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     for (text, s) in args.drop.iter().zip(&sel.drop) {
         if roots
             .iter()
-            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e, false)))
+            .any(|r| r.counts().2 == 0 && owned_entries(r).iter().any(|e| s.matches(e, false)))
         {
             continue;
         }
@@ -578,7 +579,7 @@ fn run_tree(
             // use (cuFFT's one sm_75 stub, say): left as it is, reported,
             // not a failure.
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
-                merge_matches(&mut matches, &keep_matches(&all_entries(&root), sel));
+                merge_matches(&mut matches, &keep_matches(&owned_entries(&root), sel));
                 say(&format!("{shown}: left unchanged: {}\n", u.reason()));
                 unchanged += 1;
                 continue;
@@ -651,7 +652,7 @@ fn run_tree(
         let dirs: Vec<PathBuf> = args.files.iter().filter(|f| f.is_dir()).cloned().collect();
         diag.error(format!(
             "no device code found under {}; nothing to thin",
-            crate::extract::file_list(&dirs)
+            crate::present::file_list(&dirs)
         ));
         return ExitCode::FAILURE;
     }
@@ -728,15 +729,6 @@ pub(crate) fn frees(roots: &[Node], gpu: &str) -> u64 {
 /// the file before anything is written.
 fn walker(args: &ThinArgs) -> Walker {
     Walker::default().headers_only(args.dry_run)
-}
-
-/// Every entry of a tree.
-pub(crate) fn all_entries(root: &Node) -> Vec<Entry> {
-    let mut all = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        all.extend(path[path.len() - 1].entries.iter().cloned());
-    });
-    all
 }
 
 /// The containers of a tree that `thin` rewrites or reports on.
@@ -840,7 +832,7 @@ fn thin_file(
         }
         None => thin_input::<OutputFile>(&shown, &plans, input, None, args, report)?,
     };
-    totals.matches = keep_matches(&all_entries(root), sel);
+    totals.matches = keep_matches(&owned_entries(root), sel);
     report_totals(
         &totals,
         containers(root),
@@ -1230,7 +1222,10 @@ fn thin_zip(
         }
         with_code += 1;
         let mut sub = String::new();
-        merge_matches(&mut totals.matches, &keep_matches(&all_entries(&root), sel));
+        merge_matches(
+            &mut totals.matches,
+            &keep_matches(&owned_entries(&root), sel),
+        );
         let alone = match preflight(&mshown, &root, sel) {
             Ok(a) => a,
             Err(u) => {
