@@ -283,7 +283,7 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
         }
     };
     if args.summary {
-        let s = summary::summarize(&roots, &mut |gpu| thin::frees(&roots, gpu));
+        let s = summary::summarize(&roots, &mut |gpus| thin::frees(&roots, gpus));
         if args.json {
             summary::json(&s, &mut out);
         } else {

@@ -82,9 +82,9 @@ fn gpu(e: &Entry) -> Option<String> {
 }
 
 /// Adds up the entries of `roots`; `frees` says what `offload thin
-/// --dry-run --keep GPU` frees over them (the summary's promises are
+/// --dry-run --keep GPU` frees over them for each GPU (the summary's promises are
 /// thin's own figures).
-pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&str) -> u64) -> Summary {
+pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&[String]) -> Vec<u64>) -> Summary {
     let mut rows: BTreeMap<(Vendor, String, String), Row> = BTreeMap::new();
     let mut files = 0;
     let mut all: Vec<&Entry> = Vec::new();
@@ -126,13 +126,8 @@ pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&str) -> u64) -> Summary 
         }
     }
     gpus.sort_by(|a, b| natural(a).cmp(&natural(b)));
-    let keep = gpus
-        .into_iter()
-        .map(|g| {
-            let freed = frees(&g);
-            (g, freed)
-        })
-        .collect();
+    let freed = frees(&gpus);
+    let keep = gpus.into_iter().zip(freed).collect();
     // Architectures in numeric order (`sm_75` before `sm_100`, `gfx90a`
     // before `gfx1030`), as people read them.
     let mut rows: Vec<Row> = rows.into_values().collect();

@@ -677,23 +677,28 @@ fn run_tree(
 
 /// What `offload thin --dry-run --keep GPU` frees over the inputs whose
 /// walks (read NVIDIA headers only, as a dry run reads them) are `roots`,
-/// each thinned as a file of a tree is: one with nothing for the GPU, or
-/// with damage, is left unchanged. What `ls --summary` promises.
-pub(crate) fn frees(roots: &[Node], gpu: &str) -> u64 {
-    let Ok(sel) = Selection::new(&[gpu.to_owned()], &[], false) else {
-        return 0;
-    };
-    let args = ThinArgs {
-        keep: vec![gpu.to_owned()],
-        drop: Vec::new(),
-        output: None,
-        in_place: false,
-        dry_run: true,
-        drop_ptx: false,
-        compression_level: None,
-        files: Vec::new(),
-    };
-    let mut total = 0;
+/// for each of `gpus`: each file (or wheel member, decoded once for all
+/// the GPUs) thinned as a file of a tree is, one with nothing for the GPU
+/// or with damage left unchanged. What `ls --summary` promises.
+pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
+    let runs: Vec<Option<(Selection, ThinArgs)>> = gpus
+        .iter()
+        .map(|gpu| {
+            let sel = Selection::new(std::slice::from_ref(gpu), &[], false).ok()?;
+            let args = ThinArgs {
+                keep: vec![gpu.clone()],
+                drop: Vec::new(),
+                output: None,
+                in_place: false,
+                dry_run: true,
+                drop_ptx: false,
+                compression_level: None,
+                files: Vec::new(),
+            };
+            Some((sel, args))
+        })
+        .collect();
+    let mut totals = vec![0u64; gpus.len()];
     for root in roots {
         let Source::File(file) = &root.file else {
             continue;
@@ -701,26 +706,40 @@ pub(crate) fn frees(roots: &[Node], gpu: &str) -> u64 {
         let Ok(input) = crate::walk::open(file) else {
             continue;
         };
-        let zip = offload_format::zip::has_magic(&input);
-        if !zip && preflight("", root, &sel).is_err() {
-            continue;
+        // What thin rewrites: the file, or each member of a zip archive
+        // with device code (its walk is the listing's).
+        let mut units: Vec<(Rc<fsio::Input>, &Node)> = Vec::new();
+        if offload_format::zip::has_magic(&input) {
+            for member in root.children.iter().filter(|c| c.file.is_zip_member()) {
+                if let Ok(m) = crate::zipped::open(&member.file, Some(&input)) {
+                    units.push((Rc::new(m), member));
+                }
+            }
+        } else {
+            units.push((input, root));
         }
-        let mut outputs = Outputs::durable();
-        let mut report = String::new();
-        if let Ok((t, _)) = thin_any(
-            file,
-            &input,
-            root,
-            Dest::None,
-            &sel,
-            &args,
-            &mut outputs,
-            &mut report,
-        ) {
-            total += t.bytes_freed;
+        for (bytes, node) in units {
+            let shown = PathBuf::from(node.file.to_string());
+            for (total, run) in totals.iter_mut().zip(&runs) {
+                let Some((sel, args)) = run else { continue };
+                let mut outputs = Outputs::durable();
+                let mut report = String::new();
+                if let Ok(t) = thin_file(
+                    &shown,
+                    &bytes,
+                    node,
+                    Dest::None,
+                    sel,
+                    args,
+                    &mut outputs,
+                    &mut report,
+                ) {
+                    *total += t.bytes_freed;
+                }
+            }
         }
     }
-    total
+    totals
 }
 
 /// The walk that finds what to thin. A dry run reads NVIDIA entry headers
