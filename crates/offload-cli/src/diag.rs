@@ -2,7 +2,8 @@
 //!
 //! The tools' own messages are `<argv0>: error: <text>` with `argv[0]` exactly
 //! as invoked; `error: ` and `warning: ` are coloured only when stderr is a
-//! terminal that supports colour, as LLVM's `WithColor` does.
+//! terminal that supports colour, as LLVM's `WithColor` does, and
+//! `NO_COLOR` is not set.
 
 use std::ffi::OsStr;
 use std::io::{self, IsTerminal, Write};
@@ -110,11 +111,17 @@ pub fn write_stderr(bytes: &[u8]) {
     let _ = io::stderr().lock().write_all(bytes);
 }
 
+/// Colour on a terminal that supports it, unless `NO_COLOR` is set (to
+/// anything but empty: <https://no-color.org>).
 fn stderr_has_colour() -> bool {
     if !io::stderr().is_terminal() {
         return false;
     }
-    crate::env::get().var("TERM").is_some_and(|t| t != "dumb")
+    let env = crate::env::get();
+    if env.var("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    env.var("TERM").is_some_and(|t| t != "dumb")
 }
 
 /// The bare OS text of an I/O error, as LLVM's messages show it (the one

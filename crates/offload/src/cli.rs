@@ -13,19 +13,26 @@ pub(crate) const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cu
 pub const SUBCOMMANDS: [&str; 5] = ["ls", "extract", "thin", "completions", "man"];
 
 const AFTER_HELP: &str = "\
+Inputs: executables, shared libraries, objects, archives, bundles, offload
+binaries, fat binaries; Python wheels (read without unpacking); directory
+trees (ls and thin). `-` is standard input for ls and extract.
+
 Examples:
   offload ls libamdhip_app.so              what device code is in a library
   offload ls --json lib.a | jq .           the same, for scripts
+  offload ls --summary site-packages/      bytes per GPU in a tree, and what thin would free
   offload ls --format=llvm app             llvm-readobj --offloading's lines, corrected
   offload extract --target gfx90a app      the gfx90a code objects, into the current directory
   offload extract -o k.co --bundle 1 --target gfx906 --kind hipv4 lib.so
   offload thin --keep gfx90a -o lib-gfx90a.so lib.so
+  offload thin --keep sm_90 -o torch-sm_90.whl torch.whl
 
 Exit status: 0 when every input was read completely; 1 when an input could
-not be read or holds damage (reported on stderr; ls still lists everything
-else, extract and thin write nothing), or when a selection value (--target,
---keep, --drop, --bundle) matches nothing; 2 for usage errors (an unknown
-option or --kind value, a missing argument). A closed standard output
+not be read, holds damage or holds no device code (reported on stderr; ls
+still lists everything else, extract and thin write nothing), or when a
+selection value (--target, --keep, --drop, --bundle) matches nothing; 2
+for usage errors (an unknown option, --kind value or GPU, a missing
+argument, options that conflict). A closed standard output
 (`| head`) ends the output quietly and does not change the status.";
 
 /// `--help`'s first line: the package description, written out here because
@@ -34,19 +41,29 @@ option or --kind value, a missing argument). A closed standard output
 const ABOUT: &str = "List and extract the device code inside executables, shared libraries, \
 objects and archives (offload bundles, CCOBs, offload binaries, NVIDIA fat binaries)";
 
+/// What `--help` adds to [`ABOUT`]: the third subcommand and the inputs
+/// beyond files.
+const LONG_ABOUT_MORE: &str = "\n\nThin them to the GPUs wanted (offload thin), in files, \
+directory trees and Python wheels.";
+
+/// [`ABOUT`] and [`LONG_ABOUT_MORE`].
+fn const_format_about() -> String {
+    format!("{ABOUT}{LONG_ABOUT_MORE}")
+}
+
 /// List and extract the device code inside executables, shared libraries,
 /// objects and archives.
 ///
-/// `-V` prints the version; `--version` adds the commit, the build (the
-/// Python wheel's says so) and the compression libraries linked, as the
-/// drop-ins' `OFFLOAD_TOOLS_VERSION=1 --version` does.
+/// `-V` and `--version` print the version; with `OFFLOAD_TOOLS_VERSION=1`
+/// set, `--version` adds the commit, the build (the Python wheel's says
+/// so) and the compression libraries linked, as the drop-ins' does.
 #[derive(Debug, Parser)]
 #[command(
     name = "offload",
     version,
     long_version = offload_cli::ident::long_version(),
     about = ABOUT,
-    long_about = None,
+    long_about = const_format_about(),
     after_help = AFTER_HELP
 )]
 pub struct Cli {
@@ -70,11 +87,15 @@ Examples:
 Examples:
   offload extract app                          every entry, into the current directory
   offload extract --target gfx90a -d out app   gfx90a code objects (any xnack/sramecc) into out/
+  offload extract --target gfx90a:xnack- app   those that run with xnack off (xnack-, or no setting)
   offload extract --target hipv4-amdgcn-amd-amdhsa--gfx906 -o k.co app.o
   offload extract --bundle 1 --target hipv4-amdgcn-amd-amdhsa--gfx90a -o k.co lib.so
                                                one translation unit's entry (#1 of ls)
   offload extract --kind host lib.a            the host entries
-  offload extract --target sm_90a --bundle 0 -o - app.o > k.cubin
+  offload extract --target sm_90 app           what a 9.0 GPU can use: cubins it runs, PTX it compiles
+  offload extract --target sm_90.cubin --bundle 0 -o - app > k.cubin
+  offload extract -o k.co 'file://lib.so#offset=16384&size=3408'
+                                               the entry at a URI `ls` prints
 
 Files are named <input>.<n>.<entry>, as llvm-objdump --offloading names
 them: the input's file name, the index of the bundle (or offload binary,
@@ -83,12 +104,14 @@ outside [A-Za-z0-9._+:-] replaced by '_'. NVIDIA entries are written and
 named as cuobjdump -xelf all -xptx all writes them (<input>.<k>.sm_90a.cubin,
 .ptx); --raw keeps them as stored.
 
-A --target or --bundle that selects nothing in any input is an error, and
-so is a selection that selects nothing. Outputs are written together or
+--target values are read as docs/tools/offload.md, \"Selecting entries\",
+says, as thin reads --keep. A --target or --bundle that selects nothing
+in any input is an error, and so is a selection that selects nothing. Outputs are written together or
 not at all: an input that cannot be read completely means no output, and
 -o - writes nothing to standard output unless everything succeeded.")]
     Extract(ExtractArgs),
-    /// Rewrite files without the device code of unwanted targets, in place.
+    /// Rewrite files, trees and wheels without the device code of unwanted
+    /// GPUs (to -o FILE, --in-place, or a --dry-run report).
     #[command(after_help = crate::thin_help::AFTER_HELP)]
     Thin(ThinArgs),
     /// Print a shell completion script.
@@ -142,7 +165,7 @@ pub struct LsArgs {
     /// Print, instead of the listing, the bytes of device code per vendor
     /// and GPU architecture over all inputs, and what `offload thin --keep
     /// GPU` would free for each GPU present.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["format", "verify"])]
     pub summary: bool,
     /// Files to inspect: executables, shared libraries, objects, archives,
     /// bundles, compressed bundles, offload binaries, fat binaries,
@@ -156,13 +179,14 @@ pub struct LsArgs {
 /// `offload extract`.
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
-    /// Keep entries for this target: an entry ID
-    /// (`hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+`), a target ID (`gfx90a`,
-    /// `gfx90a:xnack-`), a triple, or an NVIDIA `sm_NN`. Target IDs match
-    /// as the bundler's unbundling does: an entry built without xnack or
-    /// sramecc serves a request that sets them. One value per occurrence:
-    /// repeat it (or give a comma-separated list) to take several. A value
-    /// that matches no entry of any input is an error.
+    /// Keep entries for this target: a processor (`gfx90a`: any
+    /// xnack/sramecc), a target ID (`gfx90a:xnack-`: what runs with xnack
+    /// off, built with xnack- or without a setting), an NVIDIA `sm_NN`
+    /// (what that GPU can use: cubins it runs, PTX it compiles),
+    /// `compute_NN` (that PTX), an entry ID, or a triple. One value per
+    /// occurrence: repeat it (or give a comma-separated list) to take
+    /// several. A value that matches no entry of any input is an error;
+    /// a GPU that does not exist (`sm_95`, `gfx999`) is refused.
     #[arg(long, short = 't', value_name = "T", value_delimiter = ',')]
     pub target: Vec<String>,
     /// Keep entries of this offload kind (`host`, `hip`, `hipv4`, `openmp`,
@@ -200,10 +224,11 @@ pub struct ExtractArgs {
 /// `offload thin`.
 #[derive(Debug, Args)]
 pub struct ThinArgs {
-    /// Keep the device code for this target: a processor (`gfx90a`: every
-    /// entry for it, any xnack/sramecc), a target ID (`gfx90a:xnack-`,
-    /// matched as the bundler's unbundling matches), an entry ID or a
-    /// triple. Entries for other processors are dropped. One value per
+    /// Keep the device code for this target, as `extract --target` selects
+    /// it: a processor (`gfx90a`: every entry for it, any xnack/sramecc),
+    /// a target ID (`gfx90a:xnack-`: what runs with xnack off), an NVIDIA
+    /// `sm_NN` (cubins that GPU runs, PTX it compiles), an entry ID or a
+    /// triple. Entries for other GPUs of the same vendor are dropped. One value per
     /// occurrence: repeat it (or give a comma-separated list) to keep
     /// several. A value that matches nothing in an input is an error.
     #[arg(long, value_name = "TARGET", value_delimiter = ',')]
@@ -228,9 +253,11 @@ pub struct ThinArgs {
     /// kept, for GPUs yet to come).
     #[arg(long)]
     pub drop_ptx: bool,
-    /// Compression level for compressed bundles (default: the level LLVM
-    /// 22's bundler uses for the method found: zstd 3, zlib 6).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// Compression level for compressed bundles, 1 to 22 for zstd, 1 to
+    /// 9 for zlib (default: the level LLVM 22's bundler uses for the
+    /// method found: zstd 3, zlib 6).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(1..=22))]
     pub compression_level: Option<i32>,
     /// Inputs: executables, shared libraries, objects, archives, bundles,
     /// Python wheels (written as a new wheel, RECORD updated); or

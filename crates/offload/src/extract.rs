@@ -6,191 +6,32 @@ use std::path::{Path, PathBuf};
 
 use offload_cli::error::Error;
 use offload_cli::fsio::{self, Outputs};
-use offload_format::entry_id::{self, EntryId};
+use offload_format::entry_id;
 use offload_format::hip_fatbin;
-use offload_format::nvidia::fatbin::{self, EntryKind};
-use offload_format::nvidia::{Codec, CudaArch, DecodeError, Isa, Variant};
-use offload_format::target_id::TargetId;
-use offload_format::triple::Triple;
+use offload_format::nvidia::fatbin;
+use offload_format::nvidia::{Codec, DecodeError};
 
-use crate::cli::{ExtractArgs, KNOWN_KINDS};
+use crate::cli::ExtractArgs;
 use crate::model::{Entry, Location, Node, NodeKind, Source};
+use crate::present::{all_entries, file_list, nearest, spellings_present, targets_present};
+use crate::select::Selector;
 
-/// One `--target` request.
-#[derive(Debug)]
-pub enum Request {
-    /// A whole entry ID, matched as the bundler's unbundling does.
-    EntryId(EntryId),
-    /// An AMDGPU target ID (`gfx90a`, `gfx90a:xnack+`).
-    TargetId(String),
-    /// A triple.
-    Triple(Triple),
-    /// An offload kind and a triple (`sycl-spir64`,
-    /// `hipv4-amdgcn-amd-amdhsa`): entries of that kind (as `--kind`
-    /// matches) for that triple, any target.
-    KindTriple {
-        /// The offload kind.
-        kind: String,
-        /// The triple.
-        triple: Triple,
-    },
-    /// A CUDA architecture (`sm_90`, `sm_90a`, `compute_90`, `90`): see
-    /// [`Request::cuda_matches`].
-    Cuda(Isa, CudaArch),
-    /// Anything else (`spir64`): the entry's target, triple or ID must be
-    /// spelt the same.
-    Exact(String),
-}
-
-impl Request {
-    /// Reads a `--target` value.
-    pub fn parse(text: &str) -> Request {
-        let pieces = text.split('-').count();
-        if pieces >= 5 {
-            if let Ok(id) = EntryId::parse(text) {
-                if id.is_kind_valid() || !id.kind().is_empty() {
-                    // Requests are compared in their standardised spelling,
-                    // as the bundler compares its -targets.
-                    let std = id.standardised().ok().and_then(|s| EntryId::parse(&s).ok());
-                    return Request::EntryId(std.unwrap_or(id));
-                }
-            }
-        }
-        if pieces >= 2 {
-            // `sycl-spir64`, `hip-amdgcn-amd-amdhsa`: an offload kind and a
-            // triple, any target.
-            let (kind, rest) = text.split_once('-').unwrap_or((text, ""));
-            if KNOWN_KINDS.contains(&kind) && !rest.is_empty() {
-                return Request::KindTriple {
-                    kind: kind.to_owned(),
-                    triple: Triple::new(rest),
-                };
-            }
-            return Request::Triple(Triple::new(text));
-        }
-        if let Ok((isa, arch)) = CudaArch::parse(text) {
-            return Request::Cuda(isa, arch);
-        }
-        if TargetId::parse(text, &amdgcn()).is_ok() {
-            return Request::TargetId(text.to_owned());
-        }
-        Request::Exact(text.to_owned())
-    }
-
-    pub(crate) fn matches(&self, e: &Entry, hip_openmp: bool) -> bool {
-        match self {
-            Request::EntryId(want) => {
-                let lenient = entry_id::parse_lenient(&e.id);
-                lenient
-                    .id
-                    .is_some_and(|have| have.is_compatible_code_object(want, hip_openmp))
-            }
-            Request::TargetId(want) => {
-                let Some(have) = e.target_id.as_deref() else {
-                    return false;
-                };
-                match (
-                    TargetId::parse(have, &amdgcn()),
-                    TargetId::parse(want, &amdgcn()),
-                ) {
-                    (Ok(h), Ok(w)) => h.is_compatible_code_object(&w),
-                    _ => false,
-                }
-            }
-            Request::Triple(want) => e
-                .triple
-                .as_deref()
-                .is_some_and(|t| Triple::new(t).is_compatible_with(want)),
-            Request::KindTriple { kind, triple } => {
-                e.kind
-                    .as_deref()
-                    .is_some_and(|k| entry_id::kinds_compatible(k, kind, hip_openmp))
-                    && e.triple
-                        .as_deref()
-                        .is_some_and(|t| Triple::new(t).is_compatible_with(triple))
-            }
-            Request::Cuda(isa, arch) => Request::cuda_matches(*isa, *arch, e),
-            // The architecture-only triple of a SYCL entry (`spir64`) or its
-            // whole ID.
-            Request::Exact(want) => {
-                e.target_id.as_deref() == Some(want.as_str())
-                    || e.triple.as_deref() == Some(want.as_str())
-                    || e.id == *want
-            }
-        }
-    }
-}
-
-impl Request {
-    /// Whether a CUDA request takes the entry. For NVIDIA fat binary
-    /// entries, by what a GPU can use:
-    ///
-    /// - `sm_90`: every cubin that runs on a GPU of capability 9.0
-    ///   (`sm_90` and `sm_90a` cubins; `sm_80` cubins run on 8.x only);
-    /// - `sm_90a`, `sm_100f`: the cubins of exactly that variant;
-    /// - `compute_90`: every PTX a 9.0 GPU can compile (`compute_80` PTX
-    ///   too); `compute_90a`: exactly that PTX;
-    /// - `90`: both, everything a 9.0 GPU can use.
-    ///
-    /// Other entries (offload binaries, bundles) whose target is a CUDA
-    /// architecture are taken when it is spelt the same.
-    fn cuda_matches(isa: Isa, want: CudaArch, e: &Entry) -> bool {
-        let Some(nv) = &e.nvidia else {
-            let have = e.target_id.as_deref().and_then(|t| CudaArch::parse(t).ok());
-            return have.is_some_and(|(_, have)| have == want);
-        };
-        let ptx = nv.kind == EntryKind::Ptx;
-        let cubin = nv.kind == EntryKind::Elf;
-        let exact = want.variant() != Variant::Plain;
-        match isa {
-            Isa::Real if exact => cubin && nv.arch == want,
-            Isa::Real => cubin && nv.arch.cubin_runs_on(want),
-            Isa::Virtual if exact => ptx && nv.arch == want,
-            Isa::Virtual => ptx && nv.arch.ptx_runs_on(want),
-            Isa::Bare if exact => nv.arch == want,
-            Isa::Bare => {
-                (cubin && nv.arch.cubin_runs_on(want)) || (ptx && nv.arch.ptx_runs_on(want))
-            }
-        }
-    }
-}
-
-impl Request {
-    /// The AMDGPU processor a target ID or entry ID request names.
-    fn processor(&self) -> Option<String> {
-        let text = match self {
-            Request::TargetId(t) => t.as_str(),
-            Request::EntryId(id) => id.raw_target_id()?,
-            _ => return None,
-        };
-        TargetId::parse(text, &amdgcn())
-            .ok()
-            .map(|t| t.processor().to_owned())
-    }
-}
-
-/// For a `--target` that selects no entry of any input while entries for
-/// the same processor with other feature settings exist, a sentence saying
-/// which: the bundler's rule (which `--target` follows) hands an entry
-/// built with `xnack+` only to a request for `xnack+`, which surprises.
-/// Looks at the target alone, so that it never contradicts `--kind` or
-/// `--bundle`.
-pub fn feature_hint(roots: &[Node], text: &str) -> Option<String> {
-    let request = Request::parse(text);
-    let processor = request.processor()?;
+/// For a selection value naming an AMD GPU set up in a way no entry for
+/// that processor runs on (`gfx90a:xnack-` where every gfx90a entry is
+/// built with `xnack+`), a sentence saying which settings are present.
+pub fn feature_hint(roots: &[Node], option: &str, text: &str) -> Option<String> {
+    let request = Selector::parse(text).ok()?;
+    let processor = request.amd_processor()?.to_owned();
     let mut matched = false;
     let mut present: Vec<String> = Vec::new();
     for e in all_entries(roots) {
         if request.matches(e, false) {
             matched = true;
         }
-        let same = e
-            .target_id
-            .as_deref()
-            .filter(|t| TargetId::parse(t, &amdgcn()).is_ok_and(|t| t.processor() == processor));
-        if let Some(t) = same {
-            if !present.iter().any(|p| p == t) {
-                present.push(t.to_owned());
+        if e.amd_target().is_some_and(|t| t.processor() == processor) {
+            let t = e.target_text().unwrap_or_default().into_owned();
+            if !present.contains(&t) {
+                present.push(t);
             }
         }
     }
@@ -198,118 +39,16 @@ pub fn feature_hint(roots: &[Node], text: &str) -> Option<String> {
         return None;
     }
     present.sort();
-    let (list, verb, them) = match present.len() {
-        1 => (present[0].clone(), "is", "it by its full target ID"),
+    let (list, verb) = match present.len() {
+        1 => (present[0].clone(), "is"),
         n => (
             format!("{} and {}", present[..n - 1].join(", "), present[n - 1]),
             "are",
-            "them by their full target IDs",
         ),
     };
     Some(format!(
-        "--target {text}: no entry for {text}; {list} {verb} present (ask for {them})"
+        "{option} {text}: no {processor} entry runs with those settings; {list} {verb} present"
     ))
-}
-
-/// Every entry of the trees, in listing order.
-pub fn all_entries(roots: &[Node]) -> Vec<&Entry> {
-    let mut out = Vec::new();
-    for root in roots {
-        root.visit(&mut Vec::new(), &mut |path| {
-            out.extend(path[path.len() - 1].entries.iter());
-        });
-    }
-    out
-}
-
-/// The input names, for messages: `a.so`, `a.so and b.o`, `a.so, b.o and
-/// c.a`.
-pub fn file_list(files: &[PathBuf]) -> String {
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    match names.len() {
-        0 => String::new(),
-        1 => names[0].clone(),
-        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
-    }
-}
-
-/// Edit distance (Levenshtein), by characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                prev
-            } else {
-                1 + prev.min(row[j]).min(row[j + 1])
-            };
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-/// The spellings of the targets present (target IDs, entry IDs, triples,
-/// CUDA architectures), sorted, without repeats.
-pub fn spellings_present(entries: &[&Entry]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in entries {
-        let mut add = |s: &str| {
-            if !s.is_empty() && !out.iter().any(|o| o == s) {
-                out.push(s.to_owned());
-            }
-        };
-        add(&e.id);
-        for s in [&e.target_id, &e.triple, &e.standardised]
-            .into_iter()
-            .flatten()
-        {
-            add(s);
-        }
-        if let Some(nv) = &e.nvidia {
-            add(&nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx));
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The spelling present nearest to `text`, if near enough to be a typo
-/// of it (at most a third of its length away, and at least 1).
-pub fn nearest<'a>(text: &str, present: &'a [String]) -> Option<&'a str> {
-    let limit = (text.chars().count() / 3).max(1);
-    present
-        .iter()
-        .map(|p| (edit_distance(text, p), p))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, p)| p.as_str())
-}
-
-/// The targets present, for a message: the target IDs (or, where entries
-/// have none, their IDs), sorted.
-pub fn targets_present(entries: &[&Entry]) -> String {
-    let mut out: Vec<&str> = entries
-        .iter()
-        .filter(|e| e.kind.as_deref() != Some("host"))
-        .map(|e| {
-            e.target_id
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .unwrap_or(&e.id)
-        })
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    if out.is_empty() {
-        "none (no device code)".to_owned()
-    } else {
-        out.join(", ")
-    }
 }
 
 /// Why a selection value selects nothing: the error (naming the value
@@ -323,8 +62,10 @@ pub fn unmatched_value(
     let entries = all_entries(roots);
     let present = spellings_present(&entries);
     let mut err = format!("{option} {text} matches no entry of {}", file_list(files));
-    let hint = feature_hint(roots, text);
-    if let Some(n) = nearest(text, &present).filter(|_| hint.is_none()) {
+    let hint = feature_hint(roots, option, text);
+    // No other GPU is suggested for a GPU: it may not run that code.
+    let gpu = Selector::parse(text).is_ok_and(|s| s.names_gpu());
+    if let Some(n) = nearest(text, &present).filter(|_| hint.is_none() && !gpu) {
         err.push_str(&format!(" (did you mean {option} {n}?)"));
     }
     let mut notes = Vec::new();
@@ -333,17 +74,13 @@ pub fn unmatched_value(
     (err, notes)
 }
 
-fn amdgcn() -> Triple {
-    Triple::new("amdgcn-amd-amdhsa")
-}
-
 /// Whether an entry is selected by the options.
-pub fn selected(e: &Entry, requests: &[Request], kind: Option<&str>, hip_openmp: bool) -> bool {
+pub fn selected(e: &Entry, requests: &[Selector], kind: Option<&str>, hip_openmp: bool) -> bool {
     if let Some(k) = kind {
-        let Some(have) = e.kind.as_deref() else {
+        let Some(have) = &e.kind else {
             return false;
         };
-        if !entry_id::kinds_compatible(have, k, hip_openmp) {
+        if !entry_id::kinds_compatible(have.name(), k, hip_openmp) {
             return false;
         }
     }
@@ -360,10 +97,12 @@ pub fn output_name(
     raw: bool,
     section: Option<&str>,
 ) -> String {
-    let source = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "input".to_owned());
+    // Standard input (`-`) is named `stdin`.
+    let source = match input.file_name() {
+        _ if input.as_os_str() == "-" => "stdin".to_owned(),
+        Some(n) => n.to_string_lossy().into_owned(),
+        None => "input".to_owned(),
+    };
     if let Some(nv) = &e.nvidia {
         // cuobjdump's name: the input's name without its last extension,
         // spaces as '-', then the entry's number among those of its kind.
@@ -425,8 +164,7 @@ pub struct Job<'a> {
 }
 
 /// Collects the selected entries of the trees, in listing order.
-pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
-    let requests: Vec<Request> = args.target.iter().map(|t| Request::parse(t)).collect();
+pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs, requests: &[Selector]) -> Vec<Job<'a>> {
     let mut out = Vec::new();
     let mut names = HashSet::new();
     for (root, input) in roots.iter().zip(&args.files) {
@@ -438,7 +176,7 @@ pub fn jobs<'a>(roots: &'a [Node], args: &ExtractArgs) -> Vec<Job<'a>> {
             for e in &node.entries {
                 if !selected(
                     e,
-                    &requests,
+                    requests,
                     args.kind.as_deref(),
                     args.hip_openmp_compatible,
                 ) {
@@ -562,9 +300,17 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
                     let input = match &job.file {
                         Source::File(p) => crate::walk::open(p)
                             .map_err(|err| Error::file_io(p.display().to_string(), &err))?,
-                        zipped => crate::zipped::open(zipped)
-                            .map(std::rc::Rc::new)
-                            .map_err(|err| Error::file(zipped.to_string(), err))?,
+                        zipped => {
+                            let archive = match zipped {
+                                Source::ZipMember { zip, .. } => {
+                                    inputs.get(&Source::File(zip.clone())).cloned()
+                                }
+                                Source::File(_) => None,
+                            };
+                            crate::zipped::open(zipped, archive.as_deref())
+                        }
+                        .map(std::rc::Rc::new)
+                        .map_err(|err| Error::file(zipped.to_string(), err))?,
                     };
                     inputs.insert(job.file.clone(), input);
                 }
@@ -610,4 +356,150 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
         files: written,
         stdout: to_stdout.then_some(buffer),
     })
+}
+
+/// A place `ls` names by URI: `file://PATH#offset=N&size=M`, the path
+/// a file or `ARCHIVE!/MEMBER` (a zip member, its offsets those of its
+/// decoded bytes), as [`crate::render::uri`] writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uri {
+    /// The file.
+    pub path: PathBuf,
+    /// The zip member, if any.
+    pub member: Option<String>,
+    /// Where the bytes start.
+    pub offset: u64,
+    /// How many.
+    pub size: u64,
+}
+
+impl Uri {
+    /// Reads a URI; `None` for text that is not one (a file name).
+    pub fn parse(text: &str) -> Option<Result<Uri, String>> {
+        let rest = text.strip_prefix("file://")?;
+        let bad = || {
+            Err(format!(
+                "{text}: not a URI of `offload ls` (file://PATH#offset=N&size=M)"
+            ))
+        };
+        let Some((path, fragment)) = rest.rsplit_once('#') else {
+            return Some(bad());
+        };
+        let (mut offset, mut size) = (None, None);
+        for field in fragment.split('&') {
+            match field.split_once('=') {
+                Some(("offset", n)) => offset = n.parse::<u64>().ok(),
+                Some(("size", n)) => size = n.parse::<u64>().ok(),
+                _ => return Some(bad()),
+            }
+        }
+        let (Some(offset), Some(size)) = (offset, size) else {
+            return Some(bad());
+        };
+        let (path, member) = match path.split_once("!/") {
+            Some((zip, member)) => (zip, Some(member.to_owned())),
+            None => (path, None),
+        };
+        if path.is_empty() {
+            return Some(bad());
+        }
+        Some(Ok(Uri {
+            path: PathBuf::from(path),
+            member,
+            offset,
+            size,
+        }))
+    }
+
+    /// The output name: `<file name>-offset<N>-size<M>.co`, as
+    /// roc-obj-extract names what it writes for a URI.
+    pub fn output_name(&self) -> String {
+        let name = match &self.member {
+            Some(m) => Path::new(m).file_name(),
+            None => self.path.file_name(),
+        }
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".to_owned());
+        format!("{name}-offset{}-size{}.co", self.offset, self.size)
+    }
+
+    /// Reads the bytes it names.
+    pub fn read(&self) -> Result<Vec<u8>, Error> {
+        let shown = match &self.member {
+            Some(m) => format!("{}!/{m}", self.path.display()),
+            None => self.path.display().to_string(),
+        };
+        let input = crate::walk::open(&self.path).map_err(|e| Error::file_io(&shown, &e))?;
+        let input = match &self.member {
+            None => input,
+            Some(m) => {
+                let archive = offload_format::zip::Archive::parse(&input)
+                    .map_err(|e| Error::file(self.path.display().to_string(), e.to_string()))?;
+                let index = archive
+                    .members
+                    .iter()
+                    .position(|x| x.name_lossy() == *m)
+                    .ok_or_else(|| Error::file(&shown, "no such member in the archive"))?;
+                let source = Source::ZipMember {
+                    zip: self.path.clone(),
+                    index,
+                    name: m.clone(),
+                };
+                std::rc::Rc::new(
+                    crate::zipped::open(&source, Some(&input))
+                        .map_err(|e| Error::file(&shown, e))?,
+                )
+            }
+        };
+        usize::try_from(self.offset)
+            .ok()
+            .zip(usize::try_from(self.offset.saturating_add(self.size)).ok())
+            .and_then(|(a, b)| input.get(a..b))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                Error::file(
+                    &shown,
+                    format!(
+                        "offset {} and size {} lie outside the file ({} bytes)",
+                        self.offset,
+                        self.size,
+                        input.len()
+                    ),
+                )
+            })
+    }
+}
+
+/// `offload extract URI...`: the bytes each URI names, each to its file
+/// (or `-o`); all or none. Returns the files written, or with `-o -` the
+/// bytes for standard output.
+pub fn write_uris(uris: &[Uri], args: &ExtractArgs) -> Result<Written, Error> {
+    let mut outputs = Outputs::durable();
+    let mut files = Vec::new();
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    let mut stdout = None;
+    for u in uris {
+        let bytes = u.read()?;
+        if to_stdout {
+            stdout = Some(bytes);
+            continue;
+        }
+        let target = match (&args.output, &args.output_dir) {
+            (Some(o), _) => o.clone(),
+            (None, Some(d)) => d.join(u.output_name()),
+            (None, None) => PathBuf::from(u.output_name()),
+        };
+        let shown = target.display().to_string();
+        let i = outputs
+            .create(target.as_os_str(), false)
+            .map_err(|e| Error::file_io(&shown, &e))?;
+        outputs
+            .file(i)
+            .write_all(&bytes)
+            .map_err(|e| Error::file_io(&shown, &e))?;
+        outputs.finish(i).map_err(|e| Error::file_io(&shown, &e))?;
+        files.push(target);
+    }
+    outputs.commit().map_err(|e| Error::io(&e))?;
+    Ok(Written { files, stdout })
 }

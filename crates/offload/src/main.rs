@@ -2,11 +2,14 @@
 //! libraries, objects and archives. See docs/tools/offload.md.
 
 mod cli;
+mod error;
 mod extract;
 mod man;
 mod model;
 mod objects;
+mod present;
 mod render;
+mod select;
 mod summary;
 mod thin;
 mod thin_help;
@@ -17,15 +20,18 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use offload_cli::diag::Diag;
 
 use cli::{Cli, Command, ExtractArgs, Format, LsArgs};
 use model::Node;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     let diag = Diag::new(OsStr::new("offload"));
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match cli.command {
         Command::Ls(args) => ls(&args, &diag),
         Command::Extract(args) => extract_cmd(&args, &diag),
@@ -44,6 +50,43 @@ fn main() -> ExitCode {
             write_stdout(&out, &diag)
         }
         Command::Man { page, dir } => man_cmd(page.as_deref(), dir.as_deref(), &diag),
+    }
+}
+
+/// Reads the command line. `--version` adds the build's identification
+/// only with `OFFLOAD_TOOLS_VERSION` set, as the drop-ins' does (`-V`:
+/// never). Usage errors are printed as every other error is
+/// (`offload: error: ...`) and end with status 2; `--help` and
+/// `--version` print to standard output.
+fn parse_args() -> Result<Cli, ExitCode> {
+    let mut cmd = Cli::command();
+    if !offload_cli::ident::requested() {
+        cmd = cmd.long_version(env!("CARGO_PKG_VERSION"));
+    }
+    let result = cmd
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    match result {
+        Ok(cli) => Ok(cli),
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let text = e.render().to_string();
+            match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let diag = Diag::new(OsStr::new("offload"));
+                    Err(write_stdout(text.as_bytes(), &diag))
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    offload_cli::diag::write_stderr(text.as_bytes());
+                    Err(ExitCode::from(2))
+                }
+                _ => {
+                    let text = text.strip_prefix("error: ").unwrap_or(&text);
+                    offload_cli::diag::write_stderr(format!("offload: error: {text}").as_bytes());
+                    Err(ExitCode::from(2))
+                }
+            }
+        }
     }
 }
 
@@ -131,9 +174,11 @@ fn report_damage(root: &Node, diag: &Diag) -> usize {
     n
 }
 
-/// Walks the files; returns their trees, how much damage was reported,
-/// and (with `keep`) the inputs read, for a command that reads their
-/// bytes again (`extract`: the same bytes, and `-` read once).
+/// Walks the files; returns the trees of those that could be read, how
+/// much damage was reported (a file that cannot be read counts, and is
+/// reported as the operating system says: `a.so: No such file or
+/// directory`), and (with `keep`) the inputs read, for a command that
+/// reads their bytes again (`extract`: the same bytes, and `-` read once).
 fn walk_all(
     files: &[std::path::PathBuf],
     verify: bool,
@@ -147,18 +192,33 @@ fn walk_all(
     let mut opened = extract::Opened::new();
     let mut roots = Vec::with_capacity(files.len());
     for f in files {
-        let input = walk::open(f);
-        if keep {
-            if let Ok(i) = &input {
-                opened.insert(model::Source::File(f.clone()), i.clone());
+        let input = match walk::open(f) {
+            Ok(i) => i,
+            Err(e) => {
+                damage += 1;
+                diag.error(format!(
+                    "{}: cannot read: {}",
+                    f.display(),
+                    offload_cli::diag::os_error_text(&e)
+                ));
+                continue;
             }
+        };
+        if keep {
+            opened.insert(model::Source::File(f.clone()), input.clone());
         }
-        roots.push(walker.input(f, input));
+        roots.push(walker.input(f, Ok(input)));
     }
     for r in &roots {
         damage += report_damage(r, diag);
     }
     (roots, damage, opened)
+}
+
+/// Whether a tree holds device code (an entry, or a container).
+fn has_code(root: &Node) -> bool {
+    let (containers, entries, _) = root.counts();
+    containers + entries > 0
 }
 
 /// The inputs named on the command line, each directory replaced by the
@@ -204,13 +264,26 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     let inputs = expand_inputs(&args.files, diag);
     let (mut roots, damage, _) = walk_all(&inputs.files, args.verify, args.summary, false, diag);
     let damage = damage + inputs.unreadable;
+    let walked = roots.len();
     if inputs.tree {
         // In a tree, files without device code are left out.
         roots.retain(|r| r.is_interesting());
     }
     let mut out = String::new();
+    // What has no device code is said so, plainly.
+    let nothing = |out: &mut String, roots: &[Node]| {
+        if inputs.tree && roots.is_empty() && damage == 0 {
+            let dirs: Vec<std::path::PathBuf> =
+                args.files.iter().filter(|f| f.is_dir()).cloned().collect();
+            out.push_str(&format!(
+                "{}: no device code found in {walked} file{}\n",
+                present::file_list(&dirs),
+                if walked == 1 { "" } else { "s" }
+            ));
+        }
+    };
     if args.summary {
-        let s = summary::summarize(&roots);
+        let s = summary::summarize(&roots, &mut |gpus| thin::frees(&roots, gpus));
         if args.json {
             summary::json(&s, &mut out);
         } else {
@@ -221,9 +294,15 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     } else {
         for r in &roots {
             match args.format {
+                Format::Tree if !has_code(r) && r.damage.is_empty() && !r.is_interesting() => {
+                    out.push_str(&format!("{}: no device code found\n", r.name));
+                }
                 Format::Tree => render::tree(r, &mut out),
                 Format::Llvm => render::llvm_lines(r, &mut out),
             }
+        }
+        if args.format == Format::Tree {
+            nothing(&mut out, &roots);
         }
     }
     let status = write_stdout(out.as_bytes(), diag);
@@ -254,11 +333,15 @@ fn selection_text(args: &ExtractArgs) -> String {
 
 /// Checks that each selection value selects something in some input;
 /// reports those that do not.
-fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
+fn check_selection(
+    roots: &[Node],
+    args: &ExtractArgs,
+    requests: &[select::Selector],
+    diag: &Diag,
+) -> bool {
     let mut ok = true;
-    let entries = extract::all_entries(roots);
-    for text in &args.target {
-        let request = extract::Request::parse(text);
+    let entries = present::all_entries(roots);
+    for (text, request) in args.target.iter().zip(requests) {
         if entries
             .iter()
             .any(|e| request.matches(e, args.hip_openmp_compatible))
@@ -296,7 +379,7 @@ fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
             };
             diag.error(format!(
                 "--bundle {k}: {} has {have} (the #k of `offload ls`)",
-                extract::file_list(&args.files)
+                present::file_list(&args.files)
             ));
         }
     }
@@ -304,30 +387,80 @@ fn check_selection(roots: &[Node], args: &ExtractArgs, diag: &Diag) -> bool {
 }
 
 fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
+    let uris: Vec<Option<Result<extract::Uri, String>>> = args
+        .files
+        .iter()
+        .map(|f| f.to_str().and_then(extract::Uri::parse))
+        .collect();
+    if uris.iter().any(Option::is_some) {
+        return extract_uris(args, uris, diag);
+    }
+    let requests = match args
+        .target
+        .iter()
+        .map(|t| select::Selector::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            diag.error(format!("--target {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(dir) = args.files.iter().find(|f| f.is_dir()) {
+        diag.error(format!(
+            "{}: a directory; extract reads files (`offload ls {}` lists those with device code)",
+            dir.display(),
+            dir.display()
+        ));
+        return ExitCode::FAILURE;
+    }
+    if let Some(out) = args.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        if let Some(input) = args.files.iter().find(|f| same_file(f, out)) {
+            diag.error(format!(
+                "-o {}: that is the input {}; extract writes entries to a new file",
+                out.display(),
+                input.display()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
     let (roots, damage, opened) = walk_all(&args.files, false, false, true, diag);
     // All or nothing: an input that cannot be read completely means no
     // output at all.
     if damage > 0 {
-        let bad: Vec<std::path::PathBuf> = roots
+        let bad: Vec<std::path::PathBuf> = args
+            .files
             .iter()
-            .zip(&args.files)
-            .filter(|(r, _)| r.counts().2 > 0)
-            .map(|(_, f)| f.clone())
+            .filter(|f| {
+                roots
+                    .iter()
+                    .find(|r| r.file == model::Source::File((*f).clone()))
+                    .is_none_or(|r| r.counts().2 > 0)
+            })
+            .cloned()
             .collect();
         diag.error(format!(
             "nothing extracted: {} could not be read completely (outputs are written for all inputs or none)",
-            extract::file_list(&bad)
+            present::file_list(&bad)
         ));
         return ExitCode::FAILURE;
     }
-    if !check_selection(&roots, args, diag) {
+    if !check_selection(&roots, args, &requests, diag) {
         return ExitCode::FAILURE;
     }
-    let jobs = extract::jobs(&roots, args);
+    if !roots.iter().any(has_code) {
+        diag.error(format!(
+            "no device code found in {}",
+            present::file_list(&args.files)
+        ));
+        return ExitCode::FAILURE;
+    }
+    let jobs = extract::jobs(&roots, args, &requests);
     if jobs.is_empty() {
         diag.error(format!(
             "no entry of {} matches the selection ({}); `offload ls` lists them",
-            extract::file_list(&args.files),
+            present::file_list(&args.files),
             selection_text(args)
         ));
         return ExitCode::FAILURE;
@@ -359,6 +492,17 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         ));
         return ExitCode::FAILURE;
     }
+    write_outputs(args, diag, || extract::write(&jobs, args, opened))
+}
+
+/// Makes the `-d` directory if missing, writes the outputs with `write`
+/// (all or none), and prints their names (or, with `-o -`, the bytes);
+/// on failure the directories it made go too.
+fn write_outputs(
+    args: &ExtractArgs,
+    diag: &Diag,
+    write: impl FnOnce() -> Result<extract::Written, offload_cli::error::Error>,
+) -> ExitCode {
     let made = match (&args.output, &args.output_dir) {
         (None, Some(dir)) => match make_dirs(dir) {
             Ok(made) => made,
@@ -373,7 +517,7 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         },
         _ => Vec::new(),
     };
-    match extract::write(&jobs, args, opened) {
+    match write() {
         Ok(written) => {
             if let Some(bytes) = written.stdout {
                 return write_stdout(&bytes, diag);
@@ -393,6 +537,63 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
             diag.fail(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `offload extract URI...`: the URIs `ls` prints, each naming one entry's
+/// bytes.
+fn extract_uris(
+    args: &ExtractArgs,
+    uris: Vec<Option<Result<extract::Uri, String>>>,
+    diag: &Diag,
+) -> ExitCode {
+    if !args.target.is_empty() || args.kind.is_some() || !args.bundle.is_empty() {
+        diag.error("a URI names one entry: --target, --kind and --bundle do not apply to it");
+        return ExitCode::from(2);
+    }
+    let mut read = Vec::new();
+    for (u, f) in uris.into_iter().zip(&args.files) {
+        match u {
+            Some(Ok(u)) => read.push(u),
+            Some(Err(e)) => {
+                diag.error(e);
+                return ExitCode::from(2);
+            }
+            None => {
+                diag.error(format!(
+                    "{}: give URIs or files, not both (extract the files on their own)",
+                    f.display()
+                ));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if args.output.is_some() && read.len() > 1 {
+        diag.error(format!(
+            "-o writes one entry, but {} URIs are given",
+            read.len()
+        ));
+        return ExitCode::FAILURE;
+    }
+    if let Some(out) = args.output.as_deref().filter(|o| o.as_os_str() != "-") {
+        if let Some(u) = read.iter().find(|u| same_file(&u.path, out)) {
+            diag.error(format!(
+                "-o {}: that is the input {}; extract writes entries to a new file",
+                out.display(),
+                u.path.display()
+            ));
+            return ExitCode::FAILURE;
+        }
+    }
+    write_outputs(args, diag, || extract::write_uris(&read, args))
+}
+
+/// Whether two paths name one file (the same device and inode).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
     }
 }
 

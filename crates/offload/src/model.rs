@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::nvidia::{Codec, CudaArch};
+use offload_format::payload::Payload;
+use offload_format::target_id::TargetId;
+use offload_format::triple::Triple;
 
 /// What a node of the tree is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,37 +113,220 @@ pub enum Location {
     Derived,
 }
 
+/// Whose device code an entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Vendor {
+    /// AMD GPUs (an `amdgcn` triple).
+    Amd,
+    /// NVIDIA GPUs (an `nvptx` triple, or a fat binary entry).
+    Nvidia,
+    /// Neither: the host, SPIR-V, another target.
+    Other,
+}
+
+impl Vendor {
+    /// `AMD`, `NVIDIA`, `other`: as the summary and thin's report say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Amd => "AMD",
+            Vendor::Nvidia => "NVIDIA",
+            Vendor::Other => "other",
+        }
+    }
+
+    /// The vendor of a triple.
+    pub fn of_triple(triple: &Triple) -> Vendor {
+        if triple.is_amdgcn() {
+            Vendor::Amd
+        } else if triple.is_nvptx() {
+            Vendor::Nvidia
+        } else {
+            Vendor::Other
+        }
+    }
+}
+
+/// An offload kind, the first field of an entry ID.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OffloadKind {
+    /// `host`: the host's code, never device code.
+    Host,
+    /// `openmp`.
+    OpenMp,
+    /// `hip`.
+    Hip,
+    /// `hipv4`.
+    HipV4,
+    /// `cuda`.
+    Cuda,
+    /// `sycl` (DPC++).
+    Sycl,
+    /// Any other spelling, kept as stored.
+    Other(String),
+}
+
+impl OffloadKind {
+    /// The kind a stored spelling names.
+    pub fn parse(text: &str) -> OffloadKind {
+        match text {
+            "host" => OffloadKind::Host,
+            "openmp" => OffloadKind::OpenMp,
+            "hip" => OffloadKind::Hip,
+            "hipv4" => OffloadKind::HipV4,
+            "cuda" => OffloadKind::Cuda,
+            "sycl" => OffloadKind::Sycl,
+            other => OffloadKind::Other(other.to_owned()),
+        }
+    }
+
+    /// The spelling.
+    pub fn name(&self) -> &str {
+        match self {
+            OffloadKind::Host => "host",
+            OffloadKind::OpenMp => "openmp",
+            OffloadKind::Hip => "hip",
+            OffloadKind::HipV4 => "hipv4",
+            OffloadKind::Cuda => "cuda",
+            OffloadKind::Sycl => "sycl",
+            OffloadKind::Other(s) => s,
+        }
+    }
+}
+
+/// What an entry's code is built for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An AMDGPU target ID: processor (canonical) and features, and the
+    /// spelling stored.
+    Amd {
+        /// The parsed target ID.
+        id: TargetId,
+        /// As stored (`gfx90a:xnack+`).
+        stored: String,
+    },
+    /// A CUDA architecture, variant included.
+    Cuda(CudaArch),
+    /// Anything else (`generic`, `spir64`, a host CPU), as stored.
+    Other(String),
+}
+
+impl Target {
+    /// Reads a stored target for an entry of `vendor`.
+    pub fn parse(text: &str, vendor: Vendor) -> Target {
+        match vendor {
+            Vendor::Amd => match TargetId::parse(text, &Triple::new("amdgcn-amd-amdhsa")) {
+                Ok(id) => Target::Amd {
+                    id,
+                    stored: text.to_owned(),
+                },
+                Err(_) => Target::Other(text.to_owned()),
+            },
+            Vendor::Nvidia => match CudaArch::parse(text) {
+                Ok((_, arch)) if arch.to_string() == text => Target::Cuda(arch),
+                _ => Target::Other(text.to_owned()),
+            },
+            Vendor::Other => Target::Other(text.to_owned()),
+        }
+    }
+
+    /// The spelling, as stored.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Target::Amd { stored, .. } => stored.as_str().into(),
+            Target::Cuda(a) => a.to_string().into(),
+            Target::Other(s) => s.as_str().into(),
+        }
+    }
+}
+
 /// One entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The ID as stored (bundles), or built from the metadata (offload
     /// binaries: `<kind>-<triple>-<arch>`; fat binaries: `sm_NN.elf`).
     pub id: String,
-    /// Offload kind (`hip`, `hipv4`, `openmp`, `host`, `cuda`...).
-    pub kind: Option<String>,
+    /// Offload kind.
+    pub kind: Option<OffloadKind>,
     /// Target triple as stored.
-    pub triple: Option<String>,
-    /// Target ID / architecture as stored (`gfx90a:xnack+`, `sm_90`).
-    pub target_id: Option<String>,
+    pub triple: Option<Triple>,
+    /// Whose code it is.
+    pub vendor: Vendor,
+    /// What it is built for (`None`: no target given).
+    pub target: Option<Target>,
     /// The ID in LLVM 22's standardised spelling, when it differs.
     pub standardised: Option<String>,
     /// Remarks on the stored spelling (old ROCm forms).
     pub note: Option<String>,
-    /// What the payload is ([`offload_format::payload::Payload::name`]),
-    /// or `None` when it was not looked at (inside a CCOB).
-    pub payload: Option<&'static str>,
-    /// The target the payload itself names.
-    pub payload_target: Option<String>,
+    /// What the payload is, or `None` when it was not looked at (inside a
+    /// CCOB, a compressed NVIDIA entry read for its header only).
+    pub payload: Option<Payload>,
     /// Whether the payload's own target agrees with the entry's.
     pub payload_matches: Option<bool>,
-    /// Size of the entry's bytes.
+    /// Size of the entry's bytes (decoded, inside a CCOB or a
+    /// concatenated NVIDIA entry; as stored otherwise).
     pub size: u64,
+    /// The bytes it takes in the file: [`Entry::size`] where stored as
+    /// it is; inside a CCOB or a concatenated NVIDIA entry, its share of
+    /// the compressed bytes (in proportion to its decoded size).
+    pub stored: u64,
     /// Where they are.
     pub location: Location,
     /// What an NVIDIA fat binary entry's header records.
     pub nvidia: Option<NvEntry>,
     /// The bytes, for [`Location::Derived`].
     pub data: Option<Vec<u8>>,
+}
+
+impl Entry {
+    /// Whether it is the host's code (kind `host`).
+    pub fn is_host(&self) -> bool {
+        self.kind == Some(OffloadKind::Host)
+    }
+
+    /// The target as stored, for messages.
+    pub fn target_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.target.as_ref().map(Target::text)
+    }
+
+    /// The bytes once decoded (a compressed NVIDIA entry's recorded size;
+    /// [`Entry::size`] otherwise).
+    pub fn decoded(&self) -> u64 {
+        self.nvidia
+            .and_then(|nv| nv.uncompressed_size.filter(|_| nv.member.is_none()))
+            .unwrap_or(self.size)
+    }
+
+    /// The AMDGPU target ID, for an AMD entry.
+    pub fn amd_target(&self) -> Option<&TargetId> {
+        match &self.target {
+            Some(Target::Amd { id, .. }) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The CUDA architecture: a fat binary entry's, or an offload
+    /// binary's for an NVIDIA GPU.
+    pub fn cuda_arch(&self) -> Option<CudaArch> {
+        match (&self.nvidia, &self.target) {
+            (Some(nv), _) => Some(nv.arch),
+            (None, Some(Target::Cuda(a))) => Some(*a),
+            _ => None,
+        }
+    }
+}
+
+/// `1 entry`, `2 entries`: a count and its noun, in the singular for 1.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The share of `part` in `total` bytes that `whole` stored bytes hold
+/// (rounded down): what a piece of a compressed stream takes in the file.
+pub fn share(part: u64, total: u64, whole: u64) -> u64 {
+    if total == 0 {
+        return 0;
+    }
+    u64::try_from(u128::from(part) * u128::from(whole) / u128::from(total)).unwrap_or(u64::MAX)
 }
 
 /// The typed facts of an NVIDIA fat binary entry.

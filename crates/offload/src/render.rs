@@ -77,9 +77,9 @@ fn node_line(n: &Node) -> String {
 
 fn entry_lines(file: &Source, e: &Entry) -> Vec<String> {
     let mut first = e.id.clone();
-    let what = match (e.payload, &e.payload_target) {
-        (Some(p), Some(t)) => format!("{p} {t}"),
-        (Some(p), None) => p.to_owned(),
+    let what = match (&e.payload, e.payload.as_ref().and_then(|p| p.target())) {
+        (Some(p), Some(t)) => format!("{} {t}", p.name()),
+        (Some(p), None) => p.name().to_owned(),
         (None, _) => match e.nvidia.and_then(|n| n.codec) {
             Some(c) => format!("stored compressed ({c})"),
             None => "in compressed bundle".to_owned(),
@@ -118,8 +118,11 @@ fn entry_lines(file: &Source, e: &Entry) -> Vec<String> {
     if e.payload_matches == Some(false) {
         lines.push(format!(
             "MISMATCH: the payload says {}, the entry says {}",
-            e.payload_target.as_deref().unwrap_or("?"),
-            e.target_id.as_deref().unwrap_or("?")
+            e.payload
+                .as_ref()
+                .and_then(|p| p.target())
+                .unwrap_or_else(|| "?".to_owned()),
+            e.target_text().unwrap_or("?".into())
         ));
     }
     lines
@@ -254,13 +257,13 @@ fn entry_json(file: &Source, e: &Entry, nesting: &[String], out: &mut String) {
         out,
         "{{\"id\":{},\"kind\":{},\"triple\":{},\"target_id\":{},\"standardised_id\":{},\"note\":{},\"payload\":{{\"type\":{},\"target\":{},\"matches_entry\":{}}},\"size\":{},\"compression\":{},\"uncompressed_size\":{},\"cuda\":{},\"location\":{location},\"nesting\":[{}]}}",
         js(&e.id),
-        opt_str(e.kind.as_deref()),
-        opt_str(e.triple.as_deref()),
-        opt_str(e.target_id.as_deref()),
+        opt_str(e.kind.as_ref().map(|k| k.name())),
+        opt_str(e.triple.as_ref().map(|t| t.as_str())),
+        opt_str(e.target_text().as_deref()),
         opt_str(e.standardised.as_deref()),
         opt_str(e.note.as_deref()),
-        opt_str(e.payload),
-        opt_str(e.payload_target.as_deref()),
+        opt_str(e.payload.as_ref().map(|p| p.name())),
+        opt_str(e.payload.as_ref().and_then(|p| p.target()).as_deref()),
         e.payload_matches.map_or("null".to_owned(), |b| b.to_string()),
         e.size,
         opt_str(e.nvidia.and_then(|n| n.codec).map(Codec::name)),

@@ -7,25 +7,25 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use offload_format::nvidia::fatbin::EntryKind;
-use offload_format::nvidia::CudaArch;
 
-use crate::model::{Entry, Node};
+use crate::model::{Entry, Node, Vendor};
+use crate::present::natural;
 
 /// One row: the entries of one vendor, architecture and kind.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
-    /// `NVIDIA`, `AMD` or `other`.
-    pub vendor: &'static str,
+    /// Whose code.
+    pub vendor: Vendor,
     /// `sm_90a`, `gfx90a`, a triple.
     pub arch: String,
     /// `cubin`, `ptx`, `code object`...
     pub kind: String,
     /// How many.
     pub entries: u64,
-    /// Bytes as stored in the files.
+    /// Bytes as stored in the files ([`Entry::stored`]: inside a
+    /// compressed bundle, an entry's share of its compressed bytes).
     pub stored: u64,
-    /// Bytes once decoded (compressed NVIDIA entries; the stored size
-    /// otherwise).
+    /// Bytes once decoded.
     pub decoded: u64,
 }
 
@@ -36,15 +36,15 @@ pub struct Summary {
     pub files: usize,
     /// Rows, by vendor, architecture, kind.
     pub rows: Vec<Row>,
-    /// For each GPU present, what `offload thin --keep GPU` would free at
-    /// most (stored bytes of the entries of its vendor it cannot use).
+    /// For each GPU present, what `offload thin --dry-run --keep GPU`
+    /// frees over the same inputs.
     pub keep: Vec<(String, u64)>,
 }
 
 /// The vendor, architecture and kind an entry is counted under; `None` for
 /// host entries.
-fn key(e: &Entry) -> Option<(&'static str, String, String)> {
-    if e.kind.as_deref() == Some("host") {
+fn key(e: &Entry) -> Option<(Vendor, String, String)> {
+    if e.is_host() {
         return None;
     }
     if let Some(nv) = &e.nvidia {
@@ -53,34 +53,39 @@ fn key(e: &Entry) -> Option<(&'static str, String, String)> {
             EntryKind::Ptx => "ptx".to_owned(),
             other => other.name().into_owned(),
         };
-        return Some(("NVIDIA", nv.arch.to_string(), kind));
+        return Some((Vendor::Nvidia, nv.arch.to_string(), kind));
     }
-    let triple = e.triple.as_deref().unwrap_or("");
-    let target = e.target_id.as_deref().unwrap_or("");
-    if triple.starts_with("amdgcn") && !target.is_empty() {
-        let processor = target.split(':').next().unwrap_or(target).to_owned();
-        return Some(("AMD", processor, "code object".to_owned()));
+    if let Some(t) = e.amd_target() {
+        return Some((
+            Vendor::Amd,
+            t.processor().to_owned(),
+            "code object".to_owned(),
+        ));
     }
-    let arch = if target.is_empty() {
-        triple.to_owned()
-    } else {
-        target.to_owned()
+    let arch = match e.target_text() {
+        Some(t) if !t.is_empty() => t.into_owned(),
+        _ => e.triple.as_ref().map_or("", |t| t.as_str()).to_owned(),
     };
-    Some(("other", arch, e.payload.unwrap_or("unknown").to_owned()))
+    let kind = e.payload.as_ref().map_or("unknown", |p| p.name());
+    Some((e.vendor, arch, kind.to_owned()))
 }
 
-/// The bytes an entry takes in its file, and decoded.
-fn sizes(e: &Entry) -> (u64, u64) {
-    let decoded = e
-        .nvidia
-        .and_then(|nv| nv.uncompressed_size.filter(|_| nv.member.is_none()))
-        .unwrap_or(e.size);
-    (e.size, decoded)
+/// The GPU whose `--keep` an entry suggests: the capability of an NVIDIA
+/// cubin (`sm_90` for an `sm_90a` or `sm_90` cubin: a GPU that runs it),
+/// an AMD processor.
+fn gpu(e: &Entry) -> Option<String> {
+    match (&e.nvidia, e.amd_target()) {
+        (Some(nv), _) if nv.kind == EntryKind::Elf => Some(format!("sm_{}", nv.arch.number())),
+        (None, Some(t)) => Some(t.processor().to_owned()),
+        _ => None,
+    }
 }
 
-/// Adds up the entries of `roots`.
-pub fn summarize(roots: &[Node]) -> Summary {
-    let mut rows: BTreeMap<(&'static str, String, String), Row> = BTreeMap::new();
+/// Adds up the entries of `roots`; `frees` says what `offload thin
+/// --dry-run --keep GPU` frees over them for each GPU (the summary's promises are
+/// thin's own figures).
+pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&[String]) -> Vec<u64>) -> Summary {
+    let mut rows: BTreeMap<(Vendor, String, String), Row> = BTreeMap::new();
     let mut files = 0;
     let mut all: Vec<&Entry> = Vec::new();
     for root in roots {
@@ -100,57 +105,29 @@ pub fn summarize(roots: &[Node]) -> Summary {
             }
         }
     }
+    let mut gpus: Vec<String> = Vec::new();
     for e in &all {
         let Some(k) = key(e) else { continue };
-        let (stored, decoded) = sizes(e);
         let row = rows.entry(k.clone()).or_insert_with(|| Row {
             vendor: k.0,
             arch: k.1.clone(),
             kind: k.2.clone(),
-            ..Row::default()
+            entries: 0,
+            stored: 0,
+            decoded: 0,
         });
         row.entries += 1;
-        row.stored += stored;
-        row.decoded += decoded;
-    }
-    // The GPUs: NVIDIA capabilities of the cubins present, AMD processors.
-    let mut gpus: Vec<(String, Option<CudaArch>)> = Vec::new();
-    for r in rows.values() {
-        let name = match r.vendor {
-            "NVIDIA" if r.kind == "cubin" => CudaArch::parse(&r.arch)
-                .ok()
-                .map(|(_, a)| format!("sm_{}", a.number())),
-            "AMD" => Some(r.arch.clone()),
-            _ => None,
-        };
-        if let Some(n) = name {
-            if !gpus.iter().any(|(g, _)| *g == n) {
-                let arch = CudaArch::parse(&n).ok().map(|(_, a)| a);
-                gpus.push((n, arch));
+        row.stored += e.stored;
+        row.decoded += e.decoded();
+        if let Some(g) = gpu(e) {
+            if !gpus.contains(&g) {
+                gpus.push(g);
             }
         }
     }
-    gpus.sort_by_key(|(name, cuda)| (cuda.map(CudaArch::number), name.clone()));
-    let keep = gpus
-        .into_iter()
-        .map(|(gpu, cuda)| {
-            let freed = all
-                .iter()
-                .filter(|e| match (cuda, &e.nvidia) {
-                    (Some(device), Some(nv)) => match nv.kind {
-                        EntryKind::Elf => !nv.arch.cubin_runs_on(device),
-                        EntryKind::Ptx => !nv.arch.ptx_runs_on(device),
-                        _ => false,
-                    },
-                    (None, None) => key(e).is_some_and(|(v, arch, _)| v == "AMD" && arch != gpu),
-                    _ => false,
-                })
-                .filter(|e| e.nvidia.is_none_or(|nv| nv.member.is_none()))
-                .map(|e| e.size)
-                .sum();
-            (gpu, freed)
-        })
-        .collect();
+    gpus.sort_by(|a, b| natural(a).cmp(&natural(b)));
+    let freed = frees(&gpus);
+    let keep = gpus.into_iter().zip(freed).collect();
     // Architectures in numeric order (`sm_75` before `sm_100`, `gfx90a`
     // before `gfx1030`), as people read them.
     let mut rows: Vec<Row> = rows.into_values().collect();
@@ -160,39 +137,23 @@ pub fn summarize(roots: &[Node]) -> Summary {
     Summary { files, rows, keep }
 }
 
-/// A sort key that orders runs of digits by their value: `sm_90a` <
-/// `sm_100`.
-fn natural(s: &str) -> Vec<(u64, &str)> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits > 0 {
-            let (d, r) = rest.split_at(digits);
-            out.push((d.parse().unwrap_or(u64::MAX), ""));
-            rest = r;
-        } else {
-            let text = rest.len() - rest.trim_start_matches(|c: char| !c.is_ascii_digit()).len();
-            let (t, r) = rest.split_at(text);
-            out.push((0, t));
-            rest = r;
-        }
+/// The unit of a whole table, chosen by its largest figure: one unit
+/// throughout, so that its columns compare at a glance.
+fn unit(largest: u64) -> (u32, &'static str) {
+    match largest {
+        n if n >= 1 << 30 => (30, "GiB"),
+        n if n >= 1 << 20 => (20, "MiB"),
+        n if n >= 1 << 10 => (10, "KiB"),
+        _ => (0, "B"),
     }
-    out
 }
 
-fn human(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
+/// A size in the table's unit.
+fn human(n: u64, (shift, name): (u32, &'static str)) -> String {
+    if shift == 0 {
         return format!("{n} B");
     }
-    let mut v = n as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
+    format!("{:.1} {name}", n as f64 / (1u64 << shift) as f64)
 }
 
 /// The summary as a table.
@@ -202,17 +163,19 @@ pub fn text(s: &Summary, out: &mut String) {
         "{:<7} {:<28} {:<12} {:>8} {:>12} {:>12}",
         "vendor", "architecture", "kind", "entries", "stored", "decoded"
     );
+    let largest = s.rows.iter().map(|r| r.stored.max(r.decoded)).sum::<u64>();
+    let u = unit(largest);
     let (mut entries, mut stored, mut decoded) = (0, 0, 0);
     for r in &s.rows {
         let _ = writeln!(
             out,
             "{:<7} {:<28} {:<12} {:>8} {:>12} {:>12}",
-            r.vendor,
+            r.vendor.name(),
             r.arch,
             r.kind,
             r.entries,
-            human(r.stored),
-            human(r.decoded)
+            human(r.stored, u),
+            human(r.decoded, u)
         );
         entries += r.entries;
         stored += r.stored;
@@ -225,25 +188,22 @@ pub fn text(s: &Summary, out: &mut String) {
         format!("{} file{}", s.files, if s.files == 1 { "" } else { "s" }),
         "",
         entries,
-        human(stored),
-        human(decoded)
+        human(stored, u),
+        human(decoded, u)
     );
     if !s.keep.is_empty() {
         let _ = writeln!(
             out,
-            "\n{:<36} {:>12}",
-            "offload thin --keep GPU frees up to", "stored"
+            "\n{:<40} {:>12}",
+            "offload thin --dry-run --keep GPU frees", "stored"
         );
         for (gpu, freed) in &s.keep {
-            // Rounded down: 100% only when every byte would go.
-            let share = (u128::from(*freed) * 100)
-                .checked_div(u128::from(stored))
-                .unwrap_or(0);
             let _ = writeln!(
                 out,
-                "{:<36} {:>12}  ({share}% of the device code)",
+                "{:<40} {:>12}  ({} of the device code)",
                 format!("  --keep {gpu}"),
-                human(*freed)
+                human(*freed, u),
+                percent(*freed, stored)
             );
         }
     }
@@ -265,7 +225,7 @@ pub fn json(s: &Summary, out: &mut String) {
         let _ = write!(
             out,
             "{{\"vendor\":{},\"arch\":{},\"kind\":{},\"entries\":{},\"stored_bytes\":{},\"decoded_bytes\":{}}}",
-            js(r.vendor),
+            js(r.vendor.name()),
             js(&r.arch),
             js(&r.kind),
             r.entries,
@@ -283,23 +243,53 @@ pub fn json(s: &Summary, out: &mut String) {
     out.push_str("]}}\n");
 }
 
+/// `part` as a share of `whole`, with two decimals, rounded down (100%
+/// only when every byte would go; `0.91%`, not `0%`).
+fn percent(part: u64, whole: u64) -> String {
+    let hundredths = (u128::from(part) * 10_000)
+        .checked_div(u128::from(whole))
+        .unwrap_or(0);
+    format!("{}.{:02}%", hundredths / 100, hundredths % 100)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::natural;
+    use super::{human, percent, unit};
+    use crate::present::natural;
 
     #[test]
     fn architectures_sort_by_number() {
         let mut v = vec![
             "sm_120", "sm_90a", "sm_100f", "sm_75", "sm_90", "sm_100", "gfx1030", "gfx90a",
-            "gfx906",
+            "gfx906", "gfx1010", "gfx908", "sm_70",
         ];
         v.sort_by_key(|s| natural(s));
         assert_eq!(
             v,
             [
-                "gfx90a", "gfx906", "gfx1030", "sm_75", "sm_90", "sm_90a", "sm_100", "sm_100f",
-                "sm_120"
+                "gfx906", "gfx908", "gfx90a", "gfx1010", "gfx1030", "sm_70", "sm_75", "sm_90",
+                "sm_90a", "sm_100", "sm_100f", "sm_120"
             ]
         );
+    }
+
+    #[test]
+    fn percentages_keep_two_decimals() {
+        assert_eq!(percent(5595, 10_000), "55.95%");
+        assert_eq!(percent(91, 10_000), "0.91%");
+        assert_eq!(percent(1, 3), "33.33%");
+        assert_eq!(percent(10, 10), "100.00%");
+        assert_eq!(percent(9999, 10_000), "99.99%");
+        assert_eq!(percent(0, 0), "0.00%");
+    }
+
+    #[test]
+    fn one_unit_per_table() {
+        let u = unit(3 << 20);
+        assert_eq!(human(0, u), "0.0 MiB");
+        assert_eq!(human(512 * 1024, u), "0.5 MiB");
+        assert_eq!(human(14 << 20, u), "14.0 MiB");
+        assert_eq!(human(700, unit(900)), "700 B");
+        assert_eq!(human(1536, unit(4096)), "1.5 KiB");
     }
 }

@@ -6,7 +6,8 @@
 //! ([`offload_format::thin`]); the output is the input with those ranges
 //! replaced. Unchanged ranges are copied by the kernel from the mapped
 //! input, the freed space is left as a hole (zero bytes), so the work is
-//! about that of `cp` plus the rewritten bundles.
+//! about that of `cp` plus the rewritten bundles. What goes is decided by
+//! [`crate::select`] (`Selection`, `preflight`).
 
 use std::collections::HashSet;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -18,203 +19,13 @@ use offload_cli::fsio::{self, OutputFile, Outputs};
 use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
 
 use crate::cli::ThinArgs;
-use offload_format::nvidia::fatbin::EntryKind;
-use offload_format::nvidia::{CudaArch, Isa, Variant};
+use crate::error::Error;
 
-use crate::extract::{nearest, spellings_present, targets_present, unmatched_value, Request};
-use crate::model::{Entry, Linkage, Node, NodeKind, Source};
+use crate::extract::unmatched_value;
+use crate::model::{Entry, Linkage, Node, NodeKind, Source, Vendor};
+use crate::present::owned_entries;
+use crate::select::{keep_matches, merge_matches, preflight, KeepMatch, Selection, Unfit};
 use crate::walk::Walker;
-
-/// One `--keep` / `--drop` value.
-#[derive(Debug)]
-enum Selector {
-    /// A bare AMDGPU processor (`gfx90a`): every entry for it, whatever
-    /// its features.
-    Processor(String),
-    /// A CUDA architecture: `sm_90` (or `90`) keeps what a GPU of
-    /// capability 9.0 can use, cubins it runs and PTX it compiles;
-    /// `sm_90a`, `sm_100f` exactly those entries; `compute_90` the PTX a
-    /// 9.0 GPU compiles.
-    Cuda(Isa, CudaArch),
-    /// Anything else, matched as `offload extract --target` matches.
-    Request(Request),
-}
-
-/// Whose device code an entry or a selector is about: `--keep` values
-/// apply to their vendor's code only, so that `--keep gfx942 --keep sm_90`
-/// thins both, and `--keep sm_90` alone leaves AMD code alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vendor {
-    Amd,
-    Nvidia,
-    /// Neither, or a selector (a triple, an entry ID of another target)
-    /// that may name either.
-    Any,
-}
-
-impl Vendor {
-    fn of_entry(e: &Entry) -> Vendor {
-        let triple = e.triple.as_deref().unwrap_or("");
-        if e.nvidia.is_some() || triple.starts_with("nvptx") {
-            Vendor::Nvidia
-        } else if triple.starts_with("amdgcn") {
-            Vendor::Amd
-        } else {
-            Vendor::Any
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Vendor::Amd => "AMD",
-            Vendor::Nvidia => "NVIDIA",
-            Vendor::Any => "other",
-        }
-    }
-}
-
-impl Selector {
-    fn parse(text: &str) -> Selector {
-        match Request::parse(text) {
-            Request::TargetId(t) if !t.contains(':') => Selector::Processor(t),
-            Request::Cuda(isa, arch) => Selector::Cuda(isa, arch),
-            r => Selector::Request(r),
-        }
-    }
-
-    fn vendor(&self) -> Vendor {
-        match self {
-            Selector::Processor(_) | Selector::Request(Request::TargetId(_)) => Vendor::Amd,
-            Selector::Cuda(..) => Vendor::Nvidia,
-            Selector::Request(_) => Vendor::Any,
-        }
-    }
-
-    fn matches(&self, e: &Entry) -> bool {
-        match self {
-            Selector::Processor(p) => e
-                .target_id
-                .as_deref()
-                .is_some_and(|t| t.split(':').next() == Some(p.as_str())),
-            Selector::Cuda(isa, want) => match &e.nvidia {
-                Some(nv) => {
-                    let ptx = nv.kind == EntryKind::Ptx;
-                    let exact = want.variant() != Variant::Plain;
-                    match isa {
-                        _ if exact && *isa != Isa::Virtual => nv.arch == *want,
-                        Isa::Virtual if exact => ptx && nv.arch == *want,
-                        Isa::Virtual => ptx && nv.arch.ptx_runs_on(*want),
-                        _ if ptx => nv.arch.ptx_runs_on(*want),
-                        _ => nv.kind == EntryKind::Elf && nv.arch.cubin_runs_on(*want),
-                    }
-                }
-                None => Request::Cuda(*isa, *want).matches(e, false),
-            },
-            Selector::Request(r) => r.matches(e, false),
-        }
-    }
-}
-
-/// The `--keep` and `--drop` selections.
-struct Selection {
-    keep: Vec<(String, Selector)>,
-    drop: Vec<Selector>,
-    /// `--drop-ptx`: drop an NVIDIA container's PTX where, for every GPU a
-    /// `--keep` names, a kept cubin runs.
-    drop_ptx: bool,
-}
-
-impl Selection {
-    /// Whether `e` goes: host entries never; entries a `--drop` names;
-    /// entries for a GPU that no `--keep` of their vendor names (a vendor
-    /// no `--keep` names is left alone). Entries for no GPU (an OpenMP
-    /// image for the host's triple, `generic`, SPIR-V) stay unless
-    /// dropped.
-    fn drops(&self, e: &Entry) -> bool {
-        if e.kind.as_deref() == Some("host") {
-            return false;
-        }
-        if self.drop.iter().any(|s| s.matches(e)) {
-            return true;
-        }
-        let has_target = e
-            .target_id
-            .as_deref()
-            .is_some_and(|t| !t.is_empty() && t != "generic");
-        let vendor = Vendor::of_entry(e);
-        let mut keeps = self
-            .keep
-            .iter()
-            .filter(|(_, s)| {
-                s.vendor() == vendor || s.vendor() == Vendor::Any || vendor == Vendor::Any
-            })
-            .peekable();
-        has_target && keeps.peek().is_some() && !keeps.any(|(_, s)| s.matches(e))
-    }
-
-    /// The GPUs the `--keep`s of CUDA architectures name (`sm_90`, `90`):
-    /// what each thinned NVIDIA container is checked against.
-    fn cuda_devices(&self) -> Vec<(&str, CudaArch)> {
-        self.keep
-            .iter()
-            .filter_map(|(text, s)| match s {
-                Selector::Cuda(Isa::Real | Isa::Bare, arch) => Some((text.as_str(), *arch)),
-                Selector::Cuda(Isa::Virtual, arch) => Some((text.as_str(), *arch)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// Which stored entries of an NVIDIA container stay (one flag per
-    /// stored entry; a concatenated entry stays if any member does), and
-    /// the `--keep`ed GPUs left with nothing in it they can use.
-    fn fatbin_mask(&self, entries: &[Entry]) -> (Vec<bool>, Vec<String>) {
-        let stored = entries
-            .iter()
-            .filter_map(|e| e.nvidia.map(|n| n.stored + 1))
-            .max()
-            .unwrap_or(0);
-        let mut keep = vec![false; stored];
-        let kept = |e: &Entry| !self.drops(e);
-        for e in entries {
-            if let (Some(nv), true) = (&e.nvidia, kept(e)) {
-                keep[nv.stored] = true;
-            }
-        }
-        let devices = self.cuda_devices();
-        let usable = |e: &Entry, device: CudaArch, cubin_only: bool| {
-            e.nvidia.is_some_and(|nv| match nv.kind {
-                EntryKind::Elf => nv.arch.cubin_runs_on(device),
-                EntryKind::Ptx => !cubin_only && nv.arch.ptx_runs_on(device),
-                _ => false,
-            })
-        };
-        if self.drop_ptx && !devices.is_empty() {
-            let cubins_cover = devices.iter().all(|(_, d)| {
-                entries
-                    .iter()
-                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, true))
-            });
-            if cubins_cover {
-                for e in entries {
-                    if let Some(nv) = e.nvidia.filter(|nv| nv.kind == EntryKind::Ptx) {
-                        keep[nv.stored] = false;
-                    }
-                }
-            }
-        }
-        let bare: Vec<String> = devices
-            .iter()
-            .filter(|(_, d)| {
-                !entries
-                    .iter()
-                    .any(|e| e.nvidia.is_some_and(|nv| keep[nv.stored]) && usable(e, *d, false))
-            })
-            .map(|(text, _)| (*text).to_owned())
-            .collect();
-        (keep, bare)
-    }
-}
 
 /// What happens to one container.
 enum Plan {
@@ -426,17 +237,17 @@ impl Dest<'_> {
     }
 
     /// Starts the output; returns its index.
-    fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, String> {
+    fn create(&self, outputs: &mut Outputs, shown: &str) -> Result<Option<usize>, Error> {
         match *self {
             Dest::None | Dest::Unchanged => Ok(None),
             Dest::To(t) => outputs
                 .create(t.as_os_str(), false)
                 .map(Some)
-                .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e))),
+                .map_err(|e| Error::io(t.display(), e)),
             Dest::Replace(original, also) => outputs
                 .replace(original, also)
                 .map(Some)
-                .map_err(|e| format!("{shown}: {}", os_error_text(&e))),
+                .map_err(|e| Error::io(shown, e)),
         }
     }
 }
@@ -568,14 +379,12 @@ fn open_in_place(files: &[PathBuf]) -> (Vec<Opened>, String) {
 /// `offload thin`.
 pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     use std::process::ExitCode;
-    let sel = Selection {
-        keep: args
-            .keep
-            .iter()
-            .map(|k| (k.clone(), Selector::parse(k)))
-            .collect(),
-        drop: args.drop.iter().map(|d| Selector::parse(d)).collect(),
-        drop_ptx: args.drop_ptx,
+    let sel = match Selection::new(&args.keep, &args.drop, args.drop_ptx) {
+        Ok(s) => s,
+        Err((opt, e)) => {
+            diag.error(format!("{opt} {e}"));
+            return ExitCode::from(2);
+        }
     };
     let in_place = args.in_place && !args.dry_run;
     if in_place && args.files.iter().any(|f| f.as_os_str() == "-") {
@@ -606,7 +415,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     for (text, s) in args.drop.iter().zip(&sel.drop) {
         if roots
             .iter()
-            .any(|r| r.counts().2 == 0 && all_entries(r).iter().any(|e| s.matches(e)))
+            .any(|r| r.counts().2 == 0 && owned_entries(r).iter().any(|e| s.matches(e, false)))
         {
             continue;
         }
@@ -645,6 +454,15 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        let zip = o.is_zip();
+        if !zip && root.damage.is_empty() && !root.is_interesting() {
+            diag.error(format!(
+                "{}: no device code found; nothing {}",
+                o.path.display(),
+                if args.dry_run { "to thin" } else { "written" }
+            ));
+            return ExitCode::FAILURE;
+        }
         match thin_any(
             &o.path,
             input,
@@ -655,9 +473,30 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             &mut outputs,
             &mut report,
         ) {
-            Ok((_, left)) => members_left += left,
+            Ok((totals, _)) if zip && totals.members_with_code == 0 => {
+                diag.error(format!(
+                    "{}: no device code found in its members; nothing {}",
+                    o.path.display(),
+                    if args.dry_run { "to thin" } else { "written" }
+                ));
+                return ExitCode::FAILURE;
+            }
+            Ok((totals, left)) => {
+                // A --keep that names nothing in the whole archive is a
+                // typo, as in a tree.
+                for ((text, _), found) in sel.keep.iter().zip(&totals.matches) {
+                    if found.missed() {
+                        diag.error(format!(
+                            "--keep {text} matches no entry of {}; nothing was written",
+                            o.path.display()
+                        ));
+                        return ExitCode::FAILURE;
+                    }
+                }
+                members_left += left;
+            }
             Err(e) => {
-                diag.error(e);
+                diag.error(e.to_string());
                 return ExitCode::FAILURE;
             }
         }
@@ -666,7 +505,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     let status = match outputs.commit_then(|| crate::write_stdout(report.as_bytes(), diag)) {
         Ok(status) => status,
         Err(e) => {
-            diag.error(format!("nothing was written: {}", commit_error(&e)));
+            diag.error(format!("nothing was written: {}", Error::Commit(e)));
             return ExitCode::FAILURE;
         }
     };
@@ -676,20 +515,6 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
         ExitCode::FAILURE
     } else {
         status
-    }
-}
-
-/// The text of an error committing outputs, naming the file.
-fn commit_error(e: &io::Error) -> String {
-    let text = os_error_text(e);
-    let text = if text == "changed while being read" {
-        format!("{text} (written to by another program while thinned; not replaced)")
-    } else {
-        text.to_string()
-    };
-    match fsio::failed_output(e) {
-        Some(p) => format!("{}: {text}", p.display()),
-        None => text,
     }
 }
 
@@ -754,7 +579,7 @@ fn run_tree(
             // use (cuFFT's one sm_75 stub, say): left as it is, reported,
             // not a failure.
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
-                merge_matches(&mut matches, &keep_matches(&all_entries(&root), sel));
+                merge_matches(&mut matches, &keep_matches(&owned_entries(&root), sel));
                 say(&format!("{shown}: left unchanged: {}\n", u.reason()));
                 unchanged += 1;
                 continue;
@@ -776,7 +601,7 @@ fn run_tree(
             skipped += left;
             outputs
                 .commit_then(|| say(&report))
-                .map_err(|e| format!("{}: {}", file.display(), commit_error(&e)))?;
+                .map_err(|e| Error::input(file.display(), None, Error::Commit(e)))?;
             Ok(totals)
         });
         // Unlocked after its commit.
@@ -822,6 +647,15 @@ fn run_tree(
     } else {
         ExitCode::FAILURE
     };
+    // No device code anywhere: said plainly, and a failure, as for a file.
+    if thinned + nothing + unchanged == 0 && skipped == 0 {
+        let dirs: Vec<PathBuf> = args.files.iter().filter(|f| f.is_dir()).cloned().collect();
+        diag.error(format!(
+            "no device code found under {}; nothing to thin",
+            crate::present::file_list(&dirs)
+        ));
+        return ExitCode::FAILURE;
+    }
     // A --keep that matched nothing anywhere, though there was code of its
     // vendor, is most likely a typo.
     let mut typo = false;
@@ -841,21 +675,79 @@ fn run_tree(
     }
 }
 
+/// What `offload thin --dry-run --keep GPU` frees over the inputs whose
+/// walks (read NVIDIA headers only, as a dry run reads them) are `roots`,
+/// for each of `gpus`: each file (or wheel member, decoded once for all
+/// the GPUs) thinned as a file of a tree is, one with nothing for the GPU
+/// or with damage left unchanged. What `ls --summary` promises.
+pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
+    let runs: Vec<Option<(Selection, ThinArgs)>> = gpus
+        .iter()
+        .map(|gpu| {
+            let sel = Selection::new(std::slice::from_ref(gpu), &[], false).ok()?;
+            let args = ThinArgs {
+                keep: vec![gpu.clone()],
+                drop: Vec::new(),
+                output: None,
+                in_place: false,
+                dry_run: true,
+                drop_ptx: false,
+                compression_level: None,
+                files: Vec::new(),
+            };
+            Some((sel, args))
+        })
+        .collect();
+    let mut totals = vec![0u64; gpus.len()];
+    for root in roots {
+        let Source::File(file) = &root.file else {
+            continue;
+        };
+        let Ok(input) = crate::walk::open(file) else {
+            continue;
+        };
+        // What thin rewrites: the file, or each member of a zip archive
+        // with device code (its walk is the listing's).
+        let mut units: Vec<(Rc<fsio::Input>, &Node)> = Vec::new();
+        if offload_format::zip::has_magic(&input) {
+            for member in root.children.iter().filter(|c| c.file.is_zip_member()) {
+                if let Ok(m) = crate::zipped::open(&member.file, Some(&input)) {
+                    units.push((Rc::new(m), member));
+                }
+            }
+        } else {
+            units.push((input, root));
+        }
+        for (bytes, node) in units {
+            let shown = PathBuf::from(node.file.to_string());
+            for (total, run) in totals.iter_mut().zip(&runs) {
+                let Some((sel, args)) = run else { continue };
+                let mut outputs = Outputs::durable();
+                let mut report = String::new();
+                if let Ok(t) = thin_file(
+                    &shown,
+                    &bytes,
+                    node,
+                    Dest::None,
+                    sel,
+                    args,
+                    &mut outputs,
+                    &mut report,
+                ) {
+                    *total += t.bytes_freed;
+                }
+            }
+        }
+    }
+    totals
+}
+
 /// The walk that finds what to thin. A dry run reads NVIDIA entry headers
 /// only (what it reports needs nothing more); a real run also decodes the
 /// first block of each compressed payload, so that a damaged stream stops
 /// the file before anything is written.
 fn walker(args: &ThinArgs) -> Walker {
     Walker::default().headers_only(args.dry_run)
-}
-
-/// Every entry of a tree.
-fn all_entries(root: &Node) -> Vec<Entry> {
-    let mut all = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        all.extend(path[path.len() - 1].entries.iter().cloned());
-    });
-    all
 }
 
 /// The containers of a tree that `thin` rewrites or reports on.
@@ -867,157 +759,6 @@ fn containers(root: &Node) -> usize {
         }
     });
     n
-}
-
-/// Why a file (or zip member) is not thinned.
-enum Unfit {
-    /// It holds damage (the message says where).
-    Damaged(String),
-    /// A `--keep` names nothing in it, though it has code of that
-    /// `--keep`'s vendor: left unchanged.
-    NothingFor {
-        /// The file as shown.
-        shown: String,
-        /// The `--keep` value.
-        keep: String,
-        /// ` (did you mean --keep X?)`, or empty.
-        mean: String,
-        /// The targets the file has.
-        present: String,
-    },
-}
-
-impl Unfit {
-    /// The whole message, for an error.
-    fn message(&self) -> String {
-        match self {
-            Unfit::Damaged(m) => m.clone(),
-            Unfit::NothingFor {
-                shown,
-                keep,
-                mean,
-                present,
-            } => format!(
-                "--keep {keep} matches no entry of {shown}{mean}; targets present: {present} \
-                 (`offload ls {shown}` lists them)"
-            ),
-        }
-    }
-
-    /// Why a file of a tree (or member of a wheel) is left unchanged, in
-    /// a few words.
-    fn reason(&self) -> String {
-        match self {
-            Unfit::Damaged(m) => m.clone(),
-            // No "did you mean": in a tree or a wheel the value is a
-            // GPU some other file has code for (or the run-wide check
-            // catches it).
-            Unfit::NothingFor { keep, present, .. } => {
-                format!("nothing in it for --keep {keep}; targets present: {present}")
-            }
-        }
-    }
-}
-
-/// What one `--keep` found in a file (or zip member), or in several.
-#[derive(Clone, Copy, Debug, Default)]
-struct KeepMatch {
-    /// There is code of the `--keep`'s vendor for some target: it could
-    /// have matched.
-    targeted: bool,
-    /// It matches an entry.
-    matched: bool,
-}
-
-impl KeepMatch {
-    /// It names nothing where it could have named something.
-    fn missed(self) -> bool {
-        self.targeted && !self.matched
-    }
-}
-
-/// What each `--keep` finds among `all`, the entries of a file.
-fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
-    sel.keep
-        .iter()
-        .map(|(_, s)| KeepMatch {
-            targeted: all.iter().any(|e| {
-                let v = Vendor::of_entry(e);
-                (s.vendor() == Vendor::Any || v == Vendor::Any || v == s.vendor())
-                    && e.target_id
-                        .as_deref()
-                        .is_some_and(|t| !t.is_empty() && t != "generic")
-            }),
-            matched: all.iter().any(|e| s.matches(e)),
-        })
-        .collect()
-}
-
-/// Adds what [`keep_matches`] found in one more file to `into`.
-fn merge_matches(into: &mut Vec<KeepMatch>, more: &[KeepMatch]) {
-    if into.len() < more.len() {
-        into.resize(more.len(), KeepMatch::default());
-    }
-    for (a, b) in into.iter_mut().zip(more) {
-        a.targeted |= b.targeted;
-        a.matched |= b.matched;
-    }
-}
-
-/// What must hold before a file (or zip member) is thinned: no damage,
-/// and every `--keep` names something it has. Returns the vendors whose
-/// code is left alone.
-fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec<Vendor>, Unfit> {
-    let mut damage = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        for d in &path[path.len() - 1].damage {
-            // Where, below the file: the section and container, as
-            // `offload ls` says it (the message names the entry).
-            let mut place: Vec<String> = path[1..].iter().map(|n| n.name.clone()).collect();
-            place.extend(d.offset.map(|o| format!("at offset {o}")));
-            place.push(d.message.clone());
-            damage.push(place.join(": "));
-        }
-    });
-    if let Some(first) = damage.first() {
-        return Err(Unfit::Damaged(format!(
-            "{shown}: not thinned, it holds damage ({first}; `offload ls` lists all {})",
-            damage.len()
-        )));
-    }
-    // Every --keep must name something the file has.
-    let all = all_entries(root);
-    for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
-        if found.missed() {
-            let refs: Vec<&Entry> = all.iter().collect();
-            let present = spellings_present(&refs);
-            let mean = nearest(text, &present)
-                .map(|n| format!(" (did you mean --keep {n}?)"))
-                .unwrap_or_default();
-            return Err(Unfit::NothingFor {
-                shown: shown.to_owned(),
-                keep: text.clone(),
-                mean,
-                present: targets_present(&refs),
-            });
-        }
-    }
-    // A vendor whose code is here but no --keep names is left alone.
-    let mut alone: Vec<Vendor> = Vec::new();
-    if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor() == Vendor::Any) {
-        for e in &all {
-            let v = Vendor::of_entry(e);
-            if v != Vendor::Any
-                && !alone.contains(&v)
-                && !sel.keep.iter().any(|(_, s)| s.vendor() == v)
-                && !sel.drops(e)
-                && e.kind.as_deref() != Some("host")
-            {
-                alone.push(v);
-            }
-        }
-    }
-    Ok(alone)
 }
 
 /// [`thin_file`], or [`thin_zip`] for a zip archive. Returns the totals
@@ -1032,7 +773,7 @@ fn thin_any(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<(Totals, usize), String> {
+) -> Result<(Totals, usize), Error> {
     if offload_format::zip::has_magic(input) {
         thin_zip(file, input, dest, sel, args, outputs, report)
     } else {
@@ -1076,9 +817,9 @@ fn thin_file(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<Totals, String> {
+) -> Result<Totals, Error> {
     let shown = file.display().to_string();
-    let alone = preflight(&shown, root, sel).map_err(|u| u.message())?;
+    let alone = preflight(&shown, root, sel).map_err(|u| Error::Refused(u.message()))?;
     let plans = plan(root, sel);
     // A file with nothing to drop (thinned before, say) is not written
     // again: its plan tells.
@@ -1104,15 +845,13 @@ fn thin_file(
                 // Nothing changed: the original stays as it is.
                 outputs.discard(i);
             } else {
-                outputs
-                    .finish(i)
-                    .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+                outputs.finish(i).map_err(|e| Error::io(t.display(), e))?;
             }
             totals
         }
         None => thin_input::<OutputFile>(&shown, &plans, input, None, args, report)?,
     };
-    totals.matches = keep_matches(&all_entries(root), sel);
+    totals.matches = keep_matches(&owned_entries(root), sel);
     report_totals(
         &totals,
         containers(root),
@@ -1145,9 +884,10 @@ fn report_totals(
 ) {
     let would = if dry_run { "would be " } else { "" };
     report.push_str(&format!(
-        "{indent}{} of {containers} containers {would}rewritten, {} entries {would}dropped, {} bytes {would}freed ({:.1}% of {len} bytes)\n",
+        "{indent}{} of {} {would}rewritten, {} {would}dropped, {} bytes {would}freed ({:.1}% of {len} bytes)\n",
         totals.rewritten,
-        totals.entries_dropped,
+        crate::model::count(containers, "container", "containers"),
+        crate::model::count(totals.entries_dropped, "entry", "entries"),
         totals.bytes_freed,
         totals.bytes_freed as f64 * 100.0 / len.max(1) as f64,
     ));
@@ -1215,7 +955,7 @@ fn thin_input<S: Sink + ?Sized>(
     mut out: Option<(&mut S, &Path)>,
     args: &ThinArgs,
     report: &mut String,
-) -> Result<Totals, String> {
+) -> Result<Totals, Error> {
     let mut totals = Totals::default();
     let mut pos = 0u64;
     for p in plans {
@@ -1254,10 +994,14 @@ fn thin_input<S: Sink + ?Sized>(
             .zip(usize::try_from(offset + size).ok())
             .and_then(|(a, b)| input.get(a..b).map(|d| (a, b, d)));
         let Some((lo, hi, data)) = range else {
-            return Err(format!("{shown}: {name}: outside the file"));
+            return Err(Error::input(shown, Some(name), "outside the file"));
         };
         if offset < pos {
-            return Err(format!("{shown}: {name}: overlaps the container before it"));
+            return Err(Error::input(
+                shown,
+                Some(name),
+                "overlaps the container before it",
+            ));
         }
         let result = match kind {
             Kind::Bundle => rewrite::bundle(data, &mut |id| {
@@ -1293,7 +1037,7 @@ fn thin_input<S: Sink + ?Sized>(
                 input.release(lo..hi);
                 continue;
             }
-            Err(ThinError::Read(e)) => return Err(format!("{shown}: {name}: {e}")),
+            Err(ThinError::Read(e)) => return Err(Error::input(shown, Some(name), e)),
         };
         let freed = size - thinned.used;
         let ids: Vec<&str> = thinned.dropped.iter().map(|d| d.id.as_str()).collect();
@@ -1316,7 +1060,7 @@ fn thin_input<S: Sink + ?Sized>(
                 copy_range(*f, input, pos as usize..lo)?;
                 write_pieces(*f, &thinned)
             };
-            write().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+            write().map_err(|e| Error::io(t.display(), e))?;
         }
         // Done with these pages (written from the mapping or not).
         input.release(pos as usize..hi);
@@ -1327,7 +1071,7 @@ fn thin_input<S: Sink + ?Sized>(
             copy_range(f, input, pos as usize..input.len())?;
             f.end(input.len() as u64)
         };
-        finish().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        finish().map_err(|e| Error::io(t.display(), e))?;
     }
     Ok(totals)
 }
@@ -1368,6 +1112,11 @@ fn write_pieces<S: Sink + ?Sized>(f: &mut S, t: &Thinned<'_>) -> io::Result<()> 
 pub fn check_usage(args: &ThinArgs) -> Result<(), String> {
     if args.keep.is_empty() && args.drop.is_empty() {
         return Err("say what to keep (--keep) or drop (--drop)".to_owned());
+    }
+    if let Some(both) = args.keep.iter().find(|k| args.drop.contains(k)) {
+        return Err(format!(
+            "--keep {both} and --drop {both} contradict each other; give one"
+        ));
     }
     if !args.dry_run && args.output.is_none() && !args.in_place {
         return Err("say where to write: -o FILE, --in-place, or --dry-run".to_owned());
@@ -1450,10 +1199,10 @@ fn thin_zip(
     args: &ThinArgs,
     outputs: &mut Outputs,
     report: &mut String,
-) -> Result<(Totals, usize), String> {
+) -> Result<(Totals, usize), Error> {
     use offload_format::{wheel, zip};
     let shown = file.display().to_string();
-    let archive = zip::Archive::parse(input).map_err(|e| format!("{shown}: {e}"))?;
+    let archive = zip::Archive::parse(input).map_err(|e| Error::input(&shown, None, e))?;
     report.push_str(&report_header(&shown, dest, args, file));
     let mut totals = Totals::default();
     let mut repacked: Vec<Option<Repacked>> = Vec::new();
@@ -1461,19 +1210,22 @@ fn thin_zip(
     let mut with_code = 0usize;
     let mut thinned = 0usize;
     let mut decoded_len = 0u64;
+    // One walk over the members: containers are numbered across the
+    // archive, as `ls` and `extract --bundle` number them.
+    let mut walk = walker(args);
     for (index, m) in archive.members.iter().enumerate() {
         repacked.push(None);
         if m.is_dir() || m.uncompressed_size == 0 {
             continue;
         }
-        let head = crate::zipped::head(m).map_err(|e| format!("{shown}: {e}"))?;
+        let head = crate::zipped::head(m).map_err(|e| Error::input(&shown, None, e))?;
         if !crate::walk::worth_reading(&head) {
             continue;
         }
         let name = m.name_lossy();
         let mshown = format!("{shown}!/{name}");
         // The message names the member.
-        let member = crate::zipped::decode(input, m).map_err(|e| format!("{shown}: {e}"))?;
+        let member = crate::zipped::decode(input, m).map_err(|e| e.within(&shown))?;
         let member = std::rc::Rc::new(member);
         let source = Source::ZipMember {
             zip: file.to_path_buf(),
@@ -1483,13 +1235,16 @@ fn thin_zip(
         let mut root = Node::new(NodeKind::File, name.clone(), source);
         root.offset = Some(0);
         root.size = Some(member.len() as u64);
-        walker(args).decoded(&mut root, member.clone(), 0);
+        walk.decoded(&mut root, member.clone(), 0);
         if !root.is_interesting() {
             continue;
         }
         with_code += 1;
         let mut sub = String::new();
-        merge_matches(&mut totals.matches, &keep_matches(&all_entries(&root), sel));
+        merge_matches(
+            &mut totals.matches,
+            &keep_matches(&owned_entries(&root), sel),
+        );
         let alone = match preflight(&mshown, &root, sel) {
             Ok(a) => a,
             Err(u) => {
@@ -1508,12 +1263,8 @@ fn thin_zip(
         // Only a member with something to drop is compressed again.
         let write = dest.writes() && !args.dry_run && plans.iter().any(Plan::drops);
         let t = if write {
-            let scratch = fsio::scratch_file().map_err(|e| {
-                format!(
-                    "{mshown}: cannot make a scratch file: {}",
-                    os_error_text(&e)
-                )
-            })?;
+            let scratch = fsio::scratch_file()
+                .map_err(|e| Error::io_doing(&mshown, "cannot make a scratch file", e))?;
             let counting = Counting {
                 inner: io::BufWriter::new(scratch),
                 len: 0,
@@ -1543,7 +1294,7 @@ fn thin_zip(
                     sha,
                     len,
                 } = sink.0;
-                let fail = |e: io::Error| format!("{mshown}: compressing: {}", os_error_text(&e));
+                let fail = |e: io::Error| Error::io_doing(&mshown, "compressing", e);
                 let counting = inner.finish().map_err(fail)?;
                 let compressed_size = counting.len;
                 let compressed = counting
@@ -1583,9 +1334,10 @@ fn thin_zip(
     }
     let would = if args.dry_run { "would be " } else { "" };
     let mut last = format!(
-        "  {thinned} of {with_code} members with device code {would}thinned, {} entries {would}dropped, \
+        "  {thinned} of {} with device code {would}thinned, {} {would}dropped, \
          {} bytes {would}freed ({:.1}% of {decoded_len} bytes decoded)",
-        totals.entries_dropped,
+        crate::model::count(with_code, "member", "members"),
+        crate::model::count(totals.entries_dropped, "entry", "entries"),
         totals.bytes_freed,
         totals.bytes_freed as f64 * 100.0 / decoded_len.max(1) as f64,
     );
@@ -1620,7 +1372,7 @@ fn write_zip(
     repacked: &mut [Option<Repacked>],
     dest: Dest<'_>,
     outputs: &mut Outputs,
-) -> Result<u64, String> {
+) -> Result<u64, Error> {
     let target = match dest {
         Dest::To(t) => t,
         _ => file,
@@ -1652,9 +1404,9 @@ fn write_zip(
             let m = &archive.members[i];
             let old = m
                 .decode_to_vec(256 << 20)
-                .map_err(|e| format!("{shown}: {e}"))?;
+                .map_err(|e| Error::input(&shown, None, e))?;
             let new = wheel::update_record(&old, &changes)
-                .map_err(|e| format!("{shown}: {}: {e}", m.name_lossy()))?;
+                .map_err(|e| Error::input(&shown, Some(&m.name_lossy()), e))?;
             let mut crc = flate2::Crc::new();
             crc.update(&new);
             let stored = match m.method {
@@ -1664,9 +1416,9 @@ fn write_zip(
                         Vec::new(),
                         flate2::Compression::new(ZIP_LEVEL),
                     );
-                    e.write_all(&new).and_then(|()| e.finish()).map_err(|e| {
-                        format!("{shown}: compressing RECORD: {}", os_error_text(&e))
-                    })?
+                    e.write_all(&new)
+                        .and_then(|()| e.finish())
+                        .map_err(|e| Error::io_doing(&shown, "compressing RECORD", e))?
                 }
             };
             Some((new, stored, crc.sum()))
@@ -1682,7 +1434,7 @@ fn write_zip(
     let out = outputs.file(i);
     let mut pos = 0u64;
     let mut layout = Layout::new();
-    let fail = |e: io::Error| format!("{tshown}: {}", os_error_text(&e));
+    let fail = |e: io::Error| Error::io(&tshown, e);
     for (k, m) in archive.members.iter().enumerate() {
         let mut e = Entry::from_member(m);
         let data: Option<&[u8]> =

@@ -6,10 +6,11 @@ Examples:
   offload thin --keep gfx90a -o lib-gfx90a.so lib.so     one GPU's code, every xnack/sramecc variant
   offload thin --keep gfx942 --keep gfx90a --in-place *.so
   offload thin --drop gfx803 --dry-run lib.so            what would go, and the bytes freed
-  offload thin --keep gfx90a:xnack- -o app.thin app     by target ID, as the bundler matches
+  offload thin --keep gfx90a:xnack- -o app.thin app     what runs with xnack off (xnack- or no setting)
   offload thin --keep sm_90 --in-place libtorch_cuda.so  what a 9.0 GPU runs or compiles (cubins, PTX)
   offload thin --keep sm_90 --drop-ptx -o k.so lib.so    no PTX where the kept cubins suffice
   offload thin --keep sm_90 -o torch-sm_90.whl torch.whl a wheel: members thinned, RECORD updated
+  offload thin --keep gfx90a --dry-run site-packages/    a tree: each file thinned on its own
 
 Every bundle (uncompressed, or compressed CCOB v1-v3) in executables,
 shared libraries, objects and archives is rewritten at its offset without
@@ -22,4 +23,5 @@ PTX they compile), in linked files too; --keep values apply to their
 vendor's code only. Host entries are always kept. A Python wheel (or any
 zip archive) becomes a new one: members with device code are thinned and
 deflated again, the others copied as stored, RECORD updated. Outputs are
-written together or not at all.";
+written together or not at all. --keep and --drop values mean what
+extract --target values mean (docs/tools/offload.md, \"Selecting entries\").";

@@ -17,9 +17,13 @@ use offload_format::nvidia::{fatbin, CudaArch, DecodeError};
 use offload_format::objfile::macho;
 use offload_format::offload_binary::{self, read as ob_read};
 use offload_format::payload::{self, Payload};
+use offload_format::triple::Triple;
 use offload_format::{bitcode, bundle, entry_id, text_bundle, zip};
 
-use crate::model::{Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry, Source};
+use crate::model::{
+    share, Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry, OffloadKind, Source, Target,
+    Vendor,
+};
 use crate::objects;
 use crate::zipped;
 
@@ -602,6 +606,7 @@ impl Walker {
                                     b.children.push(inner);
                                 }
                                 entry.size = e.size;
+                                entry.stored = e.size;
                                 b.entries.push(entry);
                             }
                         }
@@ -678,7 +683,6 @@ impl Walker {
                                     None => {
                                         let mut entry = bundle_entry(&id, &[], Place::Derived);
                                         entry.payload = None;
-                                        entry.payload_target = None;
                                         entry.payload_matches = None;
                                         entry
                                     }
@@ -711,6 +715,12 @@ impl Walker {
                                     c.children.push(nested);
                                 }
                                 entry.size = e.size;
+                                // Its share of the compressed bytes.
+                                entry.stored = share(
+                                    e.size,
+                                    header.uncompressed_size,
+                                    item.bytes.len() as u64,
+                                );
                                 entry.location = match item_place {
                                     Place::At(o) => Location::Ccob {
                                         ccob_offset: o,
@@ -857,7 +867,7 @@ impl Walker {
                 n.entries.extend(entries);
             }
             n.detail = Some(if n.entries.len() == c.entries.len() {
-                format!("{} entries", c.entries.len())
+                crate::model::count(c.entries.len(), "entry", "entries")
             } else {
                 format!(
                     "{} entries, {} stored ({} concatenated)",
@@ -928,15 +938,22 @@ impl Walker {
         };
         let base = |nv: NvEntry, size: u64| Entry {
             id: nv.suffix(),
-            kind: Some("cuda".to_owned()),
-            triple: Some("nvptx64-nvidia-cuda".to_owned()),
-            target_id: Some(nv.arch.to_string()),
+            kind: Some(OffloadKind::Cuda),
+            triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+            vendor: Vendor::Nvidia,
+            target: Some(Target::Cuda(nv.arch)),
             standardised: None,
             note: None,
             payload: None,
-            payload_target: None,
             payload_matches: None,
             size,
+            // A member's share of the stream it is stored in.
+            stored: match nv.member {
+                Some((_, n)) if e.is_compressed() => {
+                    share(n, e.uncompressed_size, e.payload.len() as u64)
+                }
+                _ => size,
+            },
             location: location(place.plus(e.payload_offset), e.payload.len()),
             nvidia: Some(nv),
             data: None,
@@ -1185,13 +1202,13 @@ fn lenient_id(id: &str) -> Rc<entry_id::LenientId> {
 fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> Entry {
     let lenient = lenient_id(id);
     let parsed = lenient.id.as_ref();
-    let target_id = parsed
+    let target_text = parsed
         .and_then(|p| p.raw_target_id())
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned);
+        .filter(|t| !t.is_empty());
     let p = classify_with_head(data, head);
-    let payload_matches = target_id.as_deref().and_then(|tid| payload_agrees(&p, tid));
-    let triple = lenient.stored_triple().map(str::to_owned);
+    let payload_matches = target_text.and_then(|tid| payload_agrees(&p, tid));
+    let triple = lenient.stored_triple().map(Triple::new);
+    let vendor = triple.as_ref().map_or(Vendor::Other, Vendor::of_triple);
     // LLVM 22 has no spelling for an ID whose offload kind it refuses.
     let standardised = lenient
         .standardised
@@ -1199,15 +1216,16 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
     let mut entry = Entry {
         id: id.to_owned(),
-        kind: parsed.map(|p| p.kind().to_owned()),
+        kind: parsed.map(|p| OffloadKind::parse(p.kind())),
         triple,
-        target_id,
+        vendor,
+        target: target_text.map(|t| Target::parse(t, vendor)),
         standardised,
         note: join_notes(lenient.note.map(str::to_owned), payload_note(&p)),
-        payload: Some(p.name()),
-        payload_target: p.target(),
+        payload: Some(p),
         payload_matches,
         size: data.len() as u64,
+        stored: data.len() as u64,
         location: location(place, data.len()),
         nvidia: None,
         data: None,
@@ -1351,8 +1369,7 @@ impl<'a> HeadBatch<'a> {
                             });
                         }
                         entry.payload_matches = check.matches();
-                        entry.payload_target = p.target();
-                        entry.payload = Some(p.name());
+                        entry.payload = Some(p);
                     }
                 }
                 Err(err) => {
@@ -1390,7 +1407,7 @@ fn payload_agrees(p: &Payload, tid: &str) -> Option<bool> {
 
 /// An entry of an offload binary.
 fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
-    let triple = String::from_utf8_lossy(bin.triple()).into_owned();
+    let triple_text = String::from_utf8_lossy(bin.triple()).into_owned();
     let arch = String::from_utf8_lossy(bin.arch()).into_owned();
     let kind = bin.offload_kind.name().to_owned();
     let p = classify(&bin.image);
@@ -1401,17 +1418,20 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
         Some(o) => place.plus(o),
         None => Place::Derived,
     };
+    let triple = Triple::new(&triple_text);
+    let vendor = Vendor::of_triple(&triple);
     let mut entry = Entry {
-        id: format!("{kind}-{triple}-{arch}"),
-        kind: Some(kind),
+        id: format!("{kind}-{triple_text}-{arch}"),
+        kind: Some(OffloadKind::parse(&kind)),
         triple: Some(triple),
-        target_id: (!arch.is_empty()).then_some(arch),
+        vendor,
+        target: (!arch.is_empty()).then(|| Target::parse(&arch, vendor)),
         standardised: None,
         note: Some(format!("image kind {}", bin.image_kind.extension())),
-        payload: Some(p.name()),
-        payload_target: p.target(),
+        payload: Some(p),
         payload_matches,
         size: bin.image.len() as u64,
+        stored: bin.image.len() as u64,
         location: location(img_place, bin.image.len()),
         nvidia: None,
         data: None,

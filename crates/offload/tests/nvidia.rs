@@ -179,16 +179,25 @@ fn selected(file: &str, target: &str) -> Vec<String> {
 #[test]
 fn targets_select_by_what_a_gpu_can_use() {
     // variants.o: sm_90a, sm_100a, sm_100f (listed as sm_100), sm_103a,
-    // sm_120a, sm_121a cubins; compute_100a and compute_90 PTX.
-    assert_eq!(selected("variants.o", "sm_90"), ["variants.1.sm_90a.cubin"]);
+    // sm_120a, sm_121a cubins; compute_100a and compute_90 PTX. `sm_90`:
+    // what a 9.0 GPU can use, the cubins it runs and the PTX it compiles.
+    assert_eq!(
+        selected("variants.o", "sm_90"),
+        ["variants.1.sm_90a.cubin", "variants.2.sm_90.ptx"]
+    );
     assert_eq!(
         selected("variants.o", "sm_90a"),
         ["variants.1.sm_90a.cubin"]
     );
-    // A 10.3 GPU runs the sm_100f cubin and the sm_103a one, not sm_100a.
+    // A 10.3 GPU runs the sm_100f cubin and the sm_103a one, not sm_100a;
+    // it compiles the compute_90 PTX.
     assert_eq!(
         selected("variants.o", "sm_103"),
-        ["variants.3.sm_100.cubin", "variants.4.sm_103a.cubin"]
+        [
+            "variants.2.sm_90.ptx",
+            "variants.3.sm_100.cubin",
+            "variants.4.sm_103a.cubin"
+        ]
     );
     assert_eq!(
         selected("variants.o", "sm_100f"),
@@ -243,7 +252,7 @@ fn one_entry_to_standard_output_is_the_decoded_cubin() {
         &[
             "extract",
             "--target",
-            "sm_90",
+            "sm_90.cubin",
             "-o",
             "-",
             input.to_str().unwrap(),
@@ -613,7 +622,8 @@ fn the_summary_counts_bytes_per_gpu_and_what_each_keep_frees() {
     assert_eq!(sum("stored_bytes"), stored);
     assert_eq!(sum("decoded_bytes"), decoded);
     // --keep sm_90 frees the sm_80 cubin; --keep sm_80 the sm_90 cubin
-    // (the compute_80 PTX serves both).
+    // (the compute_80 PTX serves both): what thin --dry-run frees, the
+    // cubin and its entry header.
     let keep = s.get("keep").arr();
     let frees = |gpu: &str| {
         keep.iter()
@@ -625,9 +635,27 @@ fn the_summary_counts_bytes_per_gpu_and_what_each_keep_frees() {
             .iter()
             .find(|e| e.get("id").str() == Some(arch))
             .and_then(|e| e.get("size").num())
+            .unwrap()
     };
-    assert_eq!(frees("sm_90"), size_of("sm_80.cubin"));
-    assert_eq!(frees("sm_80"), size_of("sm_90.cubin"));
+    let thin_frees = |gpu: &str| -> u64 {
+        let o = run_in(
+            &fixtures(),
+            &["thin", "--dry-run", "--keep", gpu, "compress-all.o"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        let last = out.lines().last().unwrap();
+        let at = last.find(" bytes would be freed").unwrap();
+        last[..at].rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    for (gpu, other) in [("sm_90", "sm_80.cubin"), ("sm_80", "sm_90.cubin")] {
+        let freed = frees(gpu).unwrap();
+        assert_eq!(freed, thin_frees(gpu), "{gpu}");
+        assert!(
+            freed > size_of(other) && freed < size_of(other) + 128,
+            "{gpu}"
+        );
+    }
 }
 
 /// The damaged copies of these fixtures in the hostile corpus

@@ -172,22 +172,32 @@ fn selection_mistakes_are_errors_naming_file_and_value() {
         let o = run_in(d, &["extract", "--kind", k, "-d", "kinds", "lib.so"]);
         assert_ne!(o.status.code(), Some(2), "{k}: {}", stderr(&o));
     }
-    // A --drop that matches nothing: an error, nothing rewritten.
+    // A GPU that does not exist: a usage error with the nearest name,
+    // nothing rewritten.
     let before = fs::read(d.join("lib.so")).unwrap();
     let o = run_in(d, &["thin", "--in-place", "--drop", "gfx9o6", "lib.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(
+        err,
+        "offload: error: --drop gfx9o6: not an AMD GPU: unknown processor 'gfx9o6' \
+         (did you mean gfx906?)\n"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert_eq!(fs::read(d.join("lib.so")).unwrap(), before);
+    // A --drop of a real GPU that matches nothing: an error naming what
+    // is there, nothing rewritten.
+    let o = run_in(d, &["thin", "--in-place", "--drop", "gfx1100", "lib.so"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
-        err.contains(
-            "error: --drop gfx9o6 matches no entry of lib.so (did you mean --drop gfx906?)"
-        ),
+        err.contains("error: --drop gfx1100 matches no entry of lib.so"),
         "{err}"
     );
     assert!(
         err.contains("targets present: gfx906, gfx90a:xnack+"),
         "{err}"
     );
-    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     assert_eq!(fs::read(d.join("lib.so")).unwrap(), before);
     // Matching in one input of several is enough for --drop; the other
     // file's containers are counted.
@@ -197,25 +207,34 @@ fn selection_mistakes_are_errors_naming_file_and_value() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     // A --keep that matches nothing in a file: an error naming both.
-    let o = run_in(d, &["thin", "--dry-run", "--keep", "gfx90b", "lib.so"]);
+    let o = run_in(d, &["thin", "--dry-run", "--keep", "gfx1030", "lib.so"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("--keep gfx90b matches no entry of lib.so"),
+        stderr(&o).contains("--keep gfx1030 matches no entry of lib.so"),
         "{}",
         stderr(&o)
     );
-    // --target: names the files and the nearest spelling present.
+    // --target: names the files and what is present.
     let o = run_in(
         d,
         &[
-            "extract", "--target", "gfx9066", "-o", "-", "lib.so", "hip.o",
+            "extract", "--target", "gfx1030", "-o", "-", "lib.so", "hip.o",
         ],
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     assert!(
+        stderr(&o).contains("--target gfx1030 matches no entry of lib.so and hip.o"),
+        "{}",
+        stderr(&o)
+    );
+    // A GPU that does not exist: refused, with the nearest name.
+    let o = run_in(d, &["extract", "--target", "gfx9066", "-o", "-", "lib.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert!(
         stderr(&o).contains(
-            "--target gfx9066 matches no entry of lib.so and hip.o (did you mean --target gfx906?)"
+            "--target gfx9066: not an AMD GPU: unknown processor 'gfx9066' (did you mean gfx906?)"
         ),
         "{}",
         stderr(&o)
@@ -404,13 +423,14 @@ fn newcomer() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(fs::read(d.join("k.co")).unwrap().starts_with(b"\x7fELF"));
-    // A typo'd --drop: an error naming the file, the value and the
-    // nearest spelling; nothing written.
+    // A typo'd --drop: an error naming the value and the nearest GPU;
+    // nothing written.
     let o = run_in(d, &["thin", "--drop", "gfx9060", "--in-place", "lib.so"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o)
-            .contains("--drop gfx9060 matches no entry of lib.so (did you mean --drop gfx906?)"),
+        stderr(&o).contains(
+            "--drop gfx9060: not an AMD GPU: unknown processor 'gfx9060' (did you mean gfx906?)"
+        ),
         "{}",
         stderr(&o)
     );

@@ -391,7 +391,7 @@ fn a_thinned_openmp_object_still_runs_its_target_region_on_the_host() {
         s(&out),
         s(&fixture("omp.o")),
     ]));
-    assert!(report.contains("1 entries dropped"), "{report}");
+    assert!(report.contains("1 entry dropped"), "{report}");
     let ls = ok(&offload(&["ls", "--format=llvm", s(&out)]));
     assert!(ls.contains("openmp-x86_64-pc-linux-gnu"), "{ls}");
     assert!(!ls.contains("gfx90a"), "{ls}");

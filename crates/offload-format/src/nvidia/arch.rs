@@ -135,6 +135,22 @@ impl CudaArch {
         Ok((isa, CudaArch { number, variant }))
     }
 
+    /// Whether a GPU of this compute capability exists, or existed (CUDA
+    /// 1.0 to 13: `sm_95` does not), with this variant: `a` from 9.0 on,
+    /// `f` from 10.0 on.
+    pub fn is_known(self) -> bool {
+        const NUMBERS: [u32; 31] = [
+            10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87,
+            88, 89, 90, 100, 101, 103, 110, 120, 121,
+        ];
+        NUMBERS.contains(&self.number)
+            && match self.variant {
+                Variant::Plain => true,
+                Variant::Specific => self.number >= 90,
+                Variant::Family => self.number >= 100,
+            }
+    }
+
     /// The number (`90`, `121`).
     pub fn number(self) -> u32 {
         self.number
@@ -261,5 +277,47 @@ mod tests {
         assert_eq!(arch("sm_90a").cuobjdump_name(false), "sm_90a");
         assert_eq!(arch("sm_90a").cuobjdump_name(true), "sm_90a");
         assert_eq!(arch("sm_75").cuobjdump_name(true), "sm_75");
+    }
+
+    #[test]
+    fn known_gpus() {
+        for known in [
+            "sm_50",
+            "sm_52",
+            "sm_70",
+            "sm_75",
+            "sm_80",
+            "sm_86",
+            "sm_89",
+            "sm_90",
+            "sm_90a",
+            "sm_100",
+            "sm_100a",
+            "sm_100f",
+            "sm_101",
+            "sm_103f",
+            "sm_110",
+            "sm_120",
+            "sm_121a",
+            "compute_90",
+            "90",
+        ] {
+            assert!(arch_any(known).is_known(), "{known}");
+        }
+        for unknown in [
+            "sm_95",
+            "sm_85",
+            "sm_99",
+            "sm_130",
+            "sm_80a",
+            "sm_90f",
+            "compute_95",
+        ] {
+            assert!(!arch_any(unknown).is_known(), "{unknown}");
+        }
+    }
+
+    fn arch_any(text: &str) -> CudaArch {
+        CudaArch::parse(text).unwrap().1
     }
 }
