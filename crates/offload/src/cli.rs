@@ -95,7 +95,7 @@ Examples:
   offload extract --target sm_90 app           what a 9.0 GPU can use: cubins it runs, PTX it compiles
   offload extract --target sm_90.cubin --bundle 0 -o - app > k.cubin
   offload extract -o k.co 'file://lib.so#offset=16384&size=3408'
-                                               the entry at a URI `ls` prints
+                                               the entry at a URI that ls prints
 
 Files are named <input>.<n>.<entry>, as llvm-objdump --offloading names
 them: the input's file name, the index of the bundle (or offload binary,
