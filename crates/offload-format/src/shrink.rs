@@ -10,7 +10,8 @@
 //!
 //! # Shrinking a shared library
 //!
-//! In a shared library (`ET_DYN`, 64-bit little-endian x86-64 or AArch64)
+//! In a shared library (`ET_DYN` without `PT_INTERP`, 64-bit
+//! little-endian x86-64 or AArch64)
 //! the containers lie in one section (`.nv_fatbin`, `.hip_fatbin`) in the
 //! middle of a read-only `PT_LOAD` segment: the sections after it in the
 //! segment (`.eh_frame_hdr`, `.eh_frame`, ...) may change file offset but
@@ -59,6 +60,8 @@ use crate::thin::{Piece, Thinned};
 
 /// `SHF_ALLOC`.
 const SHF_ALLOC: u64 = 0x2;
+/// `PT_INTERP`.
+const PT_INTERP: u32 = 3;
 /// `SHF_EXECINSTR`.
 const SHF_EXECINSTR: u64 = 0x4;
 /// `PF_X`.
@@ -217,7 +220,8 @@ pub enum Fallback {
     /// Something refers into the section other than a registration
     /// record's pointer to a container or a symbol naming one.
     Reference(String),
-    /// Less than a page would be freed.
+    /// No whole page would be freed once the new program header table is
+    /// placed.
     TooLittle {
         /// How much shorter the packed section is.
         freed: u64,
@@ -230,7 +234,7 @@ impl fmt::Display for Fallback {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fallback::Unreadable(e) => write!(f, "cannot read it as ELF: {e}"),
-            Fallback::Kind(k) => write!(f, "{k} (only shared libraries are shrunk)"),
+            Fallback::Kind(k) => write!(f, "{k}: only shared libraries are shrunk"),
             Fallback::Section(e) => f.write_str(e),
             Fallback::Segment => {
                 f.write_str("the offload section is not mapped by exactly one PT_LOAD segment")
@@ -239,7 +243,8 @@ impl fmt::Display for Fallback {
             Fallback::Reference(what) => write!(f, "{what}"),
             Fallback::TooLittle { freed, page } => write!(
                 f,
-                "the packed section is only {freed} bytes shorter, less than a page ({page} bytes)"
+                "the packed section is only {freed} bytes shorter, which frees no whole page \
+                 ({page} bytes) once the new program header table is placed"
             ),
         }
     }
@@ -532,6 +537,14 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     }
     let unreadable = |e: crate::objfile::Error| Fallback::Unreadable(e.to_string());
     let phdrs = parsed.program_headers().map_err(unreadable)?;
+    // A program (position-independent, with an interpreter): kernels
+    // before Linux 5.18 tell the dynamic loader where its program headers
+    // are from e_phoff as an address, which the moved table breaks.
+    if phdrs.iter().any(|p| p.p_type == PT_INTERP) {
+        return Err(Fallback::Kind(
+            "a program (PT_INTERP): older kernels find its program headers by file offset",
+        ));
+    }
     let secs = parsed.section_headers().to_vec();
     let shstr = parsed
         .string_table(usize::from(h.shstrndx))
