@@ -39,6 +39,13 @@
 //!    `SHT_RELA` addends and in place (`SHT_RELR`, `SHT_REL`), and the
 //!    symbols (`.symtab`, `.dynsym`) that name a container.
 //!
+//! A relocatable object (`ET_REL`) has no segments: its containers are
+//! packed the same way, the section shortened, the later sections and the
+//! section header table moved down by a multiple of their largest
+//! alignment, and every symbol defined in the section and every
+//! relocation against one (`SHT_RELA`) made to point at the same
+//! container as before.
+//!
 //! Anything else that refers into the section, or that this cannot prove
 //! safe, is a [`Fallback`] with its reason: another relocation or a
 //! relocation applied inside the section, a record pointing into the
@@ -207,7 +214,7 @@ pub fn in_place(len: u64, rewrites: &[Rewrite<'_>]) -> Layout {
 pub enum Fallback {
     /// The file cannot be read as ELF.
     Unreadable(String),
-    /// A kind of file not shrunk (yet): relocatable objects, executables,
+    /// A kind of file not shrunk (yet): archives, programs, executables,
     /// 32-bit or big-endian files, other machines, non-ELF files.
     Kind(&'static str),
     /// The containers are not all in one loaded `.nv_fatbin` or
@@ -234,7 +241,10 @@ impl fmt::Display for Fallback {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fallback::Unreadable(e) => write!(f, "cannot read it as ELF: {e}"),
-            Fallback::Kind(k) => write!(f, "{k}: only shared libraries are shrunk"),
+            Fallback::Kind(k) => write!(
+                f,
+                "{k}: only shared libraries and relocatable objects are shrunk"
+            ),
             Fallback::Section(e) => f.write_str(e),
             Fallback::Segment => {
                 f.write_str("the offload section is not mapped by exactly one PT_LOAD segment")
@@ -530,8 +540,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     };
     match h.e_type {
-        ET_DYN => {}
-        ET_REL => return Err(Fallback::Kind("a relocatable object")),
+        ET_DYN | ET_REL => {}
         ET_EXEC => return Err(Fallback::Kind("an executable (not position-independent)")),
         _ => return Err(Fallback::Kind("an ELF file of another type")),
     }
@@ -598,6 +607,9 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     };
     if sec.flags & SHF_ALLOC == 0 || elf.contents(si).is_none() {
         return Err(Fallback::Section(format!("{} is not loaded", elf.name(si))));
+    }
+    if h.e_type == ET_REL {
+        return shrink_object(&elf, &h, si, rewrites);
     }
     let sec_end = sec.offset + sec.size;
     let addr_end = sec
@@ -999,6 +1011,237 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     pieces.retain(|p| p.len(rewrites) > 0);
     let len = file.len() as u64 - d;
     debug_assert_eq!(pieces.iter().map(|p| p.len(rewrites)).sum::<u64>(), len);
+    Ok(Layout {
+        pieces,
+        len,
+        shrunk: true,
+    })
+}
+
+/// [`shrink`] for a relocatable object: the containers are packed, the
+/// section shortened, the later sections and the section header table
+/// moved down (by a multiple of their largest alignment), and every
+/// symbol defined in the section and every relocation against one point
+/// at the same container or bytes as before.
+fn shrink_object(
+    elf: &Elf<'_>,
+    h: &elf::Header,
+    si: usize,
+    rewrites: &[Rewrite<'_>],
+) -> Result<Layout, Fallback> {
+    let sec = elf.secs[si];
+    if sec.addr != 0 {
+        return Err(Fallback::Section(format!(
+            "{} has an address in a relocatable object",
+            elf.name(si)
+        )));
+    }
+    let moves = pack(elf.file, sec, rewrites)
+        .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
+    let sec_end = sec.offset + sec.size;
+    let outside = |off: u64, len: u64| off.saturating_add(len) <= sec.offset || off >= sec_end;
+    // The largest alignment of what moves.
+    let mut align = 8u64;
+    for (i, s) in elf.secs.iter().enumerate().skip(1) {
+        let len = if s.sh_type == SHT_NOBITS { 0 } else { s.size };
+        if i != si && !outside(s.offset, len) {
+            return Err(Fallback::Overlap(elf.name(i)));
+        }
+        if i != si && s.offset >= sec_end {
+            align = align.max(s.addralign);
+        }
+    }
+    let shtab = u64::from(h.shnum) * 64;
+    if !outside(h.shoff, shtab) {
+        return Err(Fallback::Overlap("the section header table".to_owned()));
+    }
+    if !align.is_power_of_two() {
+        return Err(Fallback::Section(
+            "a section's alignment is not a power of two".to_owned(),
+        ));
+    }
+    let d = align_down(sec.size - moves.new_size, align);
+    if d == 0 {
+        return Err(Fallback::TooLittle {
+            freed: sec.size - moves.new_size,
+            page: align,
+        });
+    }
+    let shift = |off: u64| if off >= sec_end { off - d } else { off };
+    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    // Symbols defined in the section, by table and index: new value.
+    let mut new_values: Vec<(usize, Vec<Option<u64>>)> = Vec::new();
+    for (ti, t) in elf.secs.iter().enumerate() {
+        if t.sh_type != SHT_SYMTAB {
+            continue;
+        }
+        let data = elf
+            .contents(ti)
+            .ok_or_else(|| Fallback::Unreadable(format!("{} is outside the file", elf.name(ti))))?;
+        let mut values = Vec::new();
+        for (k, raw) in data.chunks_exact(24).enumerate() {
+            let b = Bytes::new(raw);
+            let shndx = usize::from(b.u16_at(6, Endian::Little).unwrap_or(0));
+            let value = b.u64_at(8, Endian::Little).unwrap_or(0);
+            let size = b.u64_at(16, Endian::Little).unwrap_or(0);
+            if shndx != si {
+                values.push(None);
+                continue;
+            }
+            let what = || format!("symbol {k} of {}", elf.name(ti));
+            let at = t.offset + k as u64 * 24;
+            let (new_value, new_size) = if value == 0 && raw[4] & 0xf == 3 {
+                (0, size)
+            } else if value == sec.size {
+                (moves.new_size, size)
+            } else if !moves.contains(value) {
+                return Err(Fallback::Reference(format!(
+                    "{} lies outside its section",
+                    what()
+                )));
+            } else {
+                match moves.map(value) {
+                    Some(Target::Container(i, new)) => {
+                        let r = &rewrites[i];
+                        if size == r.size {
+                            (new, r.new.used)
+                        } else if size <= r.new.used {
+                            (new, size)
+                        } else {
+                            return Err(Fallback::Reference(format!(
+                                "{} spans more than its container",
+                                what()
+                            )));
+                        }
+                    }
+                    Some(Target::Moved(new, end)) if value + size <= end => (new, size),
+                    _ => {
+                        return Err(Fallback::Reference(format!(
+                            "{} points into the middle of a container or at freed bytes",
+                            what()
+                        )))
+                    }
+                }
+            };
+            if new_value != value {
+                patches.push((at + 8, new_value.to_le_bytes().to_vec()));
+            }
+            if new_size != size {
+                patches.push((at + 16, new_size.to_le_bytes().to_vec()));
+            }
+            values.push(Some(new_value));
+        }
+        new_values.push((ti, values));
+    }
+    // Relocations against those symbols: the same target, new addend.
+    for (ri, r) in elf.secs.iter().enumerate() {
+        if r.sh_type != SHT_RELA && r.sh_type != SHT_REL {
+            continue;
+        }
+        let what = || format!("a relocation of {}", elf.name(ri));
+        if r.info as usize == si {
+            return Err(Fallback::Reference(format!(
+                "{} applies inside the offload section",
+                what()
+            )));
+        }
+        let Some((_, values)) = new_values.iter().find(|(t, _)| *t == r.link as usize) else {
+            continue;
+        };
+        let table = elf.contents(r.link as usize).unwrap_or(&[]);
+        let size = if r.sh_type == SHT_RELA { 24 } else { 16 };
+        let data = elf
+            .contents(ri)
+            .ok_or_else(|| Fallback::Unreadable(format!("{} is outside the file", elf.name(ri))))?;
+        for (k, raw) in data.chunks_exact(size).enumerate() {
+            let b = Bytes::new(raw);
+            let sym = (b.u64_at(8, Endian::Little).unwrap_or(0) >> 32) as usize;
+            let Some(Some(new_value)) = values.get(sym) else {
+                continue;
+            };
+            if size != 24 {
+                return Err(Fallback::Reference(format!(
+                    "{} (without addend) refers to the offload section",
+                    what()
+                )));
+            }
+            let value = table
+                .get(sym * 24 + 8..sym * 24 + 16)
+                .map(|v| u64::from_le_bytes(v.try_into().unwrap_or_default()))
+                .unwrap_or(0);
+            let addend = b.u64_at(16, Endian::Little).unwrap_or(0);
+            let target = value.wrapping_add(addend);
+            let new_target = if target == sec.size {
+                moves.new_size
+            } else if moves.contains(target) {
+                match moves.map(target) {
+                    Some(Target::Container(_, new)) | Some(Target::Moved(new, _)) => new,
+                    None => {
+                        return Err(Fallback::Reference(format!(
+                            "{} points into the middle of a container",
+                            what()
+                        )))
+                    }
+                }
+            } else {
+                return Err(Fallback::Reference(format!(
+                    "{} points outside the offload section",
+                    what()
+                )));
+            };
+            let new_addend = new_target.wrapping_sub(*new_value);
+            if new_addend != addend {
+                patches.push((
+                    r.offset + k as u64 * 24 + 16,
+                    new_addend.to_le_bytes().to_vec(),
+                ));
+            }
+        }
+    }
+    // The file header's e_shoff, and the section headers.
+    patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
+    for (i, s) in elf.secs.iter().enumerate().skip(1) {
+        let at = h.shoff + i as u64 * 64;
+        if i == si {
+            patches.push((at + 32, moves.new_size.to_le_bytes().to_vec()));
+        } else if shift(s.offset) != s.offset {
+            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
+        }
+    }
+    patches.sort_by_key(|p| p.0);
+    if patches
+        .windows(2)
+        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
+        || patches
+            .iter()
+            .any(|(off, b)| !outside(*off, b.len() as u64))
+    {
+        return Err(Fallback::Reference(
+            "two updates fall on the same bytes".to_owned(),
+        ));
+    }
+    let mut pieces = Vec::new();
+    copy(&mut pieces, 0, sec.offset, &patches);
+    let mut at = sec.offset;
+    for b in &moves.blocks {
+        if b.new > at {
+            pieces.push(Out::Zeros(b.new - at));
+        }
+        match b.rewrite {
+            Some(i) => {
+                pieces.push(Out::Container(i));
+                at = b.new + rewrites[i].new.used;
+            }
+            None => {
+                copy(&mut pieces, b.old.0, b.old.1, &[]);
+                at = b.new + (b.old.1 - b.old.0);
+            }
+        }
+    }
+    pieces.push(Out::Zeros(sec_end - d - at));
+    copy(&mut pieces, sec_end, elf.file.len() as u64, &patches);
+    pieces.retain(|p| p.len(rewrites) > 0);
+    let len = elf.file.len() as u64 - d;
     Ok(Layout {
         pieces,
         len,

@@ -455,7 +455,7 @@ fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
     ]));
     assert!(
         report.contains(
-            "not shrunk (not an ELF file: only shared libraries are shrunk): rewritten in place"
+            "not shrunk (not an ELF file: only shared libraries and relocatable objects are shrunk): rewritten in place"
         ),
         "{report}"
     );
@@ -495,4 +495,146 @@ fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
             fs::metadata(&nv).unwrap().len()
         );
     }
+}
+
+/// The entries (their stored bytes) of every fat binary in `.nv_fatbin`.
+fn fatbin_entries(data: &[u8]) -> Vec<Vec<u8>> {
+    let elf = ElfFile::parse(data).unwrap();
+    let i = elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap();
+    let scan = offload_format::nvidia::fatbin::scan(elf.section_bytes(i).unwrap());
+    assert!(scan.damage.is_empty());
+    scan.containers
+        .iter()
+        .flat_map(|c| c.entries.iter().map(|e| e.payload.to_vec()))
+        .collect()
+}
+
+#[test]
+fn relocatable_objects_shrink_and_still_link_and_register() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // nvcc's object (tests/fixtures/nvidia): the kept cubin, byte for byte.
+    let nv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/lz-big.o");
+    let (out, kept) = (d.join("lz-big.o"), d.join("lz-big-kept.o"));
+    let report = ok(&offload(&[
+        "thin",
+        "--keep",
+        "sm_90",
+        "-o",
+        s(&out),
+        s(&nv),
+    ]));
+    ok(&offload(&[
+        "thin",
+        "--keep",
+        "sm_90",
+        "--keep-layout",
+        "-o",
+        s(&kept),
+        s(&nv),
+    ]));
+    let (before, after) = (fs::read(&nv).unwrap(), fs::read(&out).unwrap());
+    assert!(after.len() < before.len(), "{report}");
+    assert!(report.contains(&format!(
+        "shrunk: {} -> {} bytes",
+        before.len(),
+        after.len()
+    )));
+    assert_eq!(
+        fatbin_entries(&after),
+        fatbin_entries(&fs::read(&kept).unwrap())
+    );
+    assert!(fatbin_entries(&after).len() < fatbin_entries(&before).len());
+    if let Some(syms) = readelf(&["-sW"], &nv) {
+        // The symbols keep their sections; only the fat binary's size
+        // may change.
+        let names = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.split_whitespace().nth(7).map(str::to_owned))
+                .collect()
+        };
+        assert_eq!(names(&readelf(&["-sW"], &out).unwrap()), names(&syms));
+    }
+    // A HIP object clang-22 built: it links, and the stub runtime finds
+    // the kept target in the library.
+    if !have("clang-22") {
+        return;
+    }
+    let src = d.join("r.hip");
+    let mut table = String::new();
+    let mut x: u32 = 7;
+    for _ in 0..16384 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        table.push_str(&format!("{x}u,"));
+    }
+    fs::write(
+        &src,
+        format!(
+            "#define __global__ __attribute__((global))\n\
+             #define __device__ __attribute__((device))\n\
+             typedef struct {{ unsigned x, y, z; }} dim3;\n\
+             typedef struct ihipStream_t *hipStream_t;\n\
+             extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);\n\
+             __device__ const unsigned table[16384] = {{{table}}};\n\
+             extern \"C\" __global__ void pick(unsigned *x) {{ x[0] = table[x[1] % 16384]; }}\n"
+        ),
+    )
+    .unwrap();
+    let obj = d.join("r.o");
+    let o = Command::new("clang-22")
+        .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
+        .args([
+            "--offload-arch=gfx906",
+            "--offload-arch=gfx90a",
+            "-fPIC",
+            "-c",
+            "-o",
+        ])
+        .arg(&obj)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let thin = d.join("r-thin.o");
+    let report = ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "-o",
+        s(&thin),
+        s(&obj),
+    ]));
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert!(fs::metadata(&thin).unwrap().len() < fs::metadata(&obj).unwrap().len());
+    // The record's relocation made to point 16 bytes into the bundle: the
+    // walk reads a bundle there, which runs over the next; refused.
+    let mut hostile = fs::read(&obj).unwrap();
+    let at = {
+        let elf = ElfFile::parse(&hostile[..]).unwrap();
+        let i = elf
+            .section_index_by_name(b".rela.hipFatBinSegment")
+            .unwrap()
+            .unwrap();
+        elf.section_header(i).unwrap().offset as usize + 16
+    };
+    let addend = u64::from_le_bytes(hostile[at..at + 8].try_into().unwrap());
+    put_u64(&mut hostile, at, addend + 16);
+    let bad = d.join("bad.o");
+    fs::write(&bad, &hostile).unwrap();
+    let out = d.join("bad-thin.o");
+    let o = offload(&["thin", "--keep", "gfx90a", "-o", s(&out), s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds damage"));
+    assert!(!out.exists());
+    let stub = d.join("dl");
+    if !build_stub(&stub) {
+        return;
+    }
+    let lib = d.join("libr.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-o", s(&lib), s(&thin)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(registered(&stub, &lib), vec![KEPT]);
 }
