@@ -1248,3 +1248,89 @@ fn shrink_object(
         shrunk: true,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(offset: u64, size: u64, kept: &[u8]) -> Rewrite<'static> {
+        Rewrite {
+            offset,
+            size,
+            new: Thinned {
+                pieces: vec![
+                    Piece::Bytes(kept.to_vec()),
+                    Piece::Zeros(size - kept.len() as u64),
+                ],
+                used: kept.len() as u64,
+                kept: Vec::new(),
+                dropped: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn patches_split_copies_and_are_cut_at_the_range() {
+        let mut pieces = Vec::new();
+        let patches = vec![(2, vec![9, 9]), (6, vec![7, 7, 7, 7])];
+        copy(&mut pieces, 0, 8, &patches);
+        assert_eq!(
+            pieces,
+            vec![
+                Out::Copy { from: 0, len: 2 },
+                Out::Bytes(vec![9, 9]),
+                Out::Copy { from: 4, len: 2 },
+                Out::Bytes(vec![7, 7]),
+            ]
+        );
+        // A range starting inside a patch takes its tail.
+        let mut pieces = Vec::new();
+        copy(&mut pieces, 8, 12, &patches);
+        assert_eq!(
+            pieces,
+            vec![Out::Bytes(vec![7, 7]), Out::Copy { from: 10, len: 2 }]
+        );
+    }
+
+    #[test]
+    fn in_place_keeps_every_offset_and_zeroes_the_freed_bytes() {
+        let input: Vec<u8> = (0..64).collect();
+        let rewrites = vec![rewrite(8, 16, b"abc"), rewrite(32, 8, b"")];
+        let layout = in_place(64, &rewrites);
+        assert!(!layout.shrunk);
+        let out = layout.to_vec(&input, &rewrites);
+        assert_eq!(out.len(), 64);
+        assert_eq!(&out[..8], &input[..8]);
+        assert_eq!(&out[8..11], b"abc");
+        assert!(out[11..24].iter().all(|&b| b == 0));
+        assert_eq!(&out[24..32], &input[24..32]);
+        assert!(out[32..40].iter().all(|&b| b == 0));
+        assert_eq!(&out[40..], &input[40..]);
+    }
+
+    #[test]
+    fn used_pieces_stop_at_the_used_bytes() {
+        let r = rewrite(0, 10, b"xyz");
+        let parts: Vec<Part<'_>> = used_pieces(&r.new).collect();
+        assert_eq!(parts, vec![Part::Bytes(b"xyz")]);
+    }
+
+    #[test]
+    fn containers_keep_their_alignment_when_packed() {
+        assert_eq!(place(0x1234, 0x3000, 0x1000), 0x2000);
+        assert_eq!(place(0x2000, 0x3000, 0x1000), 0x2000);
+        assert_eq!(place(0x2001, 0x3008, 8), 0x2008);
+    }
+
+    #[test]
+    fn other_files_fall_back_with_a_reason() {
+        let r = [rewrite(0, 4, b"")];
+        assert_eq!(
+            shrink(b"not an object file", &r),
+            Err(Fallback::Kind("not an ELF file"))
+        );
+        let mut elf32 = vec![0x7f, b'E', b'L', b'F', 1, 1, 1];
+        elf32.resize(64, 0);
+        assert!(shrink(&elf32, &r).is_err());
+    }
+}

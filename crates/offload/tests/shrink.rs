@@ -144,8 +144,8 @@ fn registered(stub: &Path, lib: &Path) -> Vec<String> {
 
 /// Builds, with clang-22, HIP shared libraries of two translation units
 /// (the fixture's a.hip, and a kernel reading a table of 64 KiB that
-/// does not compress) with compressed bundles, versions 3 and 2: their
-/// gfx906 entries take more than a page, compressed.
+/// does not compress, so that its gfx906 entry takes more than a page
+/// compressed too).
 fn build_random(d: &Path) -> Vec<PathBuf> {
     if !have("clang-22") {
         return Vec::new();
@@ -179,12 +179,27 @@ fn build_random(d: &Path) -> Vec<PathBuf> {
     )
     .unwrap();
     let mut out = Vec::new();
-    for (name, version) in [("librandz.so", "3"), ("librandz2.so", "2")] {
+    // Compressed bundles (versions 3 and 2); packed relative relocations
+    // (DT_RELR, the records' pointers stored in place); lld's layout (the
+    // section in the first segment, a PT_PHDR).
+    let lld = Command::new("ld.lld-22").arg("--version").output().is_ok()
+        || Command::new("ld.lld").arg("--version").output().is_ok();
+    let mut builds = vec![
+        ("librandz.so", "3", &["--offload-compress"][..]),
+        ("librandz2.so", "2", &["--offload-compress"][..]),
+        ("librelr.so", "3", &["-Wl,-z,pack-relative-relocs"][..]),
+    ];
+    if lld {
+        builds.push(("liblld.so", "3", &["-fuse-ld=lld"][..]));
+    }
+    for (name, version, extra) in builds {
         let lib = d.join(name);
         let o = Command::new("clang-22")
             .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
             .args(["--offload-arch=gfx906", "--offload-arch=gfx90a", "-fPIC"])
-            .args(["-shared", "-no-hip-rt", "--offload-compress", "-o"])
+            .args(["-shared", "-no-hip-rt"])
+            .args(extra)
+            .arg("-o")
             .arg(&lib)
             .arg(&src)
             .arg(fixture("a.hip"))
