@@ -223,6 +223,13 @@ pub struct ThinArgs {
     /// Print what would be dropped; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Rewrite each container in the space it had, the freed bytes left
+    /// as zeros (holes), every other byte where it was. Without it, a
+    /// shared library is shrunk: the freed bytes are taken out of the file
+    /// where every reference to the moved bytes is accounted for (else it
+    /// is rewritten in place, and the report says why).
+    #[arg(long)]
+    pub keep_layout: bool,
     /// NVIDIA: also drop a container's PTX where, for every GPU a --keep
     /// names, a kept cubin runs (without it, PTX those GPUs can compile is
     /// kept, for GPUs yet to come).

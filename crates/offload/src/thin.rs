@@ -15,7 +15,8 @@ use std::rc::Rc;
 
 use offload_cli::diag::{os_error_text, Diag};
 use offload_cli::fsio::{self, OutputFile, Outputs};
-use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
+use offload_format::shrink;
+use offload_format::thin::{self as rewrite, ThinError};
 
 use crate::cli::ThinArgs;
 use offload_format::nvidia::fatbin::EntryKind;
@@ -403,6 +404,8 @@ struct Totals {
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
+    /// The file's size once thinned (shrunk, or as it was).
+    size_after: u64,
 }
 
 /// Where a thinned file goes.
@@ -1212,11 +1215,12 @@ fn thin_input<S: Sink + ?Sized>(
     shown: &str,
     plans: &[Plan],
     input: &fsio::Input,
-    mut out: Option<(&mut S, &Path)>,
+    out: Option<(&mut S, &Path)>,
     args: &ThinArgs,
     report: &mut String,
 ) -> Result<Totals, String> {
     let mut totals = Totals::default();
+    let mut rewrites: Vec<shrink::Rewrite<'_>> = Vec::new();
     let mut pos = 0u64;
     for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
@@ -1311,25 +1315,85 @@ fn thin_input<S: Sink + ?Sized>(
         totals.rewritten += 1;
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
-        if let Some((f, t)) = &mut out {
-            let mut write = || -> io::Result<()> {
-                copy_range(*f, input, pos as usize..lo)?;
-                write_pieces(*f, &thinned)
-            };
-            write().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
-        }
-        // Done with these pages (written from the mapping or not).
+        rewrites.push(shrink::Rewrite {
+            offset,
+            size,
+            new: thinned,
+        });
+        // Done with these pages for now (written from the mapping later).
         input.release(pos as usize..hi);
         pos = hi as u64;
     }
+    let len = input.len() as u64;
+    // One plan for the file, applied once: shrunk, or in the space it had.
+    let layout = if rewrites.is_empty() || args.keep_layout {
+        shrink::in_place(len, &rewrites)
+    } else {
+        match shrink::shrink(input, &rewrites) {
+            Ok(layout) => layout,
+            Err(why) => {
+                report.push_str(&format!(
+                    "  not shrunk ({why}): {} in place\n",
+                    if args.dry_run {
+                        "would be rewritten"
+                    } else {
+                        "rewritten"
+                    }
+                ));
+                shrink::in_place(len, &rewrites)
+            }
+        }
+    };
+    if layout.shrunk {
+        report.push_str(&format!(
+            "  {} {len} -> {} bytes ({} bytes smaller)\n",
+            if args.dry_run {
+                "would shrink:"
+            } else {
+                "shrunk:"
+            },
+            layout.len,
+            len - layout.len,
+        ));
+    }
+    totals.size_after = layout.len;
     if let Some((f, t)) = out {
-        let mut finish = || -> io::Result<()> {
-            copy_range(f, input, pos as usize..input.len())?;
-            f.end(input.len() as u64)
-        };
-        finish().map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        write_layout(f, input, &layout, &rewrites)
+            .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
     }
     Ok(totals)
+}
+
+/// Writes a file's [`shrink::Layout`]: unchanged ranges copied from the
+/// mapped input (its pages let go of as they are written), containers
+/// from their pieces, zero runs as holes where the output can seek.
+fn write_layout<S: Sink + ?Sized>(
+    f: &mut S,
+    input: &fsio::Input,
+    layout: &shrink::Layout,
+    rewrites: &[shrink::Rewrite<'_>],
+) -> io::Result<()> {
+    for p in &layout.pieces {
+        match p {
+            shrink::Out::Copy { from, len } => {
+                let (a, b) = (*from as usize, (*from + *len) as usize);
+                copy_range(f, input, a..b)?;
+            }
+            shrink::Out::Container(i) => {
+                let r = &rewrites[*i];
+                for part in shrink::used_pieces(&r.new) {
+                    match part {
+                        shrink::Part::Bytes(b) => f.bytes(b)?,
+                        shrink::Part::Zeros(n) => f.zeros(n)?,
+                    }
+                }
+                input.release(r.offset as usize..(r.offset + r.size) as usize);
+            }
+            shrink::Out::Bytes(b) => f.bytes(b)?,
+            shrink::Out::Zeros(n) => f.zeros(*n)?,
+        }
+    }
+    f.end(layout.len)
 }
 
 /// Writes `range` of `input` unchanged, in pieces each let go of once
@@ -1347,19 +1411,6 @@ fn copy_range<S: Sink + ?Sized>(
         f.bytes(&input[at..end])?;
         input.release(at..end);
         at = end;
-    }
-    Ok(())
-}
-
-/// Writes a rewritten container at the output's position; zero runs
-/// become holes where the output can seek.
-fn write_pieces<S: Sink + ?Sized>(f: &mut S, t: &Thinned<'_>) -> io::Result<()> {
-    for p in &t.pieces {
-        match p {
-            Piece::Bytes(b) => f.bytes(b)?,
-            Piece::Input(b) => f.bytes(b)?,
-            Piece::Zeros(n) => f.zeros(*n)?,
-        }
     }
     Ok(())
 }
