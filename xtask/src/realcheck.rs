@@ -65,13 +65,32 @@ fn freed(report: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("no 'bytes freed' in thin's report:\n{report}"))
 }
 
-/// Runs `offload thin` with `args`; returns the bytes it reports freed.
+/// Runs `offload thin` with `args`; returns the bytes it reports freed,
+/// and prints how many files it shrank and why the others were not.
 fn thin(offload: &Path, args: &[&Path], extra: &[&str]) -> Result<u64, String> {
     let o = sh(Command::new(offload)
         .args(["thin", "--keep", KEEP])
         .args(extra)
         .args(args))?;
-    freed(&(String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)))
+    let report =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let shrunk = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("shrunk:"))
+        .count();
+    let mut reasons: Vec<&str> = report
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("not shrunk ("))
+        .map(|r| r.split_once("): ").map_or(r, |(why, _)| why))
+        .collect();
+    let kept_layout = reasons.len();
+    reasons.sort_unstable();
+    reasons.dedup();
+    eprintln!("  thin {extra:?}: {shrunk} files shrunk, {kept_layout} rewritten in place");
+    for r in reasons {
+        eprintln!("    not shrunk: {r}");
+    }
+    freed(&report)
 }
 
 fn pip_install(wheel: &Path, target: &Path) -> Result<(), String> {

@@ -472,7 +472,8 @@ fn hip_kept(token: &str) -> bool {
 }
 
 /// A HIP shared library of two translation units for gfx906 and
-/// gfx90a:xnack+, built by clang-22 against the stand-in libamdhip64.
+/// gfx90a:xnack+, built by clang-22 against the stand-in libamdhip64
+/// (`extra`: more options).
 fn hip_library(lab: &Lab, name: &str, extra: &[&str]) -> Option<PathBuf> {
     if !have("clang-22") {
         return None;
@@ -484,11 +485,11 @@ fn hip_library(lab: &Lab, name: &str, extra: &[&str]) -> Option<PathBuf> {
             .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
             .args(["--offload-arch=gfx906", "--offload-arch=gfx90a:xnack+"])
             .args(["-fPIC", "-shared"])
-            .args(extra)
             .arg(fixtures.join("a.hip"))
             .arg(fixtures.join("b.hip"))
             .arg("-L")
             .arg(&lab.rt)
+            .args(extra)
             .arg("-o")
             .arg(&out),
     );
@@ -585,10 +586,15 @@ fn size(file: &Path) -> u64 {
 fn hip_libraries_register_exactly_the_kept_bundle_entries() {
     let Some(lab) = lab() else { return };
     // The compressed library's bundles are small: thinning frees less than
-    // a page, and it is rewritten in place.
+    // a page, and it is rewritten in place. It links against ROCm 5's
+    // runtime (clang's own -lamdhip64 is ROCm 6's).
     for (name, extra, shrinks) in [
         ("libhip.so", &[][..], true),
-        ("libhipz.so", &["--offload-compress"][..], false),
+        (
+            "libhipz.so",
+            &["--offload-compress", "-no-hip-rt", "-l:libamdhip64.so.5"][..],
+            false,
+        ),
     ] {
         let Some(lib) = hip_library(&lab, name, extra) else {
             return;
