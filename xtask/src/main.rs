@@ -85,7 +85,7 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
     (
         "realcheck",
         realcheck::run,
-        "issue 31's installed-size checks on PyPI's bitsandbytes 0.50.2 and torch 2.11.0 (downloads GBs; not in CI) [--skip-torch] [--import]",
+        "issue 31's installed-size checks on PyPI's bitsandbytes 0.50.2 and torch 2.11.0 (downloads GBs; not in CI) [--skip-torch] [--import] [--import-only]",
     ),
     (
         "ci",

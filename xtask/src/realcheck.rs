@@ -21,7 +21,8 @@
 //! tensor operation must still work (CPU-only machines import the CUDA
 //! build).
 //!
-//! `--skip-torch` checks bitsandbytes alone. Prints one line per check
+//! `--skip-torch` checks bitsandbytes alone, `--import-only` the
+//! environment alone. Prints one line per check
 //! with the figures, and fails if a goal is missed or a step fails.
 
 use std::fs;
@@ -30,7 +31,7 @@ use std::process::Command;
 
 use crate::harness::{our_bin_dir, run_checked as sh, workspace_root};
 
-const USAGE: &str = "cargo xtask realcheck [--skip-torch] [--import]";
+const USAGE: &str = "cargo xtask realcheck [--skip-torch] [--import] [--import-only]";
 
 /// The wheels checked: pip requirement.
 const WHEELS: &[&str] = &["bitsandbytes==0.50.2", "torch==2.11.0"];
@@ -78,17 +79,29 @@ fn thin(offload: &Path, args: &[&Path], extra: &[&str]) -> Result<u64, String> {
         .lines()
         .filter(|l| l.trim_start().starts_with("shrunk:"))
         .count();
-    let mut reasons: Vec<&str> = report
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("not shrunk ("))
-        .map(|r| r.split_once("): ").map_or(r, |(why, _)| why))
-        .collect();
-    let kept_layout = reasons.len();
-    reasons.sort_unstable();
-    reasons.dedup();
-    eprintln!("  thin {extra:?}: {shrunk} files shrunk, {kept_layout} rewritten in place");
-    for r in reasons {
-        eprintln!("    not shrunk: {r}");
+    // Each "not shrunk (why)" line, with the file it is about: the last
+    // line before it that is indented less.
+    let lines: Vec<&str> = report.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut not_shrunk = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(r) = l.trim_start().strip_prefix("not shrunk (") else {
+            continue;
+        };
+        let why = r.split_once("): ").map_or(r, |(why, _)| why);
+        let file = lines[..i]
+            .iter()
+            .rev()
+            .find(|f| indent(f) < indent(l))
+            .map_or("?", |f| f.trim());
+        not_shrunk.push(format!("{file}: {why}"));
+    }
+    eprintln!(
+        "  thin {extra:?}: {shrunk} files shrunk, {} rewritten in place",
+        not_shrunk.len()
+    );
+    for n in not_shrunk {
+        eprintln!("    not shrunk: {n}");
     }
     freed(&report)
 }
@@ -216,22 +229,16 @@ fn check_wheel(
 /// `import torch` and a CPU tensor operation in a virtual environment
 /// whose torch/lib and nvidia/*/lib were thinned in place.
 fn check_import(offload: &Path, dir: &Path, missed: &mut Vec<String>) -> Result<(), String> {
+    // A fresh environment each run: the last one is thinned already.
     let venv = dir.join("venv");
     let python = venv.join("bin/python");
-    if !python.exists() {
-        sh(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        sh(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-compile",
-                "--find-links",
-            ])
-            .arg(dir.join("wheels"))
-            .arg("torch==2.11.0"))?;
-    }
+    let _ = fs::remove_dir_all(&venv);
+    sh(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    sh(Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "--no-compile"])
+        .arg("--find-links")
+        .arg(dir.join("wheels"))
+        .arg("torch==2.11.0"))?;
     let o =
         sh(Command::new(&python).args(["-c", "import site; print(site.getsitepackages()[0])"]))?;
     let site = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
@@ -255,6 +262,31 @@ fn check_import(offload: &Path, dir: &Path, missed: &mut Vec<String>) -> Result<
         after,
         missed,
     );
+    // Those directories copied with tar, as a container layer holds them.
+    let copy = dir.join("venv-copy");
+    let _ = fs::remove_dir_all(&copy);
+    fs::create_dir_all(&copy).map_err(|e| e.to_string())?;
+    // sh -c SCRIPT SITE COPY DIR...: $0 is the site directory, $1 the
+    // copy, then the library directories relative to the site directory.
+    let mut script = String::from("tar -C \"$0\" -cf -");
+    for i in 0..libs.len() {
+        script += &format!(" \"${{{}}}\"", i + 2);
+    }
+    script += " | tar -C \"$1\" -xf -";
+    let mut tar = Command::new("sh");
+    tar.arg("-c").arg(&script).arg(&site).arg(&copy);
+    for l in &libs {
+        tar.arg(l.strip_prefix(&site).map_err(|e| e.to_string())?);
+    }
+    sh(&mut tar)?;
+    report(
+        "those directories copied with tar",
+        freed_venv,
+        before,
+        du(&copy)?,
+        missed,
+    );
+    fs::remove_dir_all(&copy).map_err(|e| e.to_string())?;
     // x @ x.T of [[0, 1, 2], [3, 4, 5]] is [[5, 14], [14, 50]].
     let script = "import torch; x = torch.arange(6.0).reshape(2, 3); \
                   y = (x @ x.T).sum().item(); assert y == 83.0, y; \
@@ -272,10 +304,12 @@ fn check_import(offload: &Path, dir: &Path, missed: &mut Vec<String>) -> Result<
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut skip_torch = false;
     let mut import = false;
+    let mut import_only = false;
     for a in args {
         match a.as_str() {
             "--skip-torch" => skip_torch = true,
             "--import" => import = true,
+            "--import-only" => (import, import_only) = (true, true),
             _ => return Err(format!("unknown argument {a}; usage: {USAGE}")),
         }
     }
@@ -302,7 +336,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let mut missed = Vec::new();
-    for w in &wanted {
+    for w in wanted.iter().filter(|_| !import_only) {
         check_wheel(&offload, &find_wheel(&wheels_dir, w)?, &work, &mut missed)?;
     }
     if import && !skip_torch {
