@@ -1221,6 +1221,10 @@ fn thin_input<S: Sink + ?Sized>(
 ) -> Result<Totals, String> {
     let mut totals = Totals::default();
     let mut rewrites: Vec<shrink::Rewrite<'_>> = Vec::new();
+    // For each rewrite whose new bytes were let go of: how to make them.
+    let mut again: Vec<Option<(Kind, &HashSet<String>, Option<&Vec<bool>>)>> = Vec::new();
+    let mut held = 0u64;
+    let no_ids = HashSet::new();
     let mut pos = 0u64;
     for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
@@ -1251,7 +1255,6 @@ fn thin_input<S: Sink + ?Sized>(
                 (Kind::Fatbin, *offset, *size, name, None, Some(keep))
             }
         };
-        let no_ids = HashSet::new();
         let drop = drop.unwrap_or(&no_ids);
         let range = usize::try_from(offset)
             .ok()
@@ -1263,23 +1266,7 @@ fn thin_input<S: Sink + ?Sized>(
         if offset < pos {
             return Err(format!("{shown}: {name}: overlaps the container before it"));
         }
-        let result = match kind {
-            Kind::Bundle => rewrite::bundle(data, &mut |id| {
-                !drop.contains(&*String::from_utf8_lossy(id))
-            }),
-            Kind::Ccob => rewrite::ccob(
-                data,
-                &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
-                args.compression_level,
-            ),
-            Kind::OffloadBinaries => {
-                rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
-            }
-            Kind::Fatbin => {
-                let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
-                rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
-            }
-        };
+        let result = rewrite_container(kind, data, drop, keep_mask, args);
         let thinned = match result {
             Ok(Some(t)) => t,
             Ok(None) => {
@@ -1315,6 +1302,22 @@ fn thin_input<S: Sink + ?Sized>(
         totals.rewritten += 1;
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
+        // New bytes (recompressed bundles) are held up to a budget; past
+        // it, a container's are made again when written.
+        let mut thinned = thinned;
+        let new_bytes: u64 = thinned
+            .pieces
+            .iter()
+            .filter(|p| matches!(p, rewrite::Piece::Bytes(_)))
+            .map(rewrite::Piece::len)
+            .sum();
+        if held + new_bytes > HELD_MAX {
+            thinned.pieces = Vec::new();
+            again.push(Some((kind, drop, keep_mask)));
+        } else {
+            held += new_bytes;
+            again.push(None);
+        }
         rewrites.push(shrink::Rewrite {
             offset,
             size,
@@ -1358,42 +1361,102 @@ fn thin_input<S: Sink + ?Sized>(
     }
     totals.size_after = layout.len;
     if let Some((f, t)) = out {
-        write_layout(f, input, &layout, &rewrites)
-            .map_err(|e| format!("{}: {}", t.display(), os_error_text(&e)))?;
+        // A container whose bytes were let go of, made again: the same
+        // bytes (the rewrite is deterministic), checked by their length.
+        let remake = |i: usize| -> Result<Option<rewrite::Thinned<'_>>, String> {
+            let Some((kind, drop, keep_mask)) = again[i] else {
+                return Ok(None);
+            };
+            let r = &rewrites[i];
+            let data = &input[r.offset as usize..(r.offset + r.size) as usize];
+            match rewrite_container(kind, data, drop, keep_mask, args) {
+                Ok(Some(t)) if t.used == r.new.used => Ok(Some(t)),
+                _ => Err(format!(
+                    "{shown}: the container at {:#x} came out differently when made again",
+                    r.offset
+                )),
+            }
+        };
+        write_layout(f, input, &layout, &rewrites, &remake).map_err(|e| match e {
+            Remade::Io(e) => format!("{}: {}", t.display(), os_error_text(&e)),
+            Remade::Differs(e) => e,
+        })?;
     }
     Ok(totals)
+}
+
+/// The most new container bytes (recompressed bundles) [`thin_input`]
+/// holds for a file; past it, they are made again when written, so that
+/// memory stays flat.
+const HELD_MAX: u64 = 16 << 20;
+
+/// Rewrites one container as its plan says.
+fn rewrite_container<'a>(
+    kind: Kind,
+    data: &'a [u8],
+    drop: &HashSet<String>,
+    keep_mask: Option<&Vec<bool>>,
+    args: &ThinArgs,
+) -> Result<Option<rewrite::Thinned<'a>>, ThinError> {
+    match kind {
+        Kind::Bundle => rewrite::bundle(data, &mut |id| {
+            !drop.contains(&*String::from_utf8_lossy(id))
+        }),
+        Kind::Ccob => rewrite::ccob(
+            data,
+            &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
+            args.compression_level,
+        ),
+        Kind::OffloadBinaries => {
+            rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
+        }
+        Kind::Fatbin => {
+            let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
+            rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
+        }
+    }
+}
+
+/// Why writing a layout stopped.
+enum Remade {
+    Io(io::Error),
+    /// A container made again was not what it had been.
+    Differs(String),
 }
 
 /// Writes a file's [`shrink::Layout`]: unchanged ranges copied from the
 /// mapped input (its pages let go of as they are written), containers
 /// from their pieces, zero runs as holes where the output can seek.
-fn write_layout<S: Sink + ?Sized>(
+fn write_layout<'a, S: Sink + ?Sized>(
     f: &mut S,
-    input: &fsio::Input,
+    input: &'a fsio::Input,
     layout: &shrink::Layout,
-    rewrites: &[shrink::Rewrite<'_>],
-) -> io::Result<()> {
+    rewrites: &[shrink::Rewrite<'a>],
+    remake: &dyn Fn(usize) -> Result<Option<rewrite::Thinned<'a>>, String>,
+) -> Result<(), Remade> {
     for p in &layout.pieces {
         match p {
             shrink::Out::Copy { from, len } => {
                 let (a, b) = (*from as usize, (*from + *len) as usize);
-                copy_range(f, input, a..b)?;
+                copy_range(f, input, a..b).map_err(Remade::Io)?;
             }
             shrink::Out::Container(i) => {
                 let r = &rewrites[*i];
-                for part in shrink::used_pieces(&r.new) {
+                let made = remake(*i).map_err(Remade::Differs)?;
+                for part in shrink::used_pieces(made.as_ref().unwrap_or(&r.new)) {
                     match part {
-                        shrink::Part::Bytes(b) => f.bytes(b)?,
-                        shrink::Part::Zeros(n) => f.zeros(n)?,
+                        shrink::Part::Bytes(b) => f.bytes(b),
+                        shrink::Part::Zeros(n) => f.zeros(n),
                     }
+                    .map_err(Remade::Io)?;
                 }
                 input.release(r.offset as usize..(r.offset + r.size) as usize);
             }
-            shrink::Out::Bytes(b) => f.bytes(b)?,
-            shrink::Out::Zeros(n) => f.zeros(*n)?,
+            shrink::Out::Bytes(b) => f.bytes(b).map_err(Remade::Io)?,
+            shrink::Out::Zeros(n) => f.zeros(*n).map_err(Remade::Io)?,
         }
     }
-    f.end(layout.len)
+    f.end(layout.len).map_err(Remade::Io)
 }
 
 /// Writes `range` of `input` unchanged, in pieces each let go of once
