@@ -1222,7 +1222,7 @@ fn thin_input<S: Sink + ?Sized>(
     let mut totals = Totals::default();
     let mut rewrites: Vec<shrink::Rewrite<'_>> = Vec::new();
     // For each rewrite whose new bytes were let go of: how to make them.
-    let mut again: Vec<Option<(Kind, &HashSet<String>, Option<&Vec<bool>>)>> = Vec::new();
+    let mut again: Vec<Option<Remake<'_>>> = Vec::new();
     let mut held = 0u64;
     let no_ids = HashSet::new();
     let mut pos = 0u64;
@@ -1416,6 +1416,10 @@ fn rewrite_container<'a>(
         }
     }
 }
+
+/// How to rewrite a container again: its kind, the entry IDs to drop,
+/// the NVIDIA entries to keep.
+type Remake<'p> = (Kind, &'p HashSet<String>, Option<&'p Vec<bool>>);
 
 /// Why writing a layout stopped.
 enum Remade {
