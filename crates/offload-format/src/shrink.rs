@@ -227,6 +227,14 @@ pub enum Fallback {
     /// Something refers into the section other than a registration
     /// record's pointer to a container or a symbol naming one.
     Reference(String),
+    /// A relocatable object's section would shrink by less than the
+    /// alignment of the sections after it.
+    TooLittleToMove {
+        /// How much shorter the packed section is.
+        freed: u64,
+        /// The largest alignment of the sections after it.
+        align: u64,
+    },
     /// No whole page would be freed once the new program header table is
     /// placed.
     TooLittle {
@@ -251,6 +259,11 @@ impl fmt::Display for Fallback {
             }
             Fallback::Overlap(what) => write!(f, "{what} overlaps the offload section"),
             Fallback::Reference(what) => write!(f, "{what}"),
+            Fallback::TooLittleToMove { freed, align } => write!(
+                f,
+                "the packed section is only {freed} bytes shorter, less than the \
+                 {align}-byte alignment of the sections after it"
+            ),
             Fallback::TooLittle { freed, page } => write!(
                 f,
                 "the packed section is only {freed} bytes shorter, which frees no whole page \
@@ -650,6 +663,9 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     let moves = pack(file, sec, rewrites)
         .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
     // The new program header table, and where the second half goes.
+    if h.phnum == u16::MAX {
+        return Err(Fallback::Overlap("the program header count".to_owned()));
+    }
     let phsz = 56 * (u64::from(h.phnum) + 1);
     let freed = sec.size - moves.new_size;
     let too_little = Fallback::TooLittle { freed, page };
@@ -982,9 +998,6 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             "two updates fall on the same bytes".to_owned(),
         ));
     }
-    if h.phnum == u16::MAX {
-        return Err(Fallback::Overlap("the program header count".to_owned()));
-    }
 
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
@@ -1062,9 +1075,9 @@ fn shrink_object(
     }
     let d = align_down(sec.size - moves.new_size, align);
     if d == 0 {
-        return Err(Fallback::TooLittle {
+        return Err(Fallback::TooLittleToMove {
             freed: sec.size - moves.new_size,
-            page: align,
+            align,
         });
     }
     let shift = |off: u64| if off >= sec_end { off - d } else { off };

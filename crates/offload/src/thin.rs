@@ -404,8 +404,6 @@ struct Totals {
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
-    /// The file's size once thinned (shrunk, or as it was).
-    size_after: u64,
 }
 
 /// Where a thinned file goes.
@@ -1329,7 +1327,17 @@ fn thin_input<S: Sink + ?Sized>(
     }
     let len = input.len() as u64;
     // One plan for the file, applied once: shrunk, or in the space it had.
-    let layout = if rewrites.is_empty() || args.keep_layout {
+    let layout = if rewrites.is_empty() {
+        shrink::in_place(len, &rewrites)
+    } else if args.keep_layout {
+        report.push_str(&format!(
+            "  {} in place (--keep-layout)\n",
+            if args.dry_run {
+                "would be rewritten"
+            } else {
+                "rewritten"
+            }
+        ));
         shrink::in_place(len, &rewrites)
     } else {
         match shrink::shrink(input, &rewrites) {
@@ -1359,7 +1367,6 @@ fn thin_input<S: Sink + ?Sized>(
             len - layout.len,
         ));
     }
-    totals.size_after = layout.len;
     if let Some((f, t)) = out {
         // A container whose bytes were let go of, made again: the same
         // bytes (the rewrite is deterministic), checked by their length.

@@ -233,7 +233,7 @@ fn shared_libraries_shrink_with_the_same_bundles_symbols_and_addresses() {
             s(&shrunk),
             s(&input),
         ]));
-        ok(&offload(&[
+        let kept_report = ok(&offload(&[
             "thin",
             "--keep",
             "gfx90a",
@@ -242,6 +242,11 @@ fn shared_libraries_shrink_with_the_same_bundles_symbols_and_addresses() {
             s(&kept),
             s(&input),
         ]));
+        assert!(
+            kept_report.contains("  rewritten in place (--keep-layout)\n")
+                && !kept_report.contains("shrunk"),
+            "{kept_report}"
+        );
         let (before, after, layout) = (
             fs::read(&input).unwrap(),
             fs::read(&shrunk).unwrap(),
