@@ -7,7 +7,8 @@
 //! hostile (registration records pointing into the middle of a container,
 //! outside the section or twice at one container, another relocation into
 //! the section, overlapping sections) fall back to the layout-preserving
-//! rewrite, byte for byte, and say why.
+//! rewrite, byte for byte, and say why. An NVIDIA library built with cc
+//! around nvcc's fat binary shrinks with its records following.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -657,4 +658,149 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(registered(&stub, &lib), vec![KEPT]);
+}
+
+/// The address the relocation of each `.nvFatBinSegment` record's
+/// pointer gives (R_X86_64_RELATIVE addends), in record order.
+fn nv_record_targets(data: &[u8]) -> Vec<u64> {
+    let elf = ElfFile::parse(data).unwrap();
+    let seg = elf
+        .section_header(
+            elf.section_index_by_name(b".nvFatBinSegment")
+                .unwrap()
+                .unwrap(),
+        )
+        .map(|h| *h)
+        .unwrap();
+    let mut out = Vec::new();
+    for (i, h) in elf.section_headers().iter().enumerate() {
+        if h.sh_type != SHT_RELA {
+            continue;
+        }
+        for r in elf.relocations(i).unwrap() {
+            if r.offset >= seg.addr
+                && r.offset < seg.addr + seg.size
+                && (r.offset - seg.addr) % 24 == 8
+            {
+                out.push(r.addend.unwrap() as u64);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn nvidia_shared_libraries_shrink_and_their_records_follow_the_containers() {
+    if !have("cc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // nvcc's fat binary (lz-big.o: sm_80 and sm_90 cubins, sm_80 PTX),
+    // twice in a library's .nv_fatbin, each with its registration record
+    // (__fatBinC_Wrapper_t: magic, version, pointer, null), static as in
+    // nvcc's host code (an exported one is reached through a symbol
+    // relocation, and the library keeps its layout: tested below).
+    let nv = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/lz-big.o"),
+    )
+    .unwrap();
+    let fatbin = {
+        let elf = ElfFile::parse(&nv[..]).unwrap();
+        let i = elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap();
+        elf.section_bytes(i).unwrap().to_vec()
+    };
+    let bytes: Vec<String> = fatbin.iter().map(|b| b.to_string()).collect();
+    let array = bytes.join(",");
+    let src = d.join("nv.c");
+    fs::write(
+        &src,
+        format!(
+            "struct wrapper {{ int magic; int version; const void *data; void *unused; }};\n\
+             __attribute__((section(\".nv_fatbin\"), aligned(8), used)) static const unsigned char fb0[] = {{{array}}};\n\
+             __attribute__((section(\".nv_fatbin\"), aligned(8), used)) static const unsigned char fb1[] = {{{array}}};\n\
+             __attribute__((section(\".nvFatBinSegment\"), aligned(8), used)) static struct wrapper w0 = {{0x466243b1, 1, fb0, 0}};\n\
+             __attribute__((section(\".nvFatBinSegment\"), aligned(8), used)) static struct wrapper w1 = {{0x466243b1, 1, fb1, 0}};\n\
+             int answer(void) {{ return 42; }}\n"
+        ),
+    )
+    .unwrap();
+    let lib = d.join("libnv.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o", s(&lib), s(&src)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, kept) = (d.join("out.so"), d.join("kept.so"));
+    let args = ["thin", "--keep", "sm_90", "--drop-ptx"];
+    let report = ok(&offload(&[&args[..], &["-o", s(&out), s(&lib)]].concat()));
+    ok(&offload(
+        &[&args[..], &["--keep-layout", "-o", s(&kept), s(&lib)]].concat(),
+    ));
+    let (before, after) = (fs::read(&lib).unwrap(), fs::read(&out).unwrap());
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert!(after.len() < before.len());
+    // The kept entries, byte for byte those of the in-place rewrite.
+    assert_eq!(
+        fatbin_entries(&after),
+        fatbin_entries(&fs::read(&kept).unwrap())
+    );
+    assert_eq!(fatbin_entries(&after).len(), 2);
+    // Each record points at a container's first byte, the two apart.
+    let elf = ElfFile::parse(&after[..]).unwrap();
+    let sec = *elf
+        .section_header(elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap())
+        .unwrap();
+    let targets = nv_record_targets(&after);
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0], sec.addr);
+    assert!(targets[1] > targets[0]);
+    for t in &targets {
+        let at = (sec.offset + (t - sec.addr)) as usize;
+        assert_eq!(
+            after[at..at + 4],
+            [0x50, 0xed, 0x55, 0xba],
+            "fat binary magic"
+        );
+    }
+    // The dynamic symbols keep their addresses; the library loads.
+    if let Some(dynsyms) = readelf(&["--dyn-syms", "-W"], &lib) {
+        assert_eq!(readelf(&["--dyn-syms", "-W"], &out).unwrap(), dynsyms);
+    }
+    if have("python3") {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).answer())",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "42");
+    }
+    // Exported fat binaries: the records reach them through symbol
+    // relocations, which another library could interpose; not shrunk.
+    let text = fs::read_to_string(&src)
+        .unwrap()
+        .replace("static const unsigned char", "const unsigned char");
+    fs::write(&src, text).unwrap();
+    let exported = d.join("libexp.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o", s(&exported), s(&src)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, kept) = (d.join("exp-out.so"), d.join("exp-kept.so"));
+    let report = ok(&offload(
+        &[&args[..], &["-o", s(&out), s(&exported)]].concat(),
+    ));
+    assert!(
+        report.contains("not shrunk (a relocation of section .rela.dyn refers to a symbol in the offload section): rewritten in place"),
+        "{report}"
+    );
+    ok(&offload(
+        &[&args[..], &["--keep-layout", "-o", s(&kept), s(&exported)]].concat(),
+    ));
+    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
 }
