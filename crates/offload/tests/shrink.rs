@@ -661,17 +661,14 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
 }
 
 /// The address the relocation of each `.nvFatBinSegment` record's
-/// pointer gives (R_X86_64_RELATIVE addends), in record order.
+/// pointer gives (R_X86_64_RELATIVE addends), in address order.
 fn nv_record_targets(data: &[u8]) -> Vec<u64> {
     let elf = ElfFile::parse(data).unwrap();
-    let seg = elf
-        .section_header(
-            elf.section_index_by_name(b".nvFatBinSegment")
-                .unwrap()
-                .unwrap(),
-        )
-        .map(|h| *h)
+    let i = elf
+        .section_index_by_name(b".nvFatBinSegment")
+        .unwrap()
         .unwrap();
+    let seg = *elf.section_header(i).unwrap();
     let mut out = Vec::new();
     for (i, h) in elf.section_headers().iter().enumerate() {
         if h.sh_type != SHT_RELA {
