@@ -431,17 +431,23 @@ fn pack(file: &[u8], sec: SectionHeader, rewrites: &[Rewrite<'_>]) -> Option<Mov
     })
 }
 
-/// The registration records' pointer slots, and the containers they
-/// were found pointing at.
+/// The registration records' pointer slots (sorted), and the containers
+/// they were found pointing at.
 struct Fixer {
     slots: Vec<u64>,
     targeted: Vec<u64>,
 }
 
 impl Fixer {
+    /// Whether `addr` is a record's pointer (a library holds thousands of
+    /// records and millions of relocations: a binary search).
+    fn is_slot(&self, addr: u64) -> bool {
+        self.slots.binary_search(&addr).is_ok()
+    }
+
     /// The new value of a pointer at `slot` to `old` (in the section).
     fn fix(&mut self, moves: &Moves, slot: u64, old: u64, what: &str) -> Result<u64, Fallback> {
-        if !self.slots.contains(&slot) {
+        if !self.is_slot(slot) {
             return Err(Fallback::Reference(format!(
                 "{what} at {slot:#x} points into the offload section at {old:#x}, \
                  and is not a registration record's pointer"
@@ -709,7 +715,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     }
 
     let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
-    // Registration records' pointer slots (address -> record's address).
+    // Registration records' pointer slots (sorted, for `Fixer::is_slot`).
     let mut slots: Vec<u64> = Vec::new();
     for (i, s) in elf.secs.iter().enumerate() {
         if elf.names[i] == wrapper_section && s.sh_type != SHT_NOBITS {
@@ -723,6 +729,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             }
         }
     }
+    slots.sort_unstable();
     let mut fixer = Fixer {
         slots,
         targeted: Vec::new(),
@@ -905,7 +912,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                             patches.push((off, new.to_le_bytes().to_vec()));
                         }
                     }
-                } else if fixer.slots.contains(&offset) {
+                } else if fixer.is_slot(offset) {
                     return Err(Fallback::Reference(format!(
                         "the registration record at {:#x} points outside the offload section",
                         offset - 8
