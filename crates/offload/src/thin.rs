@@ -1,12 +1,13 @@
 //! `offload thin`: rewriting every bundle of a file without the entries of
-//! unwanted targets, in place (see docs/tools/offload.md, "Thinning").
+//! unwanted targets (see docs/tools/offload.md, "Thinning").
 //!
 //! The walk of `offload ls` finds the containers and their entries; the
-//! format library rewrites each one in its own space
-//! ([`offload_format::thin`]); the output is the input with those ranges
-//! replaced. Unchanged ranges are copied by the kernel from the mapped
-//! input, the freed space is left as a hole (zero bytes), so the work is
-//! about that of `cp` plus the rewritten bundles.
+//! format library rewrites each one ([`offload_format::thin`]) and lays
+//! out the file ([`offload_format::shrink`]): shrunk (the freed bytes
+//! taken out, shared libraries and objects), or each container in its own
+//! space with the freed bytes left as a hole. Unchanged ranges are copied
+//! from the mapped input, so the work is about that of `cp` plus the
+//! rewritten bundles.
 
 use std::collections::HashSet;
 use std::io::{self, Seek, SeekFrom, Write};
