@@ -46,6 +46,11 @@
 //! relocation against one (`SHT_RELA`) made to point at the same
 //! container as before.
 //!
+//! In a GNU archive, each member holding rewritten containers is shrunk
+//! as a file is (or laid out in place where it cannot be), its header's
+//! size updated, the later members moved, and the symbol table's member
+//! offsets updated.
+//!
 //! Anything else that refers into the section, or that this cannot prove
 //! safe, is a [`Fallback`] with its reason: another relocation or a
 //! relocation applied inside the section, a record pointing into the
@@ -214,7 +219,7 @@ pub fn in_place(len: u64, rewrites: &[Rewrite<'_>]) -> Layout {
 pub enum Fallback {
     /// The file cannot be read as ELF.
     Unreadable(String),
-    /// A kind of file not shrunk (yet): archives, programs, executables,
+    /// A kind of file not shrunk (yet): non-GNU archives, programs, executables,
     /// 32-bit or big-endian files, other machines, non-ELF files.
     Kind(&'static str),
     /// The containers are not all in one loaded `.nv_fatbin` or
@@ -541,6 +546,10 @@ impl<'a> Elf<'a> {
 /// file order) and the freed bytes taken out, or why it cannot be shrunk
 /// safely (see the module documentation).
 pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback> {
+    #[cfg(feature = "archive")]
+    if file.starts_with(b"!<arch>\n") {
+        return shrink_archive(file, rewrites);
+    }
     let parsed = ElfFile::parse(file).map_err(|e| match e {
         crate::objfile::Error::UnknownFormat => Fallback::Kind("not an ELF file"),
         e => Fallback::Unreadable(e.to_string()),
@@ -1262,6 +1271,156 @@ fn shrink_object(
     copy(&mut pieces, sec_end, elf.file.len() as u64, &patches);
     pieces.retain(|p| p.len(rewrites) > 0);
     let len = elf.file.len() as u64 - d;
+    Ok(Layout {
+        pieces,
+        len,
+        shrunk: true,
+    })
+}
+
+/// [`shrink`] for a GNU archive: each member holding rewritten containers
+/// (a relocatable object) is shrunk as a file is (or, where it cannot be,
+/// laid out in place), its header's size updated, the members after it
+/// moved, and the symbol table's member offsets updated.
+#[cfg(feature = "archive")]
+fn shrink_archive(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback> {
+    use crate::archive::{Archive, ArchiveKind, MemberContent};
+    let archive = Archive::parse(file).map_err(|e| Fallback::Unreadable(e.to_string()))?;
+    let wide = match archive.kind() {
+        ArchiveKind::Gnu => false,
+        ArchiveKind::Gnu64 => true,
+        _ => return Err(Fallback::Kind("a BSD, Darwin or COFF archive")),
+    };
+    // Each regular member: header offset, data offset, size.
+    let mut members: Vec<(u64, u64, u64)> = Vec::new();
+    for m in archive.members() {
+        let m = m.map_err(|e| Fallback::Unreadable(e.to_string()))?;
+        let MemberContent::Inline(bytes) = m.content else {
+            return Err(Fallback::Kind("a thin archive"));
+        };
+        members.push((m.header_offset, m.header_offset + 60, bytes.len() as u64));
+    }
+    // The rewrites of each member, as offsets in the member.
+    let mut first_reason = None;
+    let mut per_member: Vec<Option<(usize, Layout, Vec<Rewrite<'_>>)>> = Vec::new();
+    let mut next = 0;
+    for &(_, data, size) in &members {
+        let start = next;
+        while next < rewrites.len() && rewrites[next].offset < data + size {
+            let r = &rewrites[next];
+            if r.offset < data || r.offset + r.size > data + size {
+                return Err(Fallback::Section(
+                    "a container is not inside one archive member".to_owned(),
+                ));
+            }
+            next += 1;
+        }
+        if start == next {
+            per_member.push(None);
+            continue;
+        }
+        let own: Vec<Rewrite<'_>> = rewrites[start..next]
+            .iter()
+            .map(|r| Rewrite {
+                offset: r.offset - data,
+                ..r.clone()
+            })
+            .collect();
+        let bytes = &file[data as usize..(data + size) as usize];
+        let layout = match shrink(bytes, &own) {
+            Ok(l) => l,
+            Err(why) => {
+                first_reason.get_or_insert(why);
+                in_place(size, &own)
+            }
+        };
+        per_member.push(Some((start, layout, own)));
+    }
+    if next != rewrites.len() {
+        return Err(Fallback::Section(
+            "a container is not inside an archive member".to_owned(),
+        ));
+    }
+    if per_member
+        .iter()
+        .all(|m| m.as_ref().is_none_or(|(_, l, _)| !l.shrunk))
+    {
+        return Err(first_reason.unwrap_or(Fallback::Kind("an archive")));
+    }
+    // New header offsets.
+    let padded = |n: u64| n + (n & 1);
+    let mut moved: Vec<(u64, u64)> = Vec::new();
+    let mut delta = 0u64;
+    for (k, &(header, _, size)) in members.iter().enumerate() {
+        moved.push((header, header - delta));
+        if let Some((_, l, _)) = &per_member[k] {
+            delta += padded(size) - padded(l.len);
+        }
+    }
+    // The symbol table's member offsets.
+    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    let table = archive.symbol_table();
+    if !table.is_empty() {
+        let at = table.as_ptr() as u64 - file.as_ptr() as u64;
+        let w = if wide { 8 } else { 4 };
+        let b = Bytes::new(table);
+        let count = b
+            .word_at(0, wide, Endian::Big)
+            .ok_or_else(|| Fallback::Unreadable("a symbol table cut short".to_owned()))?;
+        for i in 0..count {
+            let pos = w + i * w;
+            let old = b
+                .word_at(pos, wide, Endian::Big)
+                .ok_or_else(|| Fallback::Unreadable("a symbol table cut short".to_owned()))?;
+            let Some(&(_, new)) = moved.iter().find(|(o, _)| *o == old) else {
+                return Err(Fallback::Reference(format!(
+                    "the archive symbol table names offset {old}, not a member"
+                )));
+            };
+            if new != old {
+                let bytes = if wide {
+                    new.to_be_bytes().to_vec()
+                } else {
+                    (new as u32).to_be_bytes().to_vec()
+                };
+                patches.push((at + pos, bytes));
+            }
+        }
+    }
+    // The pieces: up to the first member, then member by member.
+    let mut pieces = Vec::new();
+    let first = members.first().map_or(file.len() as u64, |m| m.0);
+    copy(&mut pieces, 0, first, &patches);
+    let mut pos = first;
+    for (k, &(header, data, size)) in members.iter().enumerate() {
+        let end = (data + padded(size)).min(file.len() as u64);
+        match &per_member[k] {
+            None => copy(&mut pieces, header, end, &[]),
+            Some((base, layout, _)) => {
+                let mut h = file[header as usize..data as usize].to_vec();
+                let text = format!("{:<10}", layout.len);
+                h[48..58].copy_from_slice(text.as_bytes());
+                pieces.push(Out::Bytes(h));
+                for p in &layout.pieces {
+                    pieces.push(match p {
+                        Out::Copy { from, len } => Out::Copy {
+                            from: from + data,
+                            len: *len,
+                        },
+                        Out::Container(i) => Out::Container(base + i),
+                        other => other.clone(),
+                    });
+                }
+                if layout.len & 1 == 1 {
+                    pieces.push(Out::Bytes(b"\n".to_vec()));
+                }
+            }
+        }
+        pos = end;
+    }
+    copy(&mut pieces, pos, file.len() as u64, &[]);
+    pieces.retain(|p| p.len(rewrites) > 0);
+    let len = pieces.iter().map(|p| p.len(rewrites)).sum();
     Ok(Layout {
         pieces,
         len,

@@ -19,12 +19,12 @@ would (same version and method). Offload binaries (.llvm.offloading) are
 thinned in objects and archives. NVIDIA fat binary containers keep the
 entries the kept GPUs can use (cubins they run, PTX they compile), in
 linked files too; --keep values apply to their vendor's code only.
-Shared libraries and objects shrink: the freed bytes are taken out of the
-file and every reference to the moved containers updated; no address
-outside the offload section moves. A file where that cannot be proven
-safe (archives, programs, unusual references) is rewritten in place, the
-freed space zero-filled, and the report says why; --keep-layout does that
-for every file. Host entries are always kept. A Python wheel (or any
+Shared libraries, objects and archives of them shrink: the freed bytes
+are taken out of the file and every reference to the moved containers
+updated; no address outside the offload section moves. A file where that
+cannot be proven safe (programs, unusual references) is rewritten in
+place, the freed space zero-filled, and the report says why;
+--keep-layout does that for every file. Host entries are always kept. A Python wheel (or any
 zip archive) becomes a new one: members with device code are thinned and
 deflated again, the others copied as stored, RECORD updated. Outputs are
 written together or not at all.";

@@ -14,6 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use offload_format::archive::{Archive, MemberContent};
 use offload_format::objfile::elf::{ElfFile, SHT_RELA};
 use offload_format::{bundle, ccob, hip_fatbin};
 
@@ -464,25 +465,25 @@ fn hostile_libraries_fall_back_to_the_layout_preserving_rewrite() {
 fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // An archive of HIP objects: not a shared library.
-    let out = d.join("libk.a");
+    // An object whose offload binaries (.llvm.offloading) are thinned:
+    // the last binary's recorded size takes in the freed space, so the
+    // section keeps its size.
+    let out = d.join("omp.o");
     let report = ok(&offload(&[
         "thin",
-        "--keep",
+        "--drop",
         "gfx90a",
         "-o",
         s(&out),
-        s(&fixture("libk.a")),
+        s(&fixture("omp.o")),
     ]));
     assert!(
-        report.contains(
-            "not shrunk (not an ELF file: only shared libraries and relocatable objects are shrunk): rewritten in place"
-        ),
+        report.contains("not shrunk (the containers are in section .llvm.offloading, not .nv_fatbin or .hip_fatbin): rewritten in place"),
         "{report}"
     );
     assert_eq!(
         fs::metadata(&out).unwrap().len(),
-        fs::metadata(fixture("libk.a")).unwrap().len()
+        fs::metadata(fixture("omp.o")).unwrap().len()
     );
     // A library whose dropped entries take less than a page.
     let out = d.join("libhipz.so");
@@ -800,4 +801,83 @@ fn nvidia_shared_libraries_shrink_and_their_records_follow_the_containers() {
         &[&args[..], &["--keep-layout", "-o", s(&kept), s(&exported)]].concat(),
     ));
     assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
+}
+
+#[test]
+fn archives_of_objects_shrink_member_by_member_and_still_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (out, kept) = (d.join("libk.a"), d.join("libk-kept.a"));
+    let input = fixture("libk.a");
+    let report = ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "-o",
+        s(&out),
+        s(&input),
+    ]));
+    ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "--keep-layout",
+        "-o",
+        s(&kept),
+        s(&input),
+    ]));
+    let (before, after) = (fs::read(&input).unwrap(), fs::read(&out).unwrap());
+    assert!(
+        report.contains(&format!(
+            "shrunk: {} -> {} bytes",
+            before.len(),
+            after.len()
+        )),
+        "{report}"
+    );
+    assert!(after.len() < before.len());
+    // Member by member, the bundles of the in-place rewrite.
+    let members = |data: &[u8]| -> Vec<(Vec<u8>, Bundles)> {
+        let a = Archive::parse(data).unwrap();
+        a.members()
+            .map(|m| {
+                let m = m.unwrap();
+                let MemberContent::Inline(bytes) = m.content else {
+                    panic!("thin member")
+                };
+                (m.name.to_vec(), bundles(bytes))
+            })
+            .collect()
+    };
+    assert_eq!(members(&after), members(&fs::read(&kept).unwrap()));
+    // Nothing is left to drop; the program links (through the archive's
+    // symbol table) and registers the kept targets.
+    let again = ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "--dry-run",
+        s(&out),
+    ]));
+    assert!(again.contains("0 entries would be dropped"), "{again}");
+    if !have("cc") {
+        return;
+    }
+    let prog = d.join("linked");
+    let o = Command::new("cc")
+        .args(["-O1", "-rdynamic", "-o", s(&prog)])
+        .arg(fixture("stub_hip.c"))
+        .arg(fixture("main_linked.c"))
+        .arg(&out)
+        .args(["-ldl", "-lzstd", "-lz"])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        eprintln!("skipped: {}", String::from_utf8_lossy(&o.stderr));
+        return;
+    }
+    let text = ok(&Command::new(&prog).output().unwrap());
+    assert!(!text.contains("error"), "{text}");
+    let found: Vec<&str> = text.lines().filter(|l| l.starts_with("fatbin:")).collect();
+    assert_eq!(found, vec![KEPT, KEPT]);
 }
