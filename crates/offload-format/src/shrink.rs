@@ -342,6 +342,60 @@ enum Target {
 }
 
 impl Moves {
+    /// The new value and size of a symbol (`what`) at `value` in the
+    /// section, `size` long: a container's start (its size follows the
+    /// container's when it was the container's), or bytes moved whole.
+    fn symbol(
+        &self,
+        rewrites: &[Rewrite<'_>],
+        value: u64,
+        size: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<(u64, u64), Fallback> {
+        match self.map(value) {
+            Some(Target::Container(i, new)) => {
+                let r = &rewrites[i];
+                if size == r.size {
+                    Ok((new, r.new.used))
+                } else if size <= r.new.used {
+                    Ok((new, size))
+                } else {
+                    Err(Fallback::Reference(format!(
+                        "{} spans more than its container",
+                        what()
+                    )))
+                }
+            }
+            Some(Target::Moved(new, end)) if value + size <= end => Ok((new, size)),
+            _ => Err(Fallback::Reference(format!(
+                "{} points into the middle of a container or at freed bytes",
+                what()
+            ))),
+        }
+    }
+
+    /// The pieces of the packed section, from its file offset; returns
+    /// the offset after them.
+    fn pieces(&self, rewrites: &[Rewrite<'_>], pieces: &mut Vec<Out>) -> u64 {
+        let mut at = self.sec.offset;
+        for b in &self.blocks {
+            if b.new > at {
+                pieces.push(Out::Zeros(b.new - at));
+            }
+            match b.rewrite {
+                Some(i) => {
+                    pieces.push(Out::Container(i));
+                    at = b.new + rewrites[i].new.used;
+                }
+                None => {
+                    copy(pieces, b.old.0, b.old.1, &[]);
+                    at = b.new + (b.old.1 - b.old.0);
+                }
+            }
+        }
+        at
+    }
+
     fn contains(&self, addr: u64) -> bool {
         addr >= self.sec.addr && addr - self.sec.addr < self.sec.size
     }
@@ -500,6 +554,41 @@ impl Fixer {
         }
         Ok(())
     }
+}
+
+/// Adds the section header updates (the section's new size, the moved
+/// sections' offsets) to `patches`, sorts them, and checks that none
+/// overlaps another or falls in the section (`outside` says where not).
+fn finish_patches(
+    elf: &Elf<'_>,
+    h: &elf::Header,
+    si: usize,
+    new_size: u64,
+    shift: &dyn Fn(u64) -> u64,
+    outside: &dyn Fn(u64, u64) -> bool,
+    patches: &mut Vec<(u64, Vec<u8>)>,
+) -> Result<(), Fallback> {
+    for (i, s) in elf.secs.iter().enumerate().skip(1) {
+        let at = h.shoff + i as u64 * 64;
+        if i == si {
+            patches.push((at + 32, new_size.to_le_bytes().to_vec()));
+        } else if shift(s.offset) != s.offset {
+            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
+        }
+    }
+    patches.sort_by_key(|p| p.0);
+    if patches
+        .windows(2)
+        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
+        || patches
+            .iter()
+            .any(|(off, b)| !outside(*off, b.len() as u64))
+    {
+        return Err(Fallback::Reference(
+            "two updates fall on the same bytes".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The ELF facts [`shrink`] works from.
@@ -778,28 +867,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             let (new_value, new_size) = if value == addr_end {
                 (new_end_addr, size)
             } else {
-                match moves.map(value) {
-                    Some(Target::Container(i, new)) => {
-                        let r = &rewrites[i];
-                        if size == r.size {
-                            (new, r.new.used)
-                        } else if size <= r.new.used {
-                            (new, size)
-                        } else {
-                            return Err(Fallback::Reference(format!(
-                                "{} spans more than its container",
-                                what()
-                            )));
-                        }
-                    }
-                    Some(Target::Moved(new, block_end)) if value + size <= block_end => (new, size),
-                    _ => {
-                        return Err(Fallback::Reference(format!(
-                            "{} points into the middle of a container or at freed bytes",
-                            what()
-                        )))
-                    }
-                }
+                moves.symbol(rewrites, value, size, &what)?
             };
             if new_value != value {
                 patches.push((at + 8, new_value.to_le_bytes().to_vec()));
@@ -994,45 +1062,12 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
     patches.push((56, (h.phnum + 1).to_le_bytes().to_vec()));
     // The section headers: offsets, and the section's size.
-    for (i, s) in elf.secs.iter().enumerate().skip(1) {
-        let at = h.shoff + i as u64 * 64;
-        if i == si {
-            patches.push((at + 32, moves.new_size.to_le_bytes().to_vec()));
-        } else if shift(s.offset) != s.offset {
-            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
-        }
-    }
-    patches.sort_by_key(|p| p.0);
-    if patches
-        .windows(2)
-        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
-        || patches
-            .iter()
-            .any(|(off, b)| !outside(*off, b.len() as u64))
-    {
-        return Err(Fallback::Reference(
-            "two updates fall on the same bytes".to_owned(),
-        ));
-    }
+    finish_patches(&elf, &h, si, moves.new_size, &shift, &outside, &mut patches)?;
 
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
-    let mut at = sec.offset;
-    for b in &moves.blocks {
-        if b.new > at {
-            pieces.push(Out::Zeros(b.new - at));
-        }
-        match b.rewrite {
-            Some(i) => {
-                pieces.push(Out::Container(i));
-                at = b.new + rewrites[i].new.used;
-            }
-            None => {
-                copy(&mut pieces, b.old.0, b.old.1, &[]);
-                at = b.new + (b.old.1 - b.old.0);
-            }
-        }
-    }
+    let end = moves.pieces(rewrites, &mut pieces);
+    debug_assert_eq!(end, new_end_off);
     pieces.push(Out::Zeros(x_new_off - new_end_off));
     pieces.push(Out::Bytes(table));
     pieces.push(Out::Zeros(sec_end - x_old_off - phsz));
@@ -1129,28 +1164,7 @@ fn shrink_object(
                     what()
                 )));
             } else {
-                match moves.map(value) {
-                    Some(Target::Container(i, new)) => {
-                        let r = &rewrites[i];
-                        if size == r.size {
-                            (new, r.new.used)
-                        } else if size <= r.new.used {
-                            (new, size)
-                        } else {
-                            return Err(Fallback::Reference(format!(
-                                "{} spans more than its container",
-                                what()
-                            )));
-                        }
-                    }
-                    Some(Target::Moved(new, end)) if value + size <= end => (new, size),
-                    _ => {
-                        return Err(Fallback::Reference(format!(
-                            "{} points into the middle of a container or at freed bytes",
-                            what()
-                        )))
-                    }
-                }
+                moves.symbol(rewrites, value, size, &what)?
             };
             if new_value != value {
                 patches.push((at + 8, new_value.to_le_bytes().to_vec()));
@@ -1229,44 +1243,10 @@ fn shrink_object(
     }
     // The file header's e_shoff, and the section headers.
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
-    for (i, s) in elf.secs.iter().enumerate().skip(1) {
-        let at = h.shoff + i as u64 * 64;
-        if i == si {
-            patches.push((at + 32, moves.new_size.to_le_bytes().to_vec()));
-        } else if shift(s.offset) != s.offset {
-            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
-        }
-    }
-    patches.sort_by_key(|p| p.0);
-    if patches
-        .windows(2)
-        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
-        || patches
-            .iter()
-            .any(|(off, b)| !outside(*off, b.len() as u64))
-    {
-        return Err(Fallback::Reference(
-            "two updates fall on the same bytes".to_owned(),
-        ));
-    }
+    finish_patches(elf, h, si, moves.new_size, &shift, &outside, &mut patches)?;
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
-    let mut at = sec.offset;
-    for b in &moves.blocks {
-        if b.new > at {
-            pieces.push(Out::Zeros(b.new - at));
-        }
-        match b.rewrite {
-            Some(i) => {
-                pieces.push(Out::Container(i));
-                at = b.new + rewrites[i].new.used;
-            }
-            None => {
-                copy(&mut pieces, b.old.0, b.old.1, &[]);
-                at = b.new + (b.old.1 - b.old.0);
-            }
-        }
-    }
+    let at = moves.pieces(rewrites, &mut pieces);
     pieces.push(Out::Zeros(sec_end - d - at));
     copy(&mut pieces, sec_end, elf.file.len() as u64, &patches);
     pieces.retain(|p| p.len(rewrites) > 0);
