@@ -83,6 +83,17 @@ fn bundles(data: &[u8]) -> Bundles {
         .collect()
 }
 
+/// Thins `input` with the `select` options twice: shrunk (the default)
+/// into `out`, and with `--keep-layout` into `kept`; returns both reports.
+fn thin_both(select: &[&str], input: &Path, out: &Path, kept: &Path) -> (String, String) {
+    let run = |extra: &[&str], to: &Path| {
+        ok(&offload(
+            &[&["thin"][..], select, extra, &["-o", s(to), s(input)]].concat(),
+        ))
+    };
+    (run(&[], out), run(&["--keep-layout"], kept))
+}
+
 /// `llvm-readelf-22` (or readelf) output for `args`, the file name masked.
 fn readelf(args: &[&str], p: &Path) -> Option<String> {
     let tool = if have("llvm-readelf-22") {
@@ -227,23 +238,7 @@ fn shared_libraries_shrink_with_the_same_bundles_symbols_and_addresses() {
         let input = input.clone();
         let shrunk = d.join(format!("shrunk-{name}"));
         let kept = d.join(format!("kept-{name}"));
-        let report = ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "-o",
-            s(&shrunk),
-            s(&input),
-        ]));
-        let kept_report = ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "--keep-layout",
-            "-o",
-            s(&kept),
-            s(&input),
-        ]));
+        let (report, kept_report) = thin_both(&["--keep", "gfx90a"], &input, &shrunk, &kept);
         assert!(
             kept_report.contains("  rewritten in place (--keep-layout)\n")
                 && !kept_report.contains("shrunk"),
@@ -420,28 +415,12 @@ fn hostile_libraries_fall_back_to_the_layout_preserving_rewrite() {
         fs::write(&input, &bytes).unwrap();
         let out = d.join(format!("{what}.out"));
         let kept = d.join(format!("{what}.kept"));
-        let report = ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "-o",
-            s(&out),
-            s(&input),
-        ]));
+        let (report, _) = thin_both(&["--keep", "gfx90a"], &input, &out, &kept);
         assert!(
             report.contains("not shrunk (") && report.contains(why),
             "{what}: {report}"
         );
         assert!(report.contains("): rewritten in place"), "{what}: {report}");
-        ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "--keep-layout",
-            "-o",
-            s(&kept),
-            s(&input),
-        ]));
         assert!(
             fs::read(&out).unwrap() == fs::read(&kept).unwrap(),
             "{what}: the fallback is not the layout-preserving rewrite"
@@ -464,57 +443,41 @@ fn hostile_libraries_fall_back_to_the_layout_preserving_rewrite() {
 #[test]
 fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    // An object whose offload binaries (.llvm.offloading) are thinned:
-    // the last binary's recorded size takes in the freed space, so the
-    // section keeps its size.
-    let out = d.join("omp.o");
-    let report = ok(&offload(&[
-        "thin",
-        "--drop",
-        "gfx90a",
-        "-o",
-        s(&out),
-        s(&fixture("omp.o")),
-    ]));
-    assert!(
-        report.contains("not shrunk (the containers are in section .llvm.offloading, not .nv_fatbin or .hip_fatbin): rewritten in place"),
-        "{report}"
-    );
-    assert_eq!(
-        fs::metadata(&out).unwrap().len(),
-        fs::metadata(fixture("omp.o")).unwrap().len()
-    );
-    // A library whose dropped entries take less than a page.
-    let out = d.join("libhipz.so");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "gfx90a",
-        "-o",
-        s(&out),
-        s(&fixture("libhipz.so")),
-    ]));
-    assert!(
-        report.contains("not shrunk (the packed section is only 310 bytes shorter, which frees no whole page (4096 bytes) once the new program header table is placed): rewritten in place"),
-        "{report}"
-    );
-    // An NVIDIA library whose dropped entries take less than a page.
-    let nv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/libk.so");
-    let out = d.join("libk.so");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "-o",
-        s(&out),
-        s(&nv),
-    ]));
-    if report.contains("entries dropped") && !report.contains("0 entries dropped") {
-        assert!(report.contains("frees no whole page"), "{report}");
+    let nvidia = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia");
+    let page = "which frees no whole page (4096 bytes) once the new program header table is placed";
+    let cases = [
+        // Offload binaries (.llvm.offloading): the last binary's recorded
+        // size takes in the freed space, so the section keeps its size.
+        (
+            fixture("omp.o"),
+            ["--drop", "gfx90a"],
+            "the containers are in section .llvm.offloading, not .nv_fatbin or .hip_fatbin"
+                .to_owned(),
+        ),
+        // Libraries whose dropped entries take less than a page.
+        (
+            fixture("libhipz.so"),
+            ["--keep", "gfx90a"],
+            format!("the packed section is only 310 bytes shorter, {page}"),
+        ),
+        (
+            nvidia.join("libk.so"),
+            ["--keep", "sm_90"],
+            format!("the packed section is only 1736 bytes shorter, {page}"),
+        ),
+    ];
+    for (input, select, why) in cases {
+        let out = dir.path().join(input.file_name().unwrap());
+        let report = ok(&offload(
+            &[&["thin"][..], &select, &["-o", s(&out), s(&input)]].concat(),
+        ));
+        assert!(
+            report.contains(&format!("not shrunk ({why}): rewritten in place")),
+            "{report}"
+        );
         assert_eq!(
             fs::metadata(&out).unwrap().len(),
-            fs::metadata(&nv).unwrap().len()
+            fs::metadata(&input).unwrap().len()
         );
     }
 }
@@ -538,23 +501,7 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
     // nvcc's object (tests/fixtures/nvidia): the kept cubin, byte for byte.
     let nv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/lz-big.o");
     let (out, kept) = (d.join("lz-big.o"), d.join("lz-big-kept.o"));
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "-o",
-        s(&out),
-        s(&nv),
-    ]));
-    ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "--keep-layout",
-        "-o",
-        s(&kept),
-        s(&nv),
-    ]));
+    let (report, _) = thin_both(&["--keep", "sm_90"], &nv, &out, &kept);
     let (before, after) = (fs::read(&nv).unwrap(), fs::read(&out).unwrap());
     assert!(after.len() < before.len(), "{report}");
     assert!(report.contains(&format!(
@@ -731,11 +678,8 @@ fn nvidia_shared_libraries_shrink_and_their_records_follow_the_containers() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (out, kept) = (d.join("out.so"), d.join("kept.so"));
-    let args = ["thin", "--keep", "sm_90", "--drop-ptx"];
-    let report = ok(&offload(&[&args[..], &["-o", s(&out), s(&lib)]].concat()));
-    ok(&offload(
-        &[&args[..], &["--keep-layout", "-o", s(&kept), s(&lib)]].concat(),
-    ));
+    let select = ["--keep", "sm_90", "--drop-ptx"];
+    let (report, _) = thin_both(&select, &lib, &out, &kept);
     let (before, after) = (fs::read(&lib).unwrap(), fs::read(&out).unwrap());
     assert!(report.contains("  shrunk: "), "{report}");
     assert!(after.len() < before.len());
@@ -790,16 +734,11 @@ fn nvidia_shared_libraries_shrink_and_their_records_follow_the_containers() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (out, kept) = (d.join("exp-out.so"), d.join("exp-kept.so"));
-    let report = ok(&offload(
-        &[&args[..], &["-o", s(&out), s(&exported)]].concat(),
-    ));
+    let (report, _) = thin_both(&select, &exported, &out, &kept);
     assert!(
         report.contains("not shrunk (a relocation of section .rela.dyn refers to a symbol in the offload section): rewritten in place"),
         "{report}"
     );
-    ok(&offload(
-        &[&args[..], &["--keep-layout", "-o", s(&kept), s(&exported)]].concat(),
-    ));
     assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
 }
 
@@ -809,23 +748,7 @@ fn archives_of_objects_shrink_member_by_member_and_still_link() {
     let d = dir.path();
     let (out, kept) = (d.join("libk.a"), d.join("libk-kept.a"));
     let input = fixture("libk.a");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "gfx90a",
-        "-o",
-        s(&out),
-        s(&input),
-    ]));
-    ok(&offload(&[
-        "thin",
-        "--keep",
-        "gfx90a",
-        "--keep-layout",
-        "-o",
-        s(&kept),
-        s(&input),
-    ]));
+    let (report, _) = thin_both(&["--keep", "gfx90a"], &input, &out, &kept);
     let (before, after) = (fs::read(&input).unwrap(), fs::read(&out).unwrap());
     assert!(
         report.contains(&format!(
