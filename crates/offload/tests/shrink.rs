@@ -155,21 +155,15 @@ fn registered(stub: &Path, lib: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Builds, with clang-22, HIP shared libraries of two translation units
-/// (the fixture's a.hip, and a kernel reading a table of 64 KiB that
-/// does not compress, so that its gfx906 entry takes more than a page
-/// compressed too).
-fn build_random(d: &Path) -> Vec<PathBuf> {
-    if !have("clang-22") {
-        return Vec::new();
-    }
-    // One table per processor, so that the compressor finds no copy.
-    let mut x: u32 = 12345;
+/// Writes `r.hip` into `d`: a kernel reading a table of 64 KiB of
+/// pseudo-random numbers, one table per processor, so that a compressor
+/// finds no copy and each processor's entry is large compressed too.
+fn random_hip_source(d: &Path) -> PathBuf {
+    let mut next = test_support::xorshift(12345);
     let mut tables = [String::new(), String::new()];
     for t in &mut tables {
         for _ in 0..16384 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            t.push_str(&format!("{x}u,"));
+            t.push_str(&format!("{}u,", next() as u32));
         }
     }
     let [gfx906, other] = tables;
@@ -191,6 +185,18 @@ fn build_random(d: &Path) -> Vec<PathBuf> {
         ),
     )
     .unwrap();
+    src
+}
+
+/// Builds, with clang-22, HIP shared libraries of two translation units
+/// (the fixture's a.hip, and a kernel reading a table of 64 KiB that
+/// does not compress, so that its gfx906 entry takes more than a page
+/// compressed too).
+fn build_random(d: &Path) -> Vec<PathBuf> {
+    if !have("clang-22") {
+        return Vec::new();
+    }
+    let src = random_hip_source(d);
     let mut out = Vec::new();
     // Compressed bundles (versions 3 and 2); packed relative relocations
     // (DT_RELR, the records' pointers stored in place); lld's layout (the
@@ -529,26 +535,7 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
     if !have("clang-22") {
         return;
     }
-    let src = d.join("r.hip");
-    let mut table = String::new();
-    let mut x: u32 = 7;
-    for _ in 0..16384 {
-        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-        table.push_str(&format!("{x}u,"));
-    }
-    fs::write(
-        &src,
-        format!(
-            "#define __global__ __attribute__((global))\n\
-             #define __device__ __attribute__((device))\n\
-             typedef struct {{ unsigned x, y, z; }} dim3;\n\
-             typedef struct ihipStream_t *hipStream_t;\n\
-             extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);\n\
-             __device__ const unsigned table[16384] = {{{table}}};\n\
-             extern \"C\" __global__ void pick(unsigned *x) {{ x[0] = table[x[1] % 16384]; }}\n"
-        ),
-    )
-    .unwrap();
+    let src = random_hip_source(d);
     let obj = d.join("r.o");
     let o = Command::new("clang-22")
         .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
