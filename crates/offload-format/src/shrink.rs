@@ -46,6 +46,11 @@
 //! relocation against one (`SHT_RELA`) made to point at the same
 //! container as before.
 //!
+//! In a GNU archive, each member holding rewritten containers is shrunk
+//! as a file is (or laid out in place where it cannot be), its header's
+//! size updated, the later members moved, and the symbol table's member
+//! offsets updated.
+//!
 //! Anything else that refers into the section, or that this cannot prove
 //! safe, is a [`Fallback`] with its reason: another relocation or a
 //! relocation applied inside the section, a record pointing into the
@@ -214,7 +219,7 @@ pub fn in_place(len: u64, rewrites: &[Rewrite<'_>]) -> Layout {
 pub enum Fallback {
     /// The file cannot be read as ELF.
     Unreadable(String),
-    /// A kind of file not shrunk (yet): archives, programs, executables,
+    /// A kind of file not shrunk (yet): non-GNU archives, programs, executables,
     /// 32-bit or big-endian files, other machines, non-ELF files.
     Kind(&'static str),
     /// The containers are not all in one loaded `.nv_fatbin` or
@@ -227,6 +232,14 @@ pub enum Fallback {
     /// Something refers into the section other than a registration
     /// record's pointer to a container or a symbol naming one.
     Reference(String),
+    /// A relocatable object's section would shrink by less than the
+    /// alignment of the sections after it.
+    TooLittleToMove {
+        /// How much shorter the packed section is.
+        freed: u64,
+        /// The largest alignment of the sections after it.
+        align: u64,
+    },
     /// No whole page would be freed once the new program header table is
     /// placed.
     TooLittle {
@@ -251,6 +264,11 @@ impl fmt::Display for Fallback {
             }
             Fallback::Overlap(what) => write!(f, "{what} overlaps the offload section"),
             Fallback::Reference(what) => write!(f, "{what}"),
+            Fallback::TooLittleToMove { freed, align } => write!(
+                f,
+                "the packed section is only {freed} bytes shorter, less than the \
+                 {align}-byte alignment of the sections after it"
+            ),
             Fallback::TooLittle { freed, page } => write!(
                 f,
                 "the packed section is only {freed} bytes shorter, which frees no whole page \
@@ -324,6 +342,60 @@ enum Target {
 }
 
 impl Moves {
+    /// The new value and size of a symbol (`what`) at `value` in the
+    /// section, `size` long: a container's start (its size follows the
+    /// container's when it was the container's), or bytes moved whole.
+    fn symbol(
+        &self,
+        rewrites: &[Rewrite<'_>],
+        value: u64,
+        size: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<(u64, u64), Fallback> {
+        match self.map(value) {
+            Some(Target::Container(i, new)) => {
+                let r = &rewrites[i];
+                if size == r.size {
+                    Ok((new, r.new.used))
+                } else if size <= r.new.used {
+                    Ok((new, size))
+                } else {
+                    Err(Fallback::Reference(format!(
+                        "{} spans more than its container",
+                        what()
+                    )))
+                }
+            }
+            Some(Target::Moved(new, end)) if value + size <= end => Ok((new, size)),
+            _ => Err(Fallback::Reference(format!(
+                "{} points into the middle of a container or at freed bytes",
+                what()
+            ))),
+        }
+    }
+
+    /// The pieces of the packed section, from its file offset; returns
+    /// the offset after them.
+    fn pieces(&self, rewrites: &[Rewrite<'_>], pieces: &mut Vec<Out>) -> u64 {
+        let mut at = self.sec.offset;
+        for b in &self.blocks {
+            if b.new > at {
+                pieces.push(Out::Zeros(b.new - at));
+            }
+            match b.rewrite {
+                Some(i) => {
+                    pieces.push(Out::Container(i));
+                    at = b.new + rewrites[i].new.used;
+                }
+                None => {
+                    copy(pieces, b.old.0, b.old.1, &[]);
+                    at = b.new + (b.old.1 - b.old.0);
+                }
+            }
+        }
+        at
+    }
+
     fn contains(&self, addr: u64) -> bool {
         addr >= self.sec.addr && addr - self.sec.addr < self.sec.size
     }
@@ -418,17 +490,23 @@ fn pack(file: &[u8], sec: SectionHeader, rewrites: &[Rewrite<'_>]) -> Option<Mov
     })
 }
 
-/// The registration records' pointer slots, and the containers they
-/// were found pointing at.
+/// The registration records' pointer slots (sorted), and the containers
+/// they were found pointing at.
 struct Fixer {
     slots: Vec<u64>,
     targeted: Vec<u64>,
 }
 
 impl Fixer {
+    /// Whether `addr` is a record's pointer (a library holds thousands of
+    /// records and millions of relocations: a binary search).
+    fn is_slot(&self, addr: u64) -> bool {
+        self.slots.binary_search(&addr).is_ok()
+    }
+
     /// The new value of a pointer at `slot` to `old` (in the section).
     fn fix(&mut self, moves: &Moves, slot: u64, old: u64, what: &str) -> Result<u64, Fallback> {
-        if !self.slots.contains(&slot) {
+        if !self.is_slot(slot) {
             return Err(Fallback::Reference(format!(
                 "{what} at {slot:#x} points into the offload section at {old:#x}, \
                  and is not a registration record's pointer"
@@ -478,6 +556,41 @@ impl Fixer {
     }
 }
 
+/// Adds the section header updates (the section's new size, the moved
+/// sections' offsets) to `patches`, sorts them, and checks that none
+/// overlaps another or falls in the section (`outside` says where not).
+fn finish_patches(
+    elf: &Elf<'_>,
+    h: &elf::Header,
+    si: usize,
+    new_size: u64,
+    shift: &dyn Fn(u64) -> u64,
+    outside: &dyn Fn(u64, u64) -> bool,
+    patches: &mut Vec<(u64, Vec<u8>)>,
+) -> Result<(), Fallback> {
+    for (i, s) in elf.secs.iter().enumerate().skip(1) {
+        let at = h.shoff + i as u64 * 64;
+        if i == si {
+            patches.push((at + 32, new_size.to_le_bytes().to_vec()));
+        } else if shift(s.offset) != s.offset {
+            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
+        }
+    }
+    patches.sort_by_key(|p| p.0);
+    if patches
+        .windows(2)
+        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
+        || patches
+            .iter()
+            .any(|(off, b)| !outside(*off, b.len() as u64))
+    {
+        return Err(Fallback::Reference(
+            "two updates fall on the same bytes".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// The ELF facts [`shrink`] works from.
 struct Elf<'a> {
     file: &'a [u8],
@@ -522,6 +635,10 @@ impl<'a> Elf<'a> {
 /// file order) and the freed bytes taken out, or why it cannot be shrunk
 /// safely (see the module documentation).
 pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback> {
+    #[cfg(feature = "archive")]
+    if file.starts_with(b"!<arch>\n") {
+        return shrink_archive(file, rewrites);
+    }
     let parsed = ElfFile::parse(file).map_err(|e| match e {
         crate::objfile::Error::UnknownFormat => Fallback::Kind("not an ELF file"),
         e => Fallback::Unreadable(e.to_string()),
@@ -650,6 +767,9 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     let moves = pack(file, sec, rewrites)
         .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
     // The new program header table, and where the second half goes.
+    if h.phnum == u16::MAX {
+        return Err(Fallback::Overlap("the program header count".to_owned()));
+    }
     let phsz = 56 * (u64::from(h.phnum) + 1);
     let freed = sec.size - moves.new_size;
     let too_little = Fallback::TooLittle { freed, page };
@@ -693,7 +813,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     }
 
     let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
-    // Registration records' pointer slots (address -> record's address).
+    // Registration records' pointer slots (sorted, for `Fixer::is_slot`).
     let mut slots: Vec<u64> = Vec::new();
     for (i, s) in elf.secs.iter().enumerate() {
         if elf.names[i] == wrapper_section && s.sh_type != SHT_NOBITS {
@@ -707,6 +827,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             }
         }
     }
+    slots.sort_unstable();
     let mut fixer = Fixer {
         slots,
         targeted: Vec::new(),
@@ -746,28 +867,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             let (new_value, new_size) = if value == addr_end {
                 (new_end_addr, size)
             } else {
-                match moves.map(value) {
-                    Some(Target::Container(i, new)) => {
-                        let r = &rewrites[i];
-                        if size == r.size {
-                            (new, r.new.used)
-                        } else if size <= r.new.used {
-                            (new, size)
-                        } else {
-                            return Err(Fallback::Reference(format!(
-                                "{} spans more than its container",
-                                what()
-                            )));
-                        }
-                    }
-                    Some(Target::Moved(new, block_end)) if value + size <= block_end => (new, size),
-                    _ => {
-                        return Err(Fallback::Reference(format!(
-                            "{} points into the middle of a container or at freed bytes",
-                            what()
-                        )))
-                    }
-                }
+                moves.symbol(rewrites, value, size, &what)?
             };
             if new_value != value {
                 patches.push((at + 8, new_value.to_le_bytes().to_vec()));
@@ -889,7 +989,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                             patches.push((off, new.to_le_bytes().to_vec()));
                         }
                     }
-                } else if fixer.slots.contains(&offset) {
+                } else if fixer.is_slot(offset) {
                     return Err(Fallback::Reference(format!(
                         "the registration record at {:#x} points outside the offload section",
                         offset - 8
@@ -962,48 +1062,12 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
     patches.push((56, (h.phnum + 1).to_le_bytes().to_vec()));
     // The section headers: offsets, and the section's size.
-    for (i, s) in elf.secs.iter().enumerate().skip(1) {
-        let at = h.shoff + i as u64 * 64;
-        if i == si {
-            patches.push((at + 32, moves.new_size.to_le_bytes().to_vec()));
-        } else if shift(s.offset) != s.offset {
-            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
-        }
-    }
-    patches.sort_by_key(|p| p.0);
-    if patches
-        .windows(2)
-        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
-        || patches
-            .iter()
-            .any(|(off, b)| !outside(*off, b.len() as u64))
-    {
-        return Err(Fallback::Reference(
-            "two updates fall on the same bytes".to_owned(),
-        ));
-    }
-    if h.phnum == u16::MAX {
-        return Err(Fallback::Overlap("the program header count".to_owned()));
-    }
+    finish_patches(&elf, &h, si, moves.new_size, &shift, &outside, &mut patches)?;
 
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
-    let mut at = sec.offset;
-    for b in &moves.blocks {
-        if b.new > at {
-            pieces.push(Out::Zeros(b.new - at));
-        }
-        match b.rewrite {
-            Some(i) => {
-                pieces.push(Out::Container(i));
-                at = b.new + rewrites[i].new.used;
-            }
-            None => {
-                copy(&mut pieces, b.old.0, b.old.1, &[]);
-                at = b.new + (b.old.1 - b.old.0);
-            }
-        }
-    }
+    let end = moves.pieces(rewrites, &mut pieces);
+    debug_assert_eq!(end, new_end_off);
     pieces.push(Out::Zeros(x_new_off - new_end_off));
     pieces.push(Out::Bytes(table));
     pieces.push(Out::Zeros(sec_end - x_old_off - phsz));
@@ -1062,9 +1126,9 @@ fn shrink_object(
     }
     let d = align_down(sec.size - moves.new_size, align);
     if d == 0 {
-        return Err(Fallback::TooLittle {
+        return Err(Fallback::TooLittleToMove {
             freed: sec.size - moves.new_size,
-            page: align,
+            align,
         });
     }
     let shift = |off: u64| if off >= sec_end { off - d } else { off };
@@ -1100,28 +1164,7 @@ fn shrink_object(
                     what()
                 )));
             } else {
-                match moves.map(value) {
-                    Some(Target::Container(i, new)) => {
-                        let r = &rewrites[i];
-                        if size == r.size {
-                            (new, r.new.used)
-                        } else if size <= r.new.used {
-                            (new, size)
-                        } else {
-                            return Err(Fallback::Reference(format!(
-                                "{} spans more than its container",
-                                what()
-                            )));
-                        }
-                    }
-                    Some(Target::Moved(new, end)) if value + size <= end => (new, size),
-                    _ => {
-                        return Err(Fallback::Reference(format!(
-                            "{} points into the middle of a container or at freed bytes",
-                            what()
-                        )))
-                    }
-                }
+                moves.symbol(rewrites, value, size, &what)?
             };
             if new_value != value {
                 patches.push((at + 8, new_value.to_le_bytes().to_vec()));
@@ -1200,48 +1243,164 @@ fn shrink_object(
     }
     // The file header's e_shoff, and the section headers.
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
-    for (i, s) in elf.secs.iter().enumerate().skip(1) {
-        let at = h.shoff + i as u64 * 64;
-        if i == si {
-            patches.push((at + 32, moves.new_size.to_le_bytes().to_vec()));
-        } else if shift(s.offset) != s.offset {
-            patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
-        }
-    }
-    patches.sort_by_key(|p| p.0);
-    if patches
-        .windows(2)
-        .any(|w| w[0].0 + w[0].1.len() as u64 > w[1].0)
-        || patches
-            .iter()
-            .any(|(off, b)| !outside(*off, b.len() as u64))
-    {
-        return Err(Fallback::Reference(
-            "two updates fall on the same bytes".to_owned(),
-        ));
-    }
+    finish_patches(elf, h, si, moves.new_size, &shift, &outside, &mut patches)?;
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
-    let mut at = sec.offset;
-    for b in &moves.blocks {
-        if b.new > at {
-            pieces.push(Out::Zeros(b.new - at));
-        }
-        match b.rewrite {
-            Some(i) => {
-                pieces.push(Out::Container(i));
-                at = b.new + rewrites[i].new.used;
-            }
-            None => {
-                copy(&mut pieces, b.old.0, b.old.1, &[]);
-                at = b.new + (b.old.1 - b.old.0);
-            }
-        }
-    }
+    let at = moves.pieces(rewrites, &mut pieces);
     pieces.push(Out::Zeros(sec_end - d - at));
     copy(&mut pieces, sec_end, elf.file.len() as u64, &patches);
     pieces.retain(|p| p.len(rewrites) > 0);
     let len = elf.file.len() as u64 - d;
+    Ok(Layout {
+        pieces,
+        len,
+        shrunk: true,
+    })
+}
+
+/// [`shrink`] for a GNU archive: each member holding rewritten containers
+/// (a relocatable object) is shrunk as a file is (or, where it cannot be,
+/// laid out in place), its header's size updated, the members after it
+/// moved, and the symbol table's member offsets updated.
+#[cfg(feature = "archive")]
+fn shrink_archive(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback> {
+    use crate::archive::{Archive, ArchiveKind, MemberContent};
+    let archive = Archive::parse(file).map_err(|e| Fallback::Unreadable(e.to_string()))?;
+    let wide = match archive.kind() {
+        ArchiveKind::Gnu => false,
+        ArchiveKind::Gnu64 => true,
+        _ => return Err(Fallback::Kind("a BSD, Darwin or COFF archive")),
+    };
+    // Each regular member: header offset, data offset, size.
+    let mut members: Vec<(u64, u64, u64)> = Vec::new();
+    for m in archive.members() {
+        let m = m.map_err(|e| Fallback::Unreadable(e.to_string()))?;
+        let MemberContent::Inline(bytes) = m.content else {
+            return Err(Fallback::Kind("a thin archive"));
+        };
+        members.push((m.header_offset, m.header_offset + 60, bytes.len() as u64));
+    }
+    // The rewrites of each member, as offsets in the member.
+    let mut first_reason = None;
+    let mut per_member: Vec<Option<(usize, Layout, Vec<Rewrite<'_>>)>> = Vec::new();
+    let mut next = 0;
+    for &(_, data, size) in &members {
+        let start = next;
+        while next < rewrites.len() && rewrites[next].offset < data + size {
+            let r = &rewrites[next];
+            if r.offset < data || r.offset + r.size > data + size {
+                return Err(Fallback::Section(
+                    "a container is not inside one archive member".to_owned(),
+                ));
+            }
+            next += 1;
+        }
+        if start == next {
+            per_member.push(None);
+            continue;
+        }
+        let own: Vec<Rewrite<'_>> = rewrites[start..next]
+            .iter()
+            .map(|r| Rewrite {
+                offset: r.offset - data,
+                ..r.clone()
+            })
+            .collect();
+        let bytes = &file[data as usize..(data + size) as usize];
+        let layout = match shrink(bytes, &own) {
+            Ok(l) => l,
+            Err(why) => {
+                first_reason.get_or_insert(why);
+                in_place(size, &own)
+            }
+        };
+        per_member.push(Some((start, layout, own)));
+    }
+    if next != rewrites.len() {
+        return Err(Fallback::Section(
+            "a container is not inside an archive member".to_owned(),
+        ));
+    }
+    if per_member
+        .iter()
+        .all(|m| m.as_ref().is_none_or(|(_, l, _)| !l.shrunk))
+    {
+        return Err(first_reason.unwrap_or(Fallback::Kind("an archive")));
+    }
+    // New header offsets.
+    let padded = |n: u64| n + (n & 1);
+    let mut moved: Vec<(u64, u64)> = Vec::new();
+    let mut delta = 0u64;
+    for (k, &(header, _, size)) in members.iter().enumerate() {
+        moved.push((header, header - delta));
+        if let Some((_, l, _)) = &per_member[k] {
+            delta += padded(size) - padded(l.len);
+        }
+    }
+    // The symbol table's member offsets.
+    let mut patches: Vec<(u64, Vec<u8>)> = Vec::new();
+    let table = archive.symbol_table();
+    if !table.is_empty() {
+        let at = table.as_ptr() as u64 - file.as_ptr() as u64;
+        let w = if wide { 8 } else { 4 };
+        let b = Bytes::new(table);
+        let count = b
+            .word_at(0, wide, Endian::Big)
+            .ok_or_else(|| Fallback::Unreadable("a symbol table cut short".to_owned()))?;
+        for i in 0..count {
+            let pos = w + i * w;
+            let old = b
+                .word_at(pos, wide, Endian::Big)
+                .ok_or_else(|| Fallback::Unreadable("a symbol table cut short".to_owned()))?;
+            let Some(&(_, new)) = moved.iter().find(|(o, _)| *o == old) else {
+                return Err(Fallback::Reference(format!(
+                    "the archive symbol table names offset {old}, not a member"
+                )));
+            };
+            if new != old {
+                let bytes = if wide {
+                    new.to_be_bytes().to_vec()
+                } else {
+                    (new as u32).to_be_bytes().to_vec()
+                };
+                patches.push((at + pos, bytes));
+            }
+        }
+    }
+    // The pieces: up to the first member, then member by member.
+    let mut pieces = Vec::new();
+    let first = members.first().map_or(file.len() as u64, |m| m.0);
+    copy(&mut pieces, 0, first, &patches);
+    let mut pos = first;
+    for (k, &(header, data, size)) in members.iter().enumerate() {
+        let end = (data + padded(size)).min(file.len() as u64);
+        match &per_member[k] {
+            None => copy(&mut pieces, header, end, &[]),
+            Some((base, layout, _)) => {
+                let mut h = file[header as usize..data as usize].to_vec();
+                let text = format!("{:<10}", layout.len);
+                h[48..58].copy_from_slice(text.as_bytes());
+                pieces.push(Out::Bytes(h));
+                for p in &layout.pieces {
+                    pieces.push(match p {
+                        Out::Copy { from, len } => Out::Copy {
+                            from: from + data,
+                            len: *len,
+                        },
+                        Out::Container(i) => Out::Container(base + i),
+                        other => other.clone(),
+                    });
+                }
+                if layout.len & 1 == 1 {
+                    pieces.push(Out::Bytes(b"\n".to_vec()));
+                }
+            }
+        }
+        pos = end;
+    }
+    copy(&mut pieces, pos, file.len() as u64, &[]);
+    pieces.retain(|p| p.len(rewrites) > 0);
+    let len = pieces.iter().map(|p| p.len(rewrites)).sum();
     Ok(Layout {
         pieces,
         len,

@@ -88,7 +88,7 @@ so is a selection that selects nothing. Outputs are written together or
 not at all: an input that cannot be read completely means no output, and
 -o - writes nothing to standard output unless everything succeeded.")]
     Extract(ExtractArgs),
-    /// Rewrite files without the device code of unwanted targets, in place.
+    /// Rewrite files without the device code of unwanted targets, smaller.
     #[command(after_help = crate::thin_help::AFTER_HELP)]
     Thin(ThinArgs),
     /// Print a shell completion script.

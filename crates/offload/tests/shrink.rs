@@ -7,12 +7,14 @@
 //! hostile (registration records pointing into the middle of a container,
 //! outside the section or twice at one container, another relocation into
 //! the section, overlapping sections) fall back to the layout-preserving
-//! rewrite, byte for byte, and say why.
+//! rewrite, byte for byte, and say why. An NVIDIA library built with cc
+//! around nvcc's fat binary shrinks with its records following.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use offload_format::archive::{Archive, MemberContent};
 use offload_format::objfile::elf::{ElfFile, SHT_RELA};
 use offload_format::{bundle, ccob, hip_fatbin};
 
@@ -81,6 +83,17 @@ fn bundles(data: &[u8]) -> Bundles {
         .collect()
 }
 
+/// Thins `input` with the `select` options twice: shrunk (the default)
+/// into `out`, and with `--keep-layout` into `kept`; returns both reports.
+fn thin_both(select: &[&str], input: &Path, out: &Path, kept: &Path) -> (String, String) {
+    let run = |extra: &[&str], to: &Path| {
+        ok(&offload(
+            &[&["thin"][..], select, extra, &["-o", s(to), s(input)]].concat(),
+        ))
+    };
+    (run(&[], out), run(&["--keep-layout"], kept))
+}
+
 /// `llvm-readelf-22` (or readelf) output for `args`, the file name masked.
 fn readelf(args: &[&str], p: &Path) -> Option<String> {
     let tool = if have("llvm-readelf-22") {
@@ -142,21 +155,15 @@ fn registered(stub: &Path, lib: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Builds, with clang-22, HIP shared libraries of two translation units
-/// (the fixture's a.hip, and a kernel reading a table of 64 KiB that
-/// does not compress, so that its gfx906 entry takes more than a page
-/// compressed too).
-fn build_random(d: &Path) -> Vec<PathBuf> {
-    if !have("clang-22") {
-        return Vec::new();
-    }
-    // One table per processor, so that the compressor finds no copy.
-    let mut x: u32 = 12345;
+/// Writes `r.hip` into `d`: a kernel reading a table of 64 KiB of
+/// pseudo-random numbers, one table per processor, so that a compressor
+/// finds no copy and each processor's entry is large compressed too.
+fn random_hip_source(d: &Path) -> PathBuf {
+    let mut next = test_support::xorshift(12345);
     let mut tables = [String::new(), String::new()];
     for t in &mut tables {
         for _ in 0..16384 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-            t.push_str(&format!("{x}u,"));
+            t.push_str(&format!("{}u,", next() as u32));
         }
     }
     let [gfx906, other] = tables;
@@ -178,6 +185,18 @@ fn build_random(d: &Path) -> Vec<PathBuf> {
         ),
     )
     .unwrap();
+    src
+}
+
+/// Builds, with clang-22, HIP shared libraries of two translation units
+/// (the fixture's a.hip, and a kernel reading a table of 64 KiB that
+/// does not compress, so that its gfx906 entry takes more than a page
+/// compressed too).
+fn build_random(d: &Path) -> Vec<PathBuf> {
+    if !have("clang-22") {
+        return Vec::new();
+    }
+    let src = random_hip_source(d);
     let mut out = Vec::new();
     // Compressed bundles (versions 3 and 2); packed relative relocations
     // (DT_RELR, the records' pointers stored in place); lld's layout (the
@@ -225,23 +244,12 @@ fn shared_libraries_shrink_with_the_same_bundles_symbols_and_addresses() {
         let input = input.clone();
         let shrunk = d.join(format!("shrunk-{name}"));
         let kept = d.join(format!("kept-{name}"));
-        let report = ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "-o",
-            s(&shrunk),
-            s(&input),
-        ]));
-        ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "--keep-layout",
-            "-o",
-            s(&kept),
-            s(&input),
-        ]));
+        let (report, kept_report) = thin_both(&["--keep", "gfx90a"], &input, &shrunk, &kept);
+        assert!(
+            kept_report.contains("  rewritten in place (--keep-layout)\n")
+                && !kept_report.contains("shrunk"),
+            "{kept_report}"
+        );
         let (before, after, layout) = (
             fs::read(&input).unwrap(),
             fs::read(&shrunk).unwrap(),
@@ -413,28 +421,12 @@ fn hostile_libraries_fall_back_to_the_layout_preserving_rewrite() {
         fs::write(&input, &bytes).unwrap();
         let out = d.join(format!("{what}.out"));
         let kept = d.join(format!("{what}.kept"));
-        let report = ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "-o",
-            s(&out),
-            s(&input),
-        ]));
+        let (report, _) = thin_both(&["--keep", "gfx90a"], &input, &out, &kept);
         assert!(
             report.contains("not shrunk (") && report.contains(why),
             "{what}: {report}"
         );
         assert!(report.contains("): rewritten in place"), "{what}: {report}");
-        ok(&offload(&[
-            "thin",
-            "--keep",
-            "gfx90a",
-            "--keep-layout",
-            "-o",
-            s(&kept),
-            s(&input),
-        ]));
         assert!(
             fs::read(&out).unwrap() == fs::read(&kept).unwrap(),
             "{what}: the fallback is not the layout-preserving rewrite"
@@ -457,57 +449,41 @@ fn hostile_libraries_fall_back_to_the_layout_preserving_rewrite() {
 #[test]
 fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    // An archive of HIP objects: not a shared library.
-    let out = d.join("libk.a");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "gfx90a",
-        "-o",
-        s(&out),
-        s(&fixture("libk.a")),
-    ]));
-    assert!(
-        report.contains(
-            "not shrunk (not an ELF file: only shared libraries and relocatable objects are shrunk): rewritten in place"
+    let nvidia = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia");
+    let page = "which frees no whole page (4096 bytes) once the new program header table is placed";
+    let cases = [
+        // Offload binaries (.llvm.offloading): the last binary's recorded
+        // size takes in the freed space, so the section keeps its size.
+        (
+            fixture("omp.o"),
+            ["--drop", "gfx90a"],
+            "the containers are in section .llvm.offloading, not .nv_fatbin or .hip_fatbin"
+                .to_owned(),
         ),
-        "{report}"
-    );
-    assert_eq!(
-        fs::metadata(&out).unwrap().len(),
-        fs::metadata(fixture("libk.a")).unwrap().len()
-    );
-    // A library whose dropped entries take less than a page.
-    let out = d.join("libhipz.so");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "gfx90a",
-        "-o",
-        s(&out),
-        s(&fixture("libhipz.so")),
-    ]));
-    assert!(
-        report.contains("not shrunk (the packed section is only 310 bytes shorter, which frees no whole page (4096 bytes) once the new program header table is placed): rewritten in place"),
-        "{report}"
-    );
-    // An NVIDIA library whose dropped entries take less than a page.
-    let nv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/libk.so");
-    let out = d.join("libk.so");
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "-o",
-        s(&out),
-        s(&nv),
-    ]));
-    if report.contains("entries dropped") && !report.contains("0 entries dropped") {
-        assert!(report.contains("frees no whole page"), "{report}");
+        // Libraries whose dropped entries take less than a page.
+        (
+            fixture("libhipz.so"),
+            ["--keep", "gfx90a"],
+            format!("the packed section is only 310 bytes shorter, {page}"),
+        ),
+        (
+            nvidia.join("libk.so"),
+            ["--keep", "sm_90"],
+            format!("the packed section is only 1736 bytes shorter, {page}"),
+        ),
+    ];
+    for (input, select, why) in cases {
+        let out = dir.path().join(input.file_name().unwrap());
+        let report = ok(&offload(
+            &[&["thin"][..], &select, &["-o", s(&out), s(&input)]].concat(),
+        ));
+        assert!(
+            report.contains(&format!("not shrunk ({why}): rewritten in place")),
+            "{report}"
+        );
         assert_eq!(
             fs::metadata(&out).unwrap().len(),
-            fs::metadata(&nv).unwrap().len()
+            fs::metadata(&input).unwrap().len()
         );
     }
 }
@@ -531,23 +507,7 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
     // nvcc's object (tests/fixtures/nvidia): the kept cubin, byte for byte.
     let nv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/lz-big.o");
     let (out, kept) = (d.join("lz-big.o"), d.join("lz-big-kept.o"));
-    let report = ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "-o",
-        s(&out),
-        s(&nv),
-    ]));
-    ok(&offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "--keep-layout",
-        "-o",
-        s(&kept),
-        s(&nv),
-    ]));
+    let (report, _) = thin_both(&["--keep", "sm_90"], &nv, &out, &kept);
     let (before, after) = (fs::read(&nv).unwrap(), fs::read(&out).unwrap());
     assert!(after.len() < before.len(), "{report}");
     assert!(report.contains(&format!(
@@ -575,26 +535,7 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
     if !have("clang-22") {
         return;
     }
-    let src = d.join("r.hip");
-    let mut table = String::new();
-    let mut x: u32 = 7;
-    for _ in 0..16384 {
-        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-        table.push_str(&format!("{x}u,"));
-    }
-    fs::write(
-        &src,
-        format!(
-            "#define __global__ __attribute__((global))\n\
-             #define __device__ __attribute__((device))\n\
-             typedef struct {{ unsigned x, y, z; }} dim3;\n\
-             typedef struct ihipStream_t *hipStream_t;\n\
-             extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);\n\
-             __device__ const unsigned table[16384] = {{{table}}};\n\
-             extern \"C\" __global__ void pick(unsigned *x) {{ x[0] = table[x[1] % 16384]; }}\n"
-        ),
-    )
-    .unwrap();
+    let src = random_hip_source(d);
     let obj = d.join("r.o");
     let o = Command::new("clang-22")
         .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
@@ -652,4 +593,201 @@ fn relocatable_objects_shrink_and_still_link_and_register() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(registered(&stub, &lib), vec![KEPT]);
+}
+
+/// The address the relocation of each `.nvFatBinSegment` record's
+/// pointer gives (R_X86_64_RELATIVE addends), in address order.
+fn nv_record_targets(data: &[u8]) -> Vec<u64> {
+    let elf = ElfFile::parse(data).unwrap();
+    let i = elf
+        .section_index_by_name(b".nvFatBinSegment")
+        .unwrap()
+        .unwrap();
+    let seg = *elf.section_header(i).unwrap();
+    let mut out = Vec::new();
+    for (i, h) in elf.section_headers().iter().enumerate() {
+        if h.sh_type != SHT_RELA {
+            continue;
+        }
+        for r in elf.relocations(i).unwrap() {
+            if r.offset >= seg.addr
+                && r.offset < seg.addr + seg.size
+                && (r.offset - seg.addr) % 24 == 8
+            {
+                out.push(r.addend.unwrap() as u64);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn nvidia_shared_libraries_shrink_and_their_records_follow_the_containers() {
+    if !have("cc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // nvcc's fat binary (lz-big.o: sm_80 and sm_90 cubins, sm_80 PTX),
+    // twice in a library's .nv_fatbin, each with its registration record
+    // (__fatBinC_Wrapper_t: magic, version, pointer, null), static as in
+    // nvcc's host code (an exported one is reached through a symbol
+    // relocation, and the library keeps its layout: tested below).
+    let nv = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia/lz-big.o"),
+    )
+    .unwrap();
+    let fatbin = {
+        let elf = ElfFile::parse(&nv[..]).unwrap();
+        let i = elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap();
+        elf.section_bytes(i).unwrap().to_vec()
+    };
+    let bytes: Vec<String> = fatbin.iter().map(|b| b.to_string()).collect();
+    let array = bytes.join(",");
+    let src = d.join("nv.c");
+    fs::write(
+        &src,
+        format!(
+            "struct wrapper {{ int magic; int version; const void *data; void *unused; }};\n\
+             __attribute__((section(\".nv_fatbin\"), aligned(8), used)) static const unsigned char fb0[] = {{{array}}};\n\
+             __attribute__((section(\".nv_fatbin\"), aligned(8), used)) static const unsigned char fb1[] = {{{array}}};\n\
+             __attribute__((section(\".nvFatBinSegment\"), aligned(8), used)) static struct wrapper w0 = {{0x466243b1, 1, fb0, 0}};\n\
+             __attribute__((section(\".nvFatBinSegment\"), aligned(8), used)) static struct wrapper w1 = {{0x466243b1, 1, fb1, 0}};\n\
+             int answer(void) {{ return 42; }}\n"
+        ),
+    )
+    .unwrap();
+    let lib = d.join("libnv.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o", s(&lib), s(&src)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, kept) = (d.join("out.so"), d.join("kept.so"));
+    let select = ["--keep", "sm_90", "--drop-ptx"];
+    let (report, _) = thin_both(&select, &lib, &out, &kept);
+    let (before, after) = (fs::read(&lib).unwrap(), fs::read(&out).unwrap());
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert!(after.len() < before.len());
+    // The kept entries, byte for byte those of the in-place rewrite.
+    assert_eq!(
+        fatbin_entries(&after),
+        fatbin_entries(&fs::read(&kept).unwrap())
+    );
+    assert_eq!(fatbin_entries(&after).len(), 2);
+    // Each record points at a container's first byte, the two apart.
+    let elf = ElfFile::parse(&after[..]).unwrap();
+    let sec = *elf
+        .section_header(elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap())
+        .unwrap();
+    let targets = nv_record_targets(&after);
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0], sec.addr);
+    assert!(targets[1] > targets[0]);
+    for t in &targets {
+        let at = (sec.offset + (t - sec.addr)) as usize;
+        assert_eq!(
+            after[at..at + 4],
+            [0x50, 0xed, 0x55, 0xba],
+            "fat binary magic"
+        );
+    }
+    // The dynamic symbols keep their addresses; the library loads.
+    if let Some(dynsyms) = readelf(&["--dyn-syms", "-W"], &lib) {
+        assert_eq!(readelf(&["--dyn-syms", "-W"], &out).unwrap(), dynsyms);
+    }
+    if have("python3") {
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).answer())",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "42");
+    }
+    // Exported fat binaries: the records reach them through symbol
+    // relocations, which another library could interpose; not shrunk.
+    let text = fs::read_to_string(&src)
+        .unwrap()
+        .replace("static const unsigned char", "const unsigned char");
+    fs::write(&src, text).unwrap();
+    let exported = d.join("libexp.so");
+    let o = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o", s(&exported), s(&src)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, kept) = (d.join("exp-out.so"), d.join("exp-kept.so"));
+    let (report, _) = thin_both(&select, &exported, &out, &kept);
+    assert!(
+        report.contains("not shrunk (a relocation of section .rela.dyn refers to a symbol in the offload section): rewritten in place"),
+        "{report}"
+    );
+    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
+}
+
+#[test]
+fn archives_of_objects_shrink_member_by_member_and_still_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (out, kept) = (d.join("libk.a"), d.join("libk-kept.a"));
+    let input = fixture("libk.a");
+    let (report, _) = thin_both(&["--keep", "gfx90a"], &input, &out, &kept);
+    let (before, after) = (fs::read(&input).unwrap(), fs::read(&out).unwrap());
+    assert!(
+        report.contains(&format!(
+            "shrunk: {} -> {} bytes",
+            before.len(),
+            after.len()
+        )),
+        "{report}"
+    );
+    assert!(after.len() < before.len());
+    // Member by member, the bundles of the in-place rewrite.
+    let members = |data: &[u8]| -> Vec<(Vec<u8>, Bundles)> {
+        let a = Archive::parse(data).unwrap();
+        a.members()
+            .map(|m| {
+                let m = m.unwrap();
+                let MemberContent::Inline(bytes) = m.content else {
+                    panic!("thin member")
+                };
+                (m.name.to_vec(), bundles(bytes))
+            })
+            .collect()
+    };
+    assert_eq!(members(&after), members(&fs::read(&kept).unwrap()));
+    // Nothing is left to drop; the program links (through the archive's
+    // symbol table) and registers the kept targets.
+    let again = ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "--dry-run",
+        s(&out),
+    ]));
+    assert!(again.contains("0 entries would be dropped"), "{again}");
+    if !have("cc") {
+        return;
+    }
+    let prog = d.join("linked");
+    let o = Command::new("cc")
+        .args(["-O1", "-rdynamic", "-o", s(&prog)])
+        .arg(fixture("stub_hip.c"))
+        .arg(fixture("main_linked.c"))
+        .arg(&out)
+        .args(["-ldl", "-lzstd", "-lz"])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        eprintln!("skipped: {}", String::from_utf8_lossy(&o.stderr));
+        return;
+    }
+    let text = ok(&Command::new(&prog).output().unwrap());
+    assert!(!text.contains("error"), "{text}");
+    let found: Vec<&str> = text.lines().filter(|l| l.starts_with("fatbin:")).collect();
+    assert_eq!(found, vec![KEPT, KEPT]);
 }
