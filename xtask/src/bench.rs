@@ -225,6 +225,9 @@ enum Goal {
     /// `offload ls` of a wheel (issue 24): at most the time `unzip -p`
     /// takes to inflate its libraries; under 64 MiB.
     WheelList,
+    /// `offload thin` of a linked CUDA library (issue 31): at most 1.2×
+    /// `cp` of the file (from 64 MiB), under 64 MiB.
+    LibThin,
     /// The issue sets none; the table still shows the ratios.
     None,
 }
@@ -252,6 +255,7 @@ impl Goal {
             Goal::TreeThin => "time ≤ 1.2× `cp -r` (from 64 MiB), memory < 64 MiB",
             Goal::TreeScan => "time ≤ 0.05× `cp -r` (from 64 MiB)",
             Goal::WheelList => "time ≤ `unzip -p` of its libraries, memory < 64 MiB",
+            Goal::LibThin => "time ≤ 1.2× `cp` (from 64 MiB), memory < 64 MiB",
             Goal::None => "none set",
         }
     }
@@ -323,6 +327,20 @@ impl Goal {
                     partial = true;
                 }
                 if r.ours.maxrss_kib >= mib * 1024 {
+                    missed.push(format!("memory {:.1} MiB", r.ours.mib()));
+                }
+            }
+            Goal::LibThin => {
+                match r.floor {
+                    Some(f) if r.size >= COPY_TIME_FROM => {
+                        let x = r.ours.secs / f.secs;
+                        if x > 1.2 {
+                            missed.push(format!("time {x:.3}× cp"));
+                        }
+                    }
+                    _ => partial = true,
+                }
+                if r.ours.maxrss_kib >= 64 * 1024 {
                     missed.push(format!("memory {:.1} MiB", r.ours.mib()));
                 }
             }
@@ -897,6 +915,13 @@ fn cuda_reference(d: &Path, args: &[&str]) -> Cmd {
 /// headers as nvcc 13 writes them; each cubin about 400 KiB before
 /// compression, as in `libtorch_cuda.so`.
 fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
+    cuda_region(d, size)?;
+    host_object_with(d, t, ".nv_fatbin", 8, "lib.so")
+}
+
+/// `d/region.bin`: the `.nv_fatbin` of [`cuda_library`], about `size`
+/// bytes; returns the offset of each container in it.
+fn cuda_region(d: &Path, size: u64) -> Result<Vec<u64>, String> {
     const CUBIN: usize = 400 << 10;
     let per_container = (2 * CUBIN) as u64 * 10 / 18;
     let containers = (size / per_container).max(1);
@@ -976,7 +1001,10 @@ fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
     };
     let region = d.join("region.bin");
     let mut out = std::io::BufWriter::new(fs::File::create(&region).map_err(|e| e.to_string())?);
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
     for c in 0..containers {
+        offsets.push(at);
         let mut entries = entry(2, 80, 64, &cubin(80, c));
         entries.extend(entry(2, 90, 64, &cubin(90, c + 7)));
         entries.extend(entry(1, 90, 80, &ptx(90)));
@@ -987,11 +1015,55 @@ fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
         header.extend_from_slice(&(entries.len() as u64).to_le_bytes());
         out.write_all(&header).map_err(|e| e.to_string())?;
         out.write_all(&entries).map_err(|e| e.to_string())?;
+        at += (header.len() + entries.len()) as u64;
     }
     out.flush().map_err(|e| e.to_string())?;
     drop(out);
     fs::remove_file(d.join("body.bin")).map_err(|e| e.to_string())?;
-    host_object_with(d, t, ".nv_fatbin", 8, "lib.so")
+    Ok(offsets)
+}
+
+/// `d/lib.so`: a linked CUDA shared library of about `size` bytes laid out
+/// as nvcc's host code lays it out (tests/fixtures/standin/nvtu.c is the
+/// one-unit form): [`cuda_region`]'s containers in `.nv_fatbin` (aligned
+/// 8, between `.rodata` and `.eh_frame`), one `__fatBinC_Wrapper_t` per
+/// container in `.nvFatBinSegment` (an R_X86_64_RELATIVE relocation
+/// each), and a constructor that registers them. Built by clang-22
+/// (`.incbin` of the region).
+fn cuda_shared_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
+    let offsets = cuda_region(d, size)?;
+    let mut c = String::from(
+        "typedef struct { int magic; int version; const char *data; void *unused; } W;\n\
+         void **__cudaRegisterFatBinary(void *);\n\
+         void __cudaRegisterFatBinaryEnd(void **);\n\
+         __asm__(\".section .nv_fatbin,\\\"a\\\",@progbits\\n.balign 8\\n\
+         fatbin_region:\\n.incbin \\\"region.bin\\\"\\n.previous\\n\");\n\
+         extern const char fatbin_region[] __attribute__((visibility(\"hidden\")));\n\
+         static const W wrappers[] __attribute__((section(\".nvFatBinSegment\"), aligned(8))) = {\n",
+    );
+    for o in &offsets {
+        let _ = writeln!(c, "  {{0x466243b1, 1, fatbin_region + {o}, 0}},");
+    }
+    c.push_str(
+        "};\n\
+         int cuda_answer(void) { return 42; }\n\
+         __attribute__((constructor)) static void register_all(void) {\n\
+           for (unsigned i = 0; i < sizeof wrappers / sizeof *wrappers; i++)\n\
+             __cudaRegisterFatBinaryEnd(__cudaRegisterFatBinary((void *)&wrappers[i]));\n\
+         }\n",
+    );
+    fs::write(d.join("lib.c"), c).map_err(|e| e.to_string())?;
+    t.llvm_run(
+        d,
+        "clang",
+        &["-shared", "-fPIC", "-O1", "lib.c", "-o", "built.so"],
+    )?;
+    // A copy, as a library is installed (see host_object_with).
+    fs::copy(d.join("built.so"), d.join("lib.so")).map_err(|e| e.to_string())?;
+    for f in ["region.bin", "lib.c", "built.so"] {
+        fs::remove_file(d.join(f)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// The size of the generated CUDA install of the tree rows: a PyTorch
@@ -1203,6 +1275,30 @@ const SCENARIOS: &[Scenario] = &[
                 ours: t.ours("offload", &["extract", "lib.so"]),
                 llvm: cuda_reference(d, &["-xelf", "all", "-xptx", "all", "lib.so"]),
                 floor: None,
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-lib-thin",
+        about: "`offload thin --keep sm_90 -o` of a generated linked CUDA library (1 GiB: \
+                `.nv_fatbin` of ~2,300 containers of zstd-compressed sm_80 and sm_90 cubins \
+                and PTX, a wrapper record and relocation per container, as nvcc lays \
+                them out; a third of the bytes are dropped); no reference tool \
+                (`nvprune` refuses shared libraries), both other columns are `cp` of the \
+                library",
+        sizes: Sizes::Once(GIB),
+        goal: Goal::LibThin,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_shared_library(d, size, t)?;
+            let ours = format!(
+                "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
+                t.ours.join("offload").display()
+            );
+            Ok(Trio {
+                ours: Cmd::new("sh", &["-c", &ours]),
+                llvm: Cmd::new("cp", &["lib.so", "copy.so"]),
+                floor: Some(Cmd::new("cp", &["lib.so", "floor.out"])),
             })
         },
     },

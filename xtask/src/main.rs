@@ -17,6 +17,7 @@ mod json;
 mod man;
 mod mutate;
 mod pool;
+mod realcheck;
 mod tidy;
 mod wheel;
 
@@ -80,6 +81,11 @@ pub(crate) const TASKS: &[(&str, Task, &str)] = &[
         "wheel",
         wheel::run,
         "build the Python wheel (maturin, manylinux policy checked) into target/wheels [--out DIR] [--check: install it without Rust and use it]",
+    ),
+    (
+        "realcheck",
+        realcheck::run,
+        "issue 31's installed-size checks on PyPI's bitsandbytes 0.50.2 and torch 2.11.0 (downloads GBs; not in CI) [--skip-torch] [--import] [--import-only]",
     ),
     (
         "ci",

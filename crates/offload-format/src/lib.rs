@@ -30,6 +30,7 @@
 //! | [`hip_fatbin`] | regions of concatenated bundles and CCOBs (`.hip_fatbin`), HIP wrapper records | `inspect` |
 //! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V | `inspect` |
 //! | [`thin`] | a container rewritten without some of its entries, in the space it had | `inspect` |
+//! | [`shrink`] | a thinned file laid out: in place, or ELF shared libraries shrunk (freed bytes taken out) | `inspect` |
 //! | [`zip`] | ZIP archives (Python wheels): reading, inflating members, writing | `zip` |
 //! | [`wheel`] | Python wheels' `RECORD` | `wheel` |
 //! | [`compression`] | which libzstd and zlib a build links | `zstd` and `zlib` |
@@ -55,7 +56,7 @@
 //! | `device-archive` | [`device_archive`] | `archive`, `object-edit`, `ccob` |
 //! | `wrapper` | [`wrapper`] | |
 //! | `nvidia` | [`nvidia`], [`damage`] | `zstd` |
-//! | `inspect` | [`hip_fatbin`], [`payload`], [`thin`] | `nvidia`, `ccob`, `offload-binary` |
+//! | `inspect` | [`hip_fatbin`], [`payload`], [`thin`], [`shrink`] | `nvidia`, `ccob`, `offload-binary` |
 //! | `zip` | [`zip`] | `zlib` |
 //! | `wheel` | [`wheel`] | `zip` |
 //! | `system-zstd`, `system-zlib`, `system-compression` | link the system's libzstd and zlib, as LLVM does (compressed bytes identical to LLVM's) | the codec |
@@ -109,6 +110,8 @@ pub mod objfile;
 pub mod offload_binary;
 #[cfg(feature = "inspect")]
 pub mod payload;
+#[cfg(feature = "inspect")]
+pub mod shrink;
 pub mod string_table;
 pub mod target_id;
 pub mod text_bundle;

@@ -111,7 +111,7 @@ not at all: an input that cannot be read completely means no output, and
 -o - writes nothing to standard output unless everything succeeded.")]
     Extract(ExtractArgs),
     /// Rewrite files, trees and wheels without the device code of unwanted
-    /// GPUs (to -o FILE, --in-place, or a --dry-run report).
+    /// GPUs, smaller (to -o FILE, --in-place, or a --dry-run report).
     #[command(after_help = crate::thin_help::AFTER_HELP)]
     Thin(ThinArgs),
     /// Print a shell completion script.
@@ -248,6 +248,13 @@ pub struct ThinArgs {
     /// Print what would be dropped; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Rewrite each container in the space it had, the freed bytes left
+    /// as zeros (holes), every other byte where it was. Without it, a
+    /// shared library is shrunk: the freed bytes are taken out of the file
+    /// where every reference to the moved bytes is accounted for (else it
+    /// is rewritten in place, and the report says why).
+    #[arg(long)]
+    pub keep_layout: bool,
     /// NVIDIA: also drop a container's PTX where, for every GPU a --keep
     /// names, a kept cubin runs (without it, PTX those GPUs can compile is
     /// kept, for GPUs yet to come).

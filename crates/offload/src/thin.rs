@@ -1,13 +1,14 @@
 //! `offload thin`: rewriting every bundle of a file without the entries of
-//! unwanted targets, in place (see docs/tools/offload.md, "Thinning").
+//! unwanted targets (see docs/tools/offload.md, "Thinning").
 //!
 //! The walk of `offload ls` finds the containers and their entries; the
-//! format library rewrites each one in its own space
-//! ([`offload_format::thin`]); the output is the input with those ranges
-//! replaced. Unchanged ranges are copied by the kernel from the mapped
-//! input, the freed space is left as a hole (zero bytes), so the work is
-//! about that of `cp` plus the rewritten bundles. What goes is decided by
-//! [`crate::select`] (`Selection`, `preflight`).
+//! format library rewrites each one ([`offload_format::thin`]) and lays
+//! out the file ([`offload_format::shrink`]): shrunk (the freed bytes
+//! taken out, shared libraries and objects), or each container in its own
+//! space with the freed bytes left as a hole. Unchanged ranges are copied
+//! from the mapped input, so the work is about that of `cp` plus the
+//! rewritten bundles.
+//! What goes is decided by [`crate::select`] (`Selection`, `preflight`).
 
 use std::collections::HashSet;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -16,7 +17,8 @@ use std::rc::Rc;
 
 use offload_cli::diag::{os_error_text, Diag};
 use offload_cli::fsio::{self, OutputFile, Outputs};
-use offload_format::thin::{self as rewrite, Piece, ThinError, Thinned};
+use offload_format::shrink;
+use offload_format::thin::{self as rewrite, ThinError};
 
 use crate::cli::ThinArgs;
 use crate::error::Error;
@@ -691,6 +693,7 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
                 output: None,
                 in_place: false,
                 dry_run: true,
+                keep_layout: false,
                 drop_ptx: false,
                 compression_level: None,
                 files: Vec::new(),
@@ -952,11 +955,16 @@ fn thin_input<S: Sink + ?Sized>(
     shown: &str,
     plans: &[Plan],
     input: &fsio::Input,
-    mut out: Option<(&mut S, &Path)>,
+    out: Option<(&mut S, &Path)>,
     args: &ThinArgs,
     report: &mut String,
 ) -> Result<Totals, Error> {
     let mut totals = Totals::default();
+    let mut rewrites: Vec<shrink::Rewrite<'_>> = Vec::new();
+    // For each rewrite whose new bytes were let go of: how to make them.
+    let mut again: Vec<Option<Remake<'_>>> = Vec::new();
+    let mut held = 0u64;
+    let no_ids = HashSet::new();
     let mut pos = 0u64;
     for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
@@ -987,7 +995,6 @@ fn thin_input<S: Sink + ?Sized>(
                 (Kind::Fatbin, *offset, *size, name, None, Some(keep))
             }
         };
-        let no_ids = HashSet::new();
         let drop = drop.unwrap_or(&no_ids);
         let range = usize::try_from(offset)
             .ok()
@@ -1003,23 +1010,7 @@ fn thin_input<S: Sink + ?Sized>(
                 "overlaps the container before it",
             ));
         }
-        let result = match kind {
-            Kind::Bundle => rewrite::bundle(data, &mut |id| {
-                !drop.contains(&*String::from_utf8_lossy(id))
-            }),
-            Kind::Ccob => rewrite::ccob(
-                data,
-                &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
-                args.compression_level,
-            ),
-            Kind::OffloadBinaries => {
-                rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
-            }
-            Kind::Fatbin => {
-                let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
-                rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
-            }
-        };
+        let result = rewrite_container(kind, data, drop, keep_mask, args);
         let thinned = match result {
             Ok(Some(t)) => t,
             Ok(None) => {
@@ -1055,25 +1046,174 @@ fn thin_input<S: Sink + ?Sized>(
         totals.rewritten += 1;
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
-        if let Some((f, t)) = &mut out {
-            let mut write = || -> io::Result<()> {
-                copy_range(*f, input, pos as usize..lo)?;
-                write_pieces(*f, &thinned)
-            };
-            write().map_err(|e| Error::io(t.display(), e))?;
+        // New bytes (recompressed bundles) are held up to a budget; past
+        // it, a container's are made again when written.
+        let mut thinned = thinned;
+        let new_bytes: u64 = thinned
+            .pieces
+            .iter()
+            .filter(|p| matches!(p, rewrite::Piece::Bytes(_)))
+            .map(rewrite::Piece::len)
+            .sum();
+        if held + new_bytes > HELD_MAX {
+            thinned.pieces = Vec::new();
+            again.push(Some((kind, drop, keep_mask)));
+        } else {
+            held += new_bytes;
+            again.push(None);
         }
-        // Done with these pages (written from the mapping or not).
+        rewrites.push(shrink::Rewrite {
+            offset,
+            size,
+            new: thinned,
+        });
+        // Done with these pages for now (written from the mapping later).
         input.release(pos as usize..hi);
         pos = hi as u64;
     }
+    let len = input.len() as u64;
+    // One plan for the file, applied once: shrunk, or in the space it had.
+    let layout = if rewrites.is_empty() {
+        shrink::in_place(len, &rewrites)
+    } else if args.keep_layout {
+        report.push_str(&format!(
+            "  {} in place (--keep-layout)\n",
+            if args.dry_run {
+                "would be rewritten"
+            } else {
+                "rewritten"
+            }
+        ));
+        shrink::in_place(len, &rewrites)
+    } else {
+        match shrink::shrink(input, &rewrites) {
+            Ok(layout) => layout,
+            Err(why) => {
+                report.push_str(&format!(
+                    "  not shrunk ({why}): {} in place\n",
+                    if args.dry_run {
+                        "would be rewritten"
+                    } else {
+                        "rewritten"
+                    }
+                ));
+                shrink::in_place(len, &rewrites)
+            }
+        }
+    };
+    if layout.shrunk {
+        report.push_str(&format!(
+            "  {} {len} -> {} bytes ({} bytes smaller)\n",
+            if args.dry_run {
+                "would shrink:"
+            } else {
+                "shrunk:"
+            },
+            layout.len,
+            len - layout.len,
+        ));
+    }
     if let Some((f, t)) = out {
-        let mut finish = || -> io::Result<()> {
-            copy_range(f, input, pos as usize..input.len())?;
-            f.end(input.len() as u64)
+        // A container whose bytes were let go of, made again: the same
+        // bytes (the rewrite is deterministic), checked by their length.
+        let remake = |i: usize| -> Result<Option<rewrite::Thinned<'_>>, String> {
+            let Some((kind, drop, keep_mask)) = again[i] else {
+                return Ok(None);
+            };
+            let r = &rewrites[i];
+            let data = &input[r.offset as usize..(r.offset + r.size) as usize];
+            match rewrite_container(kind, data, drop, keep_mask, args) {
+                Ok(Some(t)) if t.used == r.new.used => Ok(Some(t)),
+                _ => Err(format!(
+                    "{shown}: the container at {:#x} came out differently when made again",
+                    r.offset
+                )),
+            }
         };
-        finish().map_err(|e| Error::io(t.display(), e))?;
+        write_layout(f, input, &layout, &rewrites, &remake).map_err(|e| match e {
+            Remade::Io(e) => Error::io(t.display(), e),
+            Remade::Differs(e) => Error::Refused(e),
+        })?;
     }
     Ok(totals)
+}
+
+/// The most new container bytes (recompressed bundles) [`thin_input`]
+/// holds for a file; past it, they are made again when written, so that
+/// memory stays flat.
+const HELD_MAX: u64 = 16 << 20;
+
+/// Rewrites one container as its plan says.
+fn rewrite_container<'a>(
+    kind: Kind,
+    data: &'a [u8],
+    drop: &HashSet<String>,
+    keep_mask: Option<&Vec<bool>>,
+    args: &ThinArgs,
+) -> Result<Option<rewrite::Thinned<'a>>, ThinError> {
+    match kind {
+        Kind::Bundle => rewrite::bundle(data, &mut |id| {
+            !drop.contains(&*String::from_utf8_lossy(id))
+        }),
+        Kind::Ccob => rewrite::ccob(
+            data,
+            &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
+            args.compression_level,
+        ),
+        Kind::OffloadBinaries => {
+            rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
+        }
+        Kind::Fatbin => {
+            let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
+            rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
+        }
+    }
+}
+
+/// How to rewrite a container again: its kind, the entry IDs to drop,
+/// the NVIDIA entries to keep.
+type Remake<'p> = (Kind, &'p HashSet<String>, Option<&'p Vec<bool>>);
+
+/// Why writing a layout stopped.
+enum Remade {
+    Io(io::Error),
+    /// A container made again was not what it had been.
+    Differs(String),
+}
+
+/// Writes a file's [`shrink::Layout`]: unchanged ranges copied from the
+/// mapped input (its pages let go of as they are written), containers
+/// from their pieces, zero runs as holes where the output can seek.
+fn write_layout<'a, S: Sink + ?Sized>(
+    f: &mut S,
+    input: &'a fsio::Input,
+    layout: &shrink::Layout,
+    rewrites: &[shrink::Rewrite<'a>],
+    remake: &dyn Fn(usize) -> Result<Option<rewrite::Thinned<'a>>, String>,
+) -> Result<(), Remade> {
+    for p in &layout.pieces {
+        match p {
+            shrink::Out::Copy { from, len } => {
+                let (a, b) = (*from as usize, (*from + *len) as usize);
+                copy_range(f, input, a..b).map_err(Remade::Io)?;
+            }
+            shrink::Out::Container(i) => {
+                let r = &rewrites[*i];
+                let made = remake(*i).map_err(Remade::Differs)?;
+                for part in shrink::used_pieces(made.as_ref().unwrap_or(&r.new)) {
+                    match part {
+                        shrink::Part::Bytes(b) => f.bytes(b),
+                        shrink::Part::Zeros(n) => f.zeros(n),
+                    }
+                    .map_err(Remade::Io)?;
+                }
+                input.release(r.offset as usize..(r.offset + r.size) as usize);
+            }
+            shrink::Out::Bytes(b) => f.bytes(b).map_err(Remade::Io)?,
+            shrink::Out::Zeros(n) => f.zeros(*n).map_err(Remade::Io)?,
+        }
+    }
+    f.end(layout.len).map_err(Remade::Io)
 }
 
 /// Writes `range` of `input` unchanged, in pieces each let go of once
@@ -1091,19 +1231,6 @@ fn copy_range<S: Sink + ?Sized>(
         f.bytes(&input[at..end])?;
         input.release(at..end);
         at = end;
-    }
-    Ok(())
-}
-
-/// Writes a rewritten container at the output's position; zero runs
-/// become holes where the output can seek.
-fn write_pieces<S: Sink + ?Sized>(f: &mut S, t: &Thinned<'_>) -> io::Result<()> {
-    for p in &t.pieces {
-        match p {
-            Piece::Bytes(b) => f.bytes(b)?,
-            Piece::Input(b) => f.bytes(b)?,
-            Piece::Zeros(n) => f.zeros(*n)?,
-        }
     }
     Ok(())
 }

@@ -375,8 +375,8 @@ fn version_and_help() {
     let thin = thin.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         thin.starts_with(
-            "Rewrite files, trees and wheels without the device code of unwanted GPUs \
-             (to -o FILE, --in-place, or a --dry-run report)"
+            "Rewrite files, trees and wheels without the device code of unwanted GPUs, \
+             smaller (to -o FILE, --in-place, or a --dry-run report)"
         ),
         "{thin}"
     );

@@ -45,6 +45,19 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
             s
         }
         "bitcode_read" => fixture_files("bitcode", 8192, |n| n.ends_with(".bc")),
+        // A mask byte (how much of each container stays), then a shared
+        // library with a .hip_fatbin or .nv_fatbin section.
+        "shrink" => {
+            let mut s = fixture_files("thin", 64 << 10, |n| n.ends_with(".so"));
+            s.extend(fixture_files("nvidia", 64 << 10, |n| n.ends_with(".so")));
+            s.into_iter()
+                .map(|(n, b)| {
+                    let mut seed = vec![0x11u8];
+                    seed.extend_from_slice(&b);
+                    (n, seed)
+                })
+                .collect()
+        }
         "offload_regions" => {
             // A switch byte (no known starts), then a region: the ROCm 5
             // style bundle, our CCOBs concatenated.
