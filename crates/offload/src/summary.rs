@@ -38,7 +38,24 @@ pub struct Summary {
     pub rows: Vec<Row>,
     /// For each GPU present, what `offload thin --dry-run --keep GPU`
     /// frees over the same inputs.
-    pub keep: Vec<(String, u64)>,
+    pub keep: Vec<(String, Freed)>,
+    /// The size of the files with device code (a wheel's members
+    /// unpacked), as `thin` reads them.
+    pub files_len: u64,
+}
+
+/// What `offload thin --dry-run --keep GPU` does for each of some GPUs,
+/// and the size of the files it reads.
+pub type FreesFn<'a> = dyn FnMut(&[String]) -> (Vec<Freed>, u64) + 'a;
+
+/// What thinning to one GPU does to the inputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Freed {
+    /// Device code bytes freed.
+    pub freed: u64,
+    /// What the files' sizes go down by (shrunk; files kept in their
+    /// layout free their bytes as zeros and keep their size).
+    pub smaller: u64,
 }
 
 /// The vendor, architecture and kind an entry is counted under; `None` for
@@ -84,7 +101,7 @@ fn gpu(e: &Entry) -> Option<String> {
 /// Adds up the entries of `roots`; `frees` says what `offload thin
 /// --dry-run --keep GPU` frees over them for each GPU (the summary's promises are
 /// thin's own figures).
-pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&[String]) -> Vec<u64>) -> Summary {
+pub fn summarize(roots: &[Node], frees: &mut FreesFn<'_>) -> Summary {
     let mut rows: BTreeMap<(Vendor, String, String), Row> = BTreeMap::new();
     let mut files = 0;
     let mut all: Vec<&Entry> = Vec::new();
@@ -126,7 +143,11 @@ pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&[String]) -> Vec<u64>) -
         }
     }
     gpus.sort_by(|a, b| natural(a).cmp(&natural(b)));
-    let freed = frees(&gpus);
+    let (freed, files_len) = if gpus.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        frees(&gpus)
+    };
     let keep = gpus.into_iter().zip(freed).collect();
     // Architectures in numeric order (`sm_75` before `sm_100`, `gfx90a`
     // before `gfx1030`), as people read them.
@@ -134,7 +155,12 @@ pub fn summarize(roots: &[Node], frees: &mut dyn FnMut(&[String]) -> Vec<u64>) -
     rows.sort_by(|a, b| {
         (a.vendor, natural(&a.arch), &a.kind).cmp(&(b.vendor, natural(&b.arch), &b.kind))
     });
-    Summary { files, rows, keep }
+    Summary {
+        files,
+        rows,
+        keep,
+        files_len,
+    }
 }
 
 /// The unit of a whole table, chosen by its largest figure: one unit
@@ -194,18 +220,24 @@ pub fn text(s: &Summary, out: &mut String) {
     if !s.keep.is_empty() {
         let _ = writeln!(
             out,
-            "\n{:<40} {:>12}",
-            "offload thin --dry-run --keep GPU frees", "stored"
+            "\n{:<40} {:>12} {:>20} {:>12}",
+            "offload thin --dry-run --keep GPU", "frees", "of the device code", "files after"
         );
-        for (gpu, freed) in &s.keep {
+        for (gpu, f) in &s.keep {
             let _ = writeln!(
                 out,
-                "{:<40} {:>12}  ({} of the device code)",
+                "{:<40} {:>12} {:>20} {:>12}",
                 format!("  --keep {gpu}"),
-                human(*freed, u),
-                percent(*freed, stored)
+                human(f.freed, u),
+                percent(f.freed, stored),
+                human(s.files_len.saturating_sub(f.smaller), u),
             );
         }
+        let _ = writeln!(
+            out,
+            "(files: {} now; shrinking takes the freed bytes out of the files it can)",
+            human(s.files_len, u)
+        );
     }
 }
 
@@ -234,13 +266,19 @@ pub fn json(s: &Summary, out: &mut String) {
         );
     }
     out.push_str("],\"keep\":[");
-    for (i, (gpu, freed)) in s.keep.iter().enumerate() {
+    for (i, (gpu, f)) in s.keep.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "{{\"gpu\":{},\"frees_bytes\":{freed}}}", js(gpu));
+        let _ = write!(
+            out,
+            "{{\"gpu\":{},\"frees_bytes\":{},\"files_bytes_after\":{}}}",
+            js(gpu),
+            f.freed,
+            s.files_len.saturating_sub(f.smaller)
+        );
     }
-    out.push_str("]}}\n");
+    let _ = writeln!(out, "],\"files_bytes\":{}}}}}", s.files_len);
 }
 
 /// `part` as a share of `whole`, with two decimals, rounded down (100%

@@ -216,6 +216,9 @@ struct Totals {
     rewritten: usize,
     entries_dropped: usize,
     bytes_freed: u64,
+    /// Bytes taken out of the file (or the members) by shrinking: what
+    /// its size goes down by; zero where the layout is kept.
+    bytes_smaller: u64,
 }
 
 /// Where a thinned file goes.
@@ -682,7 +685,8 @@ fn run_tree(
 /// for each of `gpus`: each file (or wheel member, decoded once for all
 /// the GPUs) thinned as a file of a tree is, one with nothing for the GPU
 /// or with damage left unchanged. What `ls --summary` promises.
-pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
+/// Also returns the size of the files (wheel members: unpacked) looked at.
+pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> (Vec<crate::summary::Freed>, u64) {
     let runs: Vec<Option<(Selection, ThinArgs)>> = gpus
         .iter()
         .map(|gpu| {
@@ -701,7 +705,8 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
             Some((sel, args))
         })
         .collect();
-    let mut totals = vec![0u64; gpus.len()];
+    let mut totals = vec![crate::summary::Freed::default(); gpus.len()];
+    let mut files_len = 0u64;
     for root in roots {
         let Source::File(file) = &root.file else {
             continue;
@@ -722,6 +727,7 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
             units.push((input, root));
         }
         for (bytes, node) in units {
+            files_len += bytes.len() as u64;
             let shown = PathBuf::from(node.file.to_string());
             for (total, run) in totals.iter_mut().zip(&runs) {
                 let Some((sel, args)) = run else { continue };
@@ -737,12 +743,13 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> Vec<u64> {
                     &mut outputs,
                     &mut report,
                 ) {
-                    *total += t.bytes_freed;
+                    total.freed += t.bytes_freed;
+                    total.smaller += t.bytes_smaller;
                 }
             }
         }
     }
-    totals
+    (totals, files_len)
 }
 
 /// The walk that finds what to thin. A dry run reads NVIDIA entry headers
@@ -1102,6 +1109,7 @@ fn thin_input<S: Sink + ?Sized>(
         }
     };
     if layout.shrunk {
+        totals.bytes_smaller = len.saturating_sub(layout.len);
         report.push_str(&format!(
             "  {} {len} -> {} bytes ({} bytes smaller)\n",
             if args.dry_run {
@@ -1458,6 +1466,7 @@ fn thin_zip(
         totals.rewritten += t.rewritten;
         totals.entries_dropped += t.entries_dropped;
         totals.bytes_freed += t.bytes_freed;
+        totals.bytes_smaller += t.bytes_smaller;
     }
     let would = if args.dry_run { "would be " } else { "" };
     let mut last = format!(

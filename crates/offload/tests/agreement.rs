@@ -249,8 +249,8 @@ fn freed(out: &str) -> u64 {
 }
 
 /// `ls --summary --json` of `inputs`: rows' (stored, decoded) totals and
-/// each GPU's figure.
-fn summary(inputs: &[&str]) -> (u64, u64, Vec<(String, u64)>) {
+/// each GPU's figures (bytes freed, the files' size after).
+fn summary(inputs: &[&str]) -> (u64, u64, Vec<(String, u64, u64)>) {
     let mut args = vec!["ls", "--summary", "--json"];
     args.extend(inputs);
     let o = offload(&args);
@@ -267,6 +267,7 @@ fn summary(inputs: &[&str]) -> (u64, u64, Vec<(String, u64)>) {
             (
                 k.get("gpu").str().unwrap().to_owned(),
                 k.get("frees_bytes").num().unwrap(),
+                k.get("files_bytes_after").num().unwrap(),
             )
         })
         .collect();
@@ -309,7 +310,7 @@ fn the_summary_promises_what_thin_frees() {
         let (stored, decoded, keep) = summary(&inputs);
         assert!(stored <= decoded, "{inputs:?}");
         assert!(!keep.is_empty(), "{inputs:?}");
-        for (gpu, frees) in keep {
+        for (gpu, frees, _) in keep {
             let mut args = vec!["thin", "--dry-run", "--keep", &gpu];
             args.extend(&inputs);
             let o = offload(&args);
@@ -331,4 +332,50 @@ fn compressed_bundles_count_by_their_stored_size() {
     assert!(stored <= len, "{stored} > {len}");
     assert!(stored > len * 9 / 10, "{stored} of {len}");
     assert!(decoded > 3 * len, "{decoded}");
+}
+
+/// The summary's size after thinning is the size `thin` writes: for each
+/// GPU, a library or object thinned with `-o` is exactly as long as
+/// `files_bytes_after` says (shrunk where it can be, else its old size).
+#[test]
+fn the_summary_states_the_size_thin_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shrunk = 0;
+    for f in [
+        "offload/lib.so",
+        "offload/libz3.so",
+        "thin/libhipz.so",
+        "nvidia/compress-all.o",
+        "nvidia/variants.o",
+        "nvidia/libk.so",
+    ] {
+        let file = fixture(f);
+        let len = fs::metadata(&file).unwrap().len();
+        let (_, _, keep) = summary(&[file.to_str().unwrap()]);
+        for (gpu, _, after) in keep {
+            let out = dir.path().join("out");
+            let _ = fs::remove_file(&out);
+            let o = offload(&[
+                "thin",
+                "--keep",
+                &gpu,
+                "-o",
+                out.to_str().unwrap(),
+                file.to_str().unwrap(),
+            ]);
+            let written = if o.status.success() {
+                fs::metadata(&out).unwrap().len()
+            } else {
+                // Nothing for that GPU to drop or keep: nothing written,
+                // the file stays as it is.
+                assert!(!out.exists(), "{f} {gpu}");
+                len
+            };
+            assert_eq!(after, written, "{f}: --keep {gpu}: {}", text(&o.stderr));
+            if written < len {
+                shrunk += 1;
+            }
+        }
+    }
+    assert!(shrunk > 0, "no fixture shrank");
 }
