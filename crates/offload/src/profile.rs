@@ -10,9 +10,12 @@
 //! [`BATCH_BYTES`] stored bytes at a time (whose pages are dropped after),
 //! each decoded image at most [`MAX_IMAGE`] bytes.
 
+use std::collections::HashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::sync::{Condvar, Mutex};
 
 use offload_cli::fsio;
 use offload_format::hip_fatbin;
@@ -27,8 +30,52 @@ use crate::objects;
 /// count as one part): the memory a worker holds at once.
 pub const MAX_IMAGE: u64 = 64 << 20;
 
+/// Image bytes the workers hold at once (decoded, or read from the file
+/// to be profiled): a worker waits for room before it takes an image, so
+/// that large images are profiled a few at a time, whatever the number of
+/// cores. An image larger than this is profiled alone.
+const IN_FLIGHT: u64 = 40 << 20;
+
+/// The room [`IN_FLIGHT`] leaves, shared by the workers.
+struct Budget {
+    used: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl Budget {
+    /// Waits until `n` bytes fit (or nothing else is held), then holds them.
+    fn take(&self, n: u64) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        while *used > 0 && used.saturating_add(n) > IN_FLIGHT {
+            used = self.freed.wait(used).unwrap_or_else(|e| e.into_inner());
+        }
+        *used += n;
+    }
+
+    /// Lets go of `n` bytes taken.
+    fn give(&self, n: u64) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        *used = used.saturating_sub(n);
+        self.freed.notify_all();
+    }
+}
+
+/// The bytes profiling a group holds: its entries' decoded sizes.
+fn weight(g: &Group<'_>) -> u64 {
+    g.entries
+        .iter()
+        .map(|(e, _)| match (e.nvidia, &e.location) {
+            (Some(nv), _) if nv.codec.is_some() => nv.uncompressed_size.unwrap_or(0),
+            (_, Location::Ccob { size, .. }) => *size,
+            _ => e.size,
+        })
+        .max()
+        .unwrap_or(0)
+        .min(MAX_IMAGE)
+}
+
 /// Stored bytes profiled per batch before their pages are dropped.
-const BATCH_BYTES: u64 = 256 << 20;
+const BATCH_BYTES: u64 = 32 << 20;
 
 /// What a file's bytes hold, by category.
 #[derive(Clone, Debug, Default)]
@@ -96,6 +143,8 @@ pub struct Profiled {
 /// read as `open` reads them).
 pub fn profile(roots: &[Node]) -> Profiled {
     let mut out = Profiled::default();
+    // One copy of each function name, however many images hold it.
+    let mut names: HashSet<Arc<str>> = HashSet::new();
     for root in roots {
         let file = out.files.len();
         let mut row = FileRow {
@@ -121,9 +170,17 @@ pub fn profile(roots: &[Node]) -> Profiled {
         };
         row.size = input.len() as u64;
         if zip::has_magic(&input) && root.children.iter().all(|c| c.file.is_zip_member()) {
-            wheel(root, &input, file, &mut row, &mut out.images);
+            wheel(root, &input, file, &mut row, &mut out.images, &mut names);
         } else {
-            let space = space(root, &input, &input, file, None, &mut row.damage);
+            let space = space(
+                root,
+                &input,
+                &input,
+                file,
+                None,
+                &mut row.damage,
+                &mut names,
+            );
             row.host = space.host;
             row.overhead = space.overhead;
             out.images.extend(space.images);
@@ -141,6 +198,7 @@ fn wheel(
     file: usize,
     row: &mut FileRow,
     images: &mut Vec<ImageRow>,
+    names: &mut HashSet<Arc<str>>,
 ) {
     let archive = match zip::Archive::parse(input) {
         Ok(a) => a,
@@ -172,7 +230,15 @@ fn wheel(
                 }
             },
         };
-        let mut s = space(child, owner, bytes, file, Some(name), &mut row.damage);
+        let mut s = space(
+            child,
+            owner,
+            bytes,
+            file,
+            Some(name),
+            &mut row.damage,
+            names,
+        );
         // The member's stored bytes, in proportion.
         let stored = m.data.len() as u64;
         claimed += stored;
@@ -223,6 +289,7 @@ fn space(
     file: usize,
     member: Option<&String>,
     damage: &mut Vec<String>,
+    names: &mut HashSet<Arc<str>>,
 ) -> Space {
     let mut claims: Vec<(u64, u64, u8, Claimant)> = Vec::new();
     let mut groups: Vec<Group<'_>> = Vec::new();
@@ -279,9 +346,17 @@ fn space(
             weights.push(rest);
             let split = split_proportional(share, &weights);
             overhead += split[split.len() - 1];
-            for (((entry, container), prof), &stored) in
+            for (((entry, container), mut prof), &stored) in
                 group.entries.iter().zip(profiles).zip(&split)
             {
+                for f in &mut prof.functions {
+                    match names.get(&f.name) {
+                        Some(n) => f.name = Arc::clone(n),
+                        None => {
+                            names.insert(Arc::clone(&f.name));
+                        }
+                    }
+                }
                 if entry.kind.as_deref() == Some("host") {
                     host += stored;
                     continue;
@@ -401,19 +476,32 @@ fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
         .min(jobs.len())
         .max(1);
     if threads == 1 {
-        return jobs.iter().map(|g| profile_group(g, bytes)).collect();
+        let mut scratch = Vec::new();
+        return jobs
+            .iter()
+            .map(|g| profile_group(g, bytes, &mut scratch))
+            .collect();
     }
     let next = AtomicUsize::new(0);
+    let budget = Budget {
+        used: Mutex::new(0),
+        freed: Condvar::new(),
+    };
     let mut results: Vec<Option<GroupResult>> = (0..jobs.len()).map(|_| None).collect();
     let done: Vec<Vec<(usize, GroupResult)>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut mine = Vec::new();
+                    // The worker's decoding buffer, reused.
+                    let mut scratch = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(g) = jobs.get(i) else { break };
-                        mine.push((i, profile_group(g, bytes)));
+                        let held = weight(g);
+                        budget.take(held);
+                        mine.push((i, profile_group(g, bytes, &mut scratch)));
+                        budget.give(held);
                     }
                     mine
                 })
@@ -439,8 +527,9 @@ fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
         .collect()
 }
 
-/// Decodes and profiles one group's entries.
-fn profile_group(g: &Group<'_>, bytes: &[u8]) -> GroupResult {
+/// Decodes and profiles one group's entries (`scratch`: the worker's
+/// decoding buffer).
+fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupResult {
     let stored = usize::try_from(g.offset)
         .ok()
         .zip(usize::try_from(g.offset.saturating_add(g.size)).ok())
@@ -485,33 +574,28 @@ fn profile_group(g: &Group<'_>, bytes: &[u8]) -> GroupResult {
     // One stored payload: plain, or an NVIDIA entry (compressed, or
     // concatenated members).
     let first = g.entries[0].0;
-    let decoded: Option<Vec<u8>> = match first.nvidia {
-        Some(nv) => match (nv.codec, nv.uncompressed_size) {
-            (Some(codec), Some(recorded)) => {
-                match profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE) {
-                    Ok(d) => Some(d),
-                    Err(err) => {
-                        damage.push(format!("fat binary entry {}: {err}", first.id));
-                        for (e, _) in &g.entries {
-                            profiles.push(not_profiled(
-                                nv_size(e, recorded, g.entries.len()),
-                                "not decoded",
-                            ));
-                        }
-                        let used: u64 = profiles.iter().map(|p| p.size).sum();
-                        return GroupResult {
-                            profiles,
-                            rest: recorded.saturating_sub(used),
-                            damage,
-                        };
-                    }
+    let mut decoded = false;
+    if let Some(nv) = first.nvidia {
+        if let (Some(codec), Some(recorded)) = (nv.codec, nv.uncompressed_size) {
+            if let Err(err) = profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE, scratch) {
+                damage.push(format!("fat binary entry {}: {err}", first.id));
+                for (e, _) in &g.entries {
+                    profiles.push(not_profiled(
+                        nv_size(e, recorded, g.entries.len()),
+                        "not decoded",
+                    ));
                 }
+                let used: u64 = profiles.iter().map(|p| p.size).sum();
+                return GroupResult {
+                    profiles,
+                    rest: recorded.saturating_sub(used),
+                    damage,
+                };
             }
-            _ => None,
-        },
-        None => None,
-    };
-    let whole: &[u8] = decoded.as_deref().unwrap_or(stored);
+            decoded = true;
+        }
+    }
+    let whole: &[u8] = if decoded { scratch } else { stored };
     let mut used = 0u64;
     for (e, _) in &g.entries {
         let image = match e.nvidia.and_then(|nv| nv.member) {
@@ -583,11 +667,11 @@ pub struct Options {
 #[derive(Clone, Debug)]
 pub struct KernelRow {
     /// Architecture.
-    pub arch: String,
+    pub arch: Arc<str>,
     /// Stored name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Demangled name.
-    pub demangled: String,
+    pub demangled: Arc<str>,
     /// A kernel, not a device function.
     pub kernel: bool,
     /// Images holding it.
@@ -606,20 +690,34 @@ pub struct KernelRow {
 
 /// The functions, one row per (architecture, name), largest first.
 pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
-    let mut rows: BTreeMap<(String, String), KernelRow> = BTreeMap::new();
+    type Key = (Arc<str>, Arc<str>);
+    let mut rows: BTreeMap<Key, KernelRow> = BTreeMap::new();
     // (largest bytes, its share) per row.
-    let mut largest: HashMap<(String, String), (u64, u64)> = HashMap::new();
+    let mut largest: HashMap<Key, (u64, u64)> = HashMap::new();
+    // Each name demangled once (a library repeats its names per
+    // architecture), each architecture named once.
+    let mut demangled: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+    let mut archs: HashMap<&str, Arc<str>> = HashMap::new();
     for (i, img) in p.images.iter().enumerate() {
         if !arch_selected(&img.arch, &opts.arch) {
             continue;
         }
+        let arch = Arc::clone(
+            archs
+                .entry(img.arch.as_str())
+                .or_insert_with(|| img.arch.as_str().into()),
+        );
         let shares = img.shares();
         for (f, &share) in img.profile.functions.iter().zip(&shares) {
-            let key = (img.arch.clone(), f.name.clone());
+            let key: Key = (Arc::clone(&arch), Arc::clone(&f.name));
             let row = rows.entry(key.clone()).or_insert_with(|| KernelRow {
-                arch: img.arch.clone(),
-                name: f.name.clone(),
-                demangled: demangle(&f.name),
+                arch: Arc::clone(&arch),
+                name: Arc::clone(&f.name),
+                demangled: Arc::clone(
+                    demangled
+                        .entry(Arc::clone(&f.name))
+                        .or_insert_with(|| demangle(&f.name).into()),
+                ),
                 kernel: f.kernel,
                 copies: 0,
                 bytes: 0,
@@ -842,14 +940,7 @@ pub fn text(p: &Profiled, opts: &Options, out: &mut String) {
             r.demangled
         );
     }
-    let mut dups: Vec<&KernelRow> = rows.iter().filter(|r| r.copies > 1).collect();
-    dups.sort_by(|a, b| {
-        b.extra_share
-            .cmp(&a.extra_share)
-            .then(b.extra_bytes.cmp(&a.extra_bytes))
-            .then(a.arch.cmp(&b.arch))
-            .then(a.name.cmp(&b.name))
-    });
+    let dups = duplicates(&rows);
     let extra: u64 = dups.iter().map(|r| r.extra_share).sum();
     let extra_u: u64 = dups.iter().map(|r| r.extra_bytes).sum();
     out.push('\n');
@@ -901,10 +992,31 @@ fn js(s: &str) -> String {
     out
 }
 
-/// The JSON for scripts (docs/tools/offload-json.md, `offload size`).
+/// The JSON for scripts (docs/tools/offload-json.md, `offload size`):
+/// each function name once (`names`), referred to by index.
 pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
     use std::fmt::Write;
-    out.push_str("{\"version\":1,\"files\":[");
+    // Names in first-seen order.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut names: Vec<&Arc<str>> = Vec::new();
+    for img in &p.images {
+        for f in &img.profile.functions {
+            index.entry(&f.name).or_insert_with(|| {
+                names.push(&f.name);
+                names.len() - 1
+            });
+        }
+    }
+    out.push_str("{\"version\":1,\"names\":[");
+    let mut demangled: HashMap<&str, String> = HashMap::new();
+    for (k, n) in names.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let d = demangled.entry(n).or_insert_with(|| demangle(n));
+        let _ = write!(out, "{{\"name\":{},\"demangled\":{}}}", js(n), js(d));
+    }
+    out.push_str("],\"files\":[");
     for (i, f) in p.files.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -943,65 +1055,60 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
                 r.shared
             );
         }
-        out.push_str("],\"images\":[");
-        let mut first = true;
-        for img in p.images.iter().filter(|img| img.file == i) {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            let shares = img.shares();
-            let nf = img.profile.functions.len();
-            let _ = write!(
-                out,
-                "{{\"member\":{},\"container\":{},\"entry\":{},\"vendor\":{},\"arch\":{},\"kind\":{},\"stored\":{},\"uncompressed\":{},\"functions\":[",
-                img.member.as_deref().map_or("null".to_owned(), js),
-                img.container.map_or("null".to_owned(), |c| c.to_string()),
-                js(&img.entry),
-                js(&img.vendor),
-                js(&img.arch),
-                js(img.profile.kind.name()),
-                img.stored,
-                img.profile.size,
-            );
-            for (k, (f, share)) in img.profile.functions.iter().zip(&shares).enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                let _ = write!(
-                    out,
-                    "{{\"name\":{},\"kernel\":{},\"code\":{},\"bytes\":{},\"share\":{}}}",
-                    js(&f.name),
-                    f.kernel,
-                    f.code,
-                    f.bytes,
-                    share
-                );
-            }
-            out.push_str("],\"shared\":[");
-            for (k, (s, share)) in img.profile.shared.iter().zip(&shares[nf..]).enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                let _ = write!(
-                    out,
-                    "{{\"what\":{},\"bytes\":{},\"share\":{}}}",
-                    js(&s.what),
-                    s.bytes,
-                    share
-                );
-            }
-            out.push_str("],\"damage\":[");
-            for (k, d) in img.profile.damage.iter().enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                out.push_str(&js(d));
-            }
-            out.push_str("]}");
-        }
         out.push_str("],\"damage\":[");
         for (k, d) in f.damage.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            out.push_str(&js(d));
+        }
+        out.push_str("]}");
+    }
+    out.push_str("],\"images\":[");
+    for (n, img) in p.images.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let shares = img.shares();
+        let nf = img.profile.functions.len();
+        let _ = write!(
+            out,
+            "{{\"file\":{},\"member\":{},\"container\":{},\"entry\":{},\"vendor\":{},\"arch\":{},\"kind\":{},\"stored\":{},\"uncompressed\":{},\"functions\":[",
+            img.file,
+            img.member.as_deref().map_or("null".to_owned(), js),
+            img.container.map_or("null".to_owned(), |c| c.to_string()),
+            js(&img.entry),
+            js(&img.vendor),
+            js(&img.arch),
+            js(img.profile.kind.name()),
+            img.stored,
+            img.profile.size,
+        );
+        for (k, (f, share)) in img.profile.functions.iter().zip(&shares).enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "{{\"name\":{},\"kernel\":{},\"code\":{},\"bytes\":{},\"share\":{}}}",
+                index[&*f.name], f.kernel, f.code, f.bytes, share
+            );
+        }
+        out.push_str("],\"shared\":[");
+        for (k, (s, share)) in img.profile.shared.iter().zip(&shares[nf..]).enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "{{\"what\":{},\"bytes\":{},\"share\":{}}}",
+                js(&s.what),
+                s.bytes,
+                share
+            );
+        }
+        out.push_str("],\"damage\":[");
+        for (k, d) in img.profile.damage.iter().enumerate() {
             if k > 0 {
                 out.push(',');
             }
@@ -1016,9 +1123,21 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
         if k > 0 {
             out.push(',');
         }
-        kernel_json(p, r, out);
+        kernel_json(r, index[&*r.name], out);
     }
     out.push_str("],\"duplicates\":[");
+    for (k, r) in duplicates(&rows).iter().take(take).enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        kernel_json(r, index[&*r.name], out);
+    }
+    out.push_str("]}\n");
+}
+
+/// The rows of functions with more than one copy, by what the extra
+/// copies take.
+fn duplicates(rows: &[KernelRow]) -> Vec<&KernelRow> {
     let mut dups: Vec<&KernelRow> = rows.iter().filter(|r| r.copies > 1).collect();
     dups.sort_by(|a, b| {
         b.extra_share
@@ -1027,23 +1146,15 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
             .then(a.arch.cmp(&b.arch))
             .then(a.name.cmp(&b.name))
     });
-    for (k, r) in dups.iter().take(take).enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        kernel_json(p, r, out);
-    }
-    out.push_str("]}\n");
+    dups
 }
 
-fn kernel_json(p: &Profiled, r: &KernelRow, out: &mut String) {
+fn kernel_json(r: &KernelRow, name: usize, out: &mut String) {
     use std::fmt::Write;
     let _ = write!(
         out,
-        "{{\"arch\":{},\"name\":{},\"demangled\":{},\"kernel\":{},\"copies\":{},\"bytes\":{},\"share\":{},\"extra_bytes\":{},\"extra_share\":{},\"in\":[",
+        "{{\"arch\":{},\"name\":{name},\"kernel\":{},\"copies\":{},\"bytes\":{},\"share\":{},\"extra_bytes\":{},\"extra_share\":{},\"images\":[",
         js(&r.arch),
-        js(&r.name),
-        js(&r.demangled),
         r.kernel,
         r.copies,
         r.bytes,
@@ -1055,15 +1166,7 @@ fn kernel_json(p: &Profiled, r: &KernelRow, out: &mut String) {
         if k > 0 {
             out.push(',');
         }
-        let img = &p.images[i];
-        let _ = write!(
-            out,
-            "{{\"file\":{},\"member\":{},\"container\":{},\"entry\":{}}}",
-            js(&p.files[img.file].path),
-            img.member.as_deref().map_or("null".to_owned(), js),
-            img.container.map_or("null".to_owned(), |c| c.to_string()),
-            js(&img.entry)
-        );
+        let _ = write!(out, "{i}");
     }
     out.push_str("]}");
 }

@@ -503,7 +503,12 @@ impl Walker {
                 continue;
             }
             let role = objects::section_role(&sec.name, sec.kind, sec.data);
-            let Some(role) = role else { continue };
+            let Some(role) = role else {
+                if objects::may_embed_images(&sec.name) {
+                    self.embedded_images(&sec.name, sec.data, sec_place, node);
+                }
+                continue;
+            };
             let mut child = Node::new(NodeKind::Section, sec.name.clone(), node.file.clone());
             child.offset = sec_place.offset();
             child.size = Some(sec.data.len() as u64);
@@ -556,6 +561,89 @@ impl Walker {
         if let Some(ob) = object_bundle {
             node.children.push(ob);
         }
+    }
+
+    /// NVIDIA images embedded among a data section's other bytes
+    /// (`.rodata`, `.data`, `.ldata`): the fat binary containers and bare
+    /// cubins [`offload_format::nvidia::embedded::scan`] validates, listed
+    /// in a section node of their own, numbered apart from cuobjdump's
+    /// (it does not list them).
+    fn embedded_images(&mut self, name: &str, data: &[u8], place: Place, node: &mut Node) {
+        use offload_format::nvidia::embedded::{self, Image};
+        let found = embedded::scan(data);
+        if found.images.is_empty() && found.damage.is_empty() {
+            self.done_with(place, data.len());
+            return;
+        }
+        let mut child = Node::new(NodeKind::Section, name, node.file.clone());
+        child.offset = place.offset();
+        child.size = Some(data.len() as u64);
+        child.damage.extend(found.damage.iter().map(|d| Damage {
+            offset: place.plus(d.offset).offset(),
+            message: format!("embedded image: {}", d.what),
+        }));
+        self.nv_section = Some(name.to_owned());
+        let (mut fatbins, mut cubins) = (0usize, 0usize);
+        for img in &found.images {
+            match img {
+                Image::Fatbin(c) => {
+                    fatbins += 1;
+                    let end = c.offset.saturating_add(c.len() as usize).min(data.len());
+                    self.fatbins(
+                        &data[c.offset..end],
+                        place.plus(c.offset),
+                        &mut child,
+                        false,
+                    );
+                }
+                Image::Cubin { offset, bytes, sm } => {
+                    cubins += 1;
+                    let arch = CudaArch::new(*sm, offload_format::nvidia::Variant::Plain);
+                    let nv = NvEntry {
+                        kind: fatbin::EntryKind::Elf,
+                        arch,
+                        codec: None,
+                        uncompressed_size: None,
+                        number: self.nv_number(fatbin::EntryKind::Elf),
+                        member: None,
+                        unlisted_in: true,
+                        stored: 0,
+                    };
+                    child.entries.push(Entry {
+                        id: nv.suffix(),
+                        kind: Some("cuda".to_owned()),
+                        triple: Some("nvptx64-nvidia-cuda".to_owned()),
+                        target_id: Some(arch.to_string()),
+                        standardised: None,
+                        note: Some("a bare cubin among other data".to_owned()),
+                        payload: Some("cubin"),
+                        payload_target: Some(format!("sm_{sm}")),
+                        payload_matches: Some(true),
+                        size: bytes.len() as u64,
+                        location: location(place.plus(*offset), bytes.len()),
+                        nvidia: Some(nv),
+                        data: None,
+                    });
+                }
+            }
+        }
+        self.nv_section = None;
+        let mut what = Vec::new();
+        for (n, one, many) in [
+            (fatbins, "fat binary container", "fat binary containers"),
+            (cubins, "bare cubin", "bare cubins"),
+        ] {
+            match n {
+                0 => {}
+                1 => what.push(format!("1 {one}")),
+                n => what.push(format!("{n} {many}")),
+            }
+        }
+        if !what.is_empty() {
+            child.detail = Some(format!("{} among other data", what.join(" and ")));
+        }
+        node.children.push(child);
+        self.done_with(place, data.len());
     }
 
     /// A region of bundles and CCOBs (`.hip_fatbin`, a bundle file).

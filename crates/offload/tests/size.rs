@@ -36,6 +36,23 @@ fn num(v: &json::V, k: &str) -> u64 {
     v.get(k).num().unwrap_or_else(|| panic!("{k} missing"))
 }
 
+/// The images of file `k` of the document.
+fn images_of(doc: &json::V, k: u64) -> Vec<&json::V> {
+    doc.get("images")
+        .arr()
+        .iter()
+        .filter(|i| num(i, "file") == k)
+        .collect()
+}
+
+/// The stored name a function's `name` index stands for.
+fn name_of<'a>(doc: &'a json::V, f: &json::V) -> &'a str {
+    doc.get("names").arr()[num(f, "name") as usize]
+        .get("name")
+        .str()
+        .unwrap()
+}
+
 fn have(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok()
 }
@@ -45,12 +62,15 @@ fn have(tool: &str) -> bool {
 /// and shared parts to its uncompressed size, their file bytes to the
 /// image's.
 fn assert_adds_up(doc: &json::V, dir: &Path) {
-    for f in doc.get("files").arr() {
+    for (k, f) in doc.get("files").arr().iter().enumerate() {
         let path = dir.join(f.get("path").str().unwrap());
         let on_disk = fs::metadata(&path).unwrap().len();
         let size = num(f, "size");
         assert_eq!(size, on_disk, "{}", path.display());
-        let images: u64 = f.get("images").arr().iter().map(|i| num(i, "stored")).sum();
+        let images: u64 = images_of(doc, k as u64)
+            .iter()
+            .map(|i| num(i, "stored"))
+            .sum();
         assert_eq!(images, num(f, "device"), "{}", path.display());
         assert_eq!(
             num(f, "host") + num(f, "other") + num(f, "overhead") + num(f, "device"),
@@ -60,7 +80,7 @@ fn assert_adds_up(doc: &json::V, dir: &Path) {
         );
         let archs: u64 = f.get("archs").arr().iter().map(|a| num(a, "stored")).sum();
         assert_eq!(archs, num(f, "device"));
-        for img in f.get("images").arr() {
+        for img in images_of(doc, k as u64) {
             let parts = img
                 .get("functions")
                 .arr()
@@ -75,7 +95,8 @@ fn assert_adds_up(doc: &json::V, dir: &Path) {
     }
 }
 
-const NVIDIA: [&str; 9] = [
+const NVIDIA: [&str; 10] = [
+    "embedded.o",
     "app",
     "compress-all.o",
     "concat.o",
@@ -103,10 +124,7 @@ fn every_byte_is_counted_once() {
                 String::from_utf8_lossy(&o.stderr)
             );
             assert_adds_up(&doc, &dir);
-            assert!(
-                !doc.get("files").arr()[0].get("images").arr().is_empty(),
-                "{name}: no images"
-            );
+            assert!(!images_of(&doc, 0).is_empty(), "{name}: no images");
         }
     }
 }
@@ -146,7 +164,7 @@ fn amd_function_code_is_what_llvm_readelf_says() {
         let input = dir.join(name);
         let o = offload(tmp.path(), &["extract", input.to_str().unwrap()]);
         assert!(o.status.success());
-        for img in doc.get("files").arr()[0].get("images").arr() {
+        for img in images_of(&doc, 0) {
             if img.get("kind").str() != Some("code-object") {
                 continue;
             }
@@ -160,7 +178,7 @@ fn amd_function_code_is_what_llvm_readelf_says() {
                 .get("functions")
                 .arr()
                 .iter()
-                .map(|f| (f.get("name").str().unwrap().to_owned(), num(f, "code")))
+                .map(|f| (name_of(&doc, f).to_owned(), num(f, "code")))
                 .collect();
             got.sort();
             assert_eq!(got, want, "{file}");
@@ -224,14 +242,14 @@ fn cubin_function_code_is_its_text_section() {
             }
         }
         let mut got: Vec<(String, String, u64)> = Vec::new();
-        for img in doc.get("files").arr()[0].get("images").arr() {
+        for img in images_of(&doc, 0) {
             if img.get("kind").str() != Some("cubin") {
                 continue;
             }
             for f in img.get("functions").arr() {
                 got.push((
                     img.get("arch").str().unwrap().to_owned(),
-                    f.get("name").str().unwrap().to_owned(),
+                    name_of(&doc, f).to_owned(),
                     num(f, "code"),
                 ));
             }
@@ -247,10 +265,8 @@ fn cubin_function_code_is_its_text_section() {
 fn ptx_is_split_at_entries() {
     let dir = fixtures("nvidia");
     let (doc, _) = size_json(&dir, &["libk.so"]);
-    let ptx: Vec<&json::V> = doc.get("files").arr()[0]
-        .get("images")
-        .arr()
-        .iter()
+    let ptx: Vec<&json::V> = images_of(&doc, 0)
+        .into_iter()
         .filter(|i| i.get("kind").str() == Some("ptx"))
         .collect();
     assert_eq!(ptx.len(), 1);
@@ -258,7 +274,7 @@ fn ptx_is_split_at_entries() {
         .get("functions")
         .arr()
         .iter()
-        .map(|f| f.get("name").str().unwrap())
+        .map(|f| name_of(&doc, f))
         .collect();
     names.sort();
     assert_eq!(names, ["axpy", "fill"]);
@@ -274,22 +290,19 @@ fn duplicates_are_copies_in_several_images_of_one_architecture() {
     assert!(!dups.is_empty());
     let ka = dups
         .iter()
-        .find(|d| d.get("name").str() == Some("ka") && d.get("arch").str() == Some("gfx90a:xnack+"))
+        .find(|d| name_of(&doc, d) == "ka" && d.get("arch").str() == Some("gfx90a:xnack+"))
         .expect("ka is duplicated");
-    let files: Vec<&str> = ka
-        .get("in")
+    let files: Vec<u64> = ka
+        .get("images")
         .arr()
         .iter()
-        .map(|i| i.get("file").str().unwrap())
+        .map(|i| num(&doc.get("images").arr()[i.num().unwrap() as usize], "file"))
         .collect();
-    assert!(
-        files.contains(&"lib.so") && files.contains(&"hip.o"),
-        "{files:?}"
-    );
+    assert!(files.contains(&0) && files.contains(&1), "{files:?}");
     for d in dups {
         let copies = num(d, "copies");
         assert!(copies > 1);
-        assert_eq!(d.get("in").arr().len() as u64, copies);
+        assert_eq!(d.get("images").arr().len() as u64, copies);
         assert!(num(d, "extra_bytes") < num(d, "bytes"));
         assert!(num(d, "extra_bytes") * copies >= num(d, "bytes") * (copies - 1) / copies);
     }
@@ -311,7 +324,7 @@ fn filters_select_functions() {
     let fs = doc.get("functions").arr();
     assert!(!fs.is_empty());
     for f in fs {
-        assert_eq!(f.get("name").str(), Some("axpy"));
+        assert_eq!(name_of(&doc, f), "axpy");
         let arch = f.get("arch").str().unwrap();
         assert!(arch == "sm_90" || arch == "compute_90", "{arch}");
     }
@@ -376,4 +389,130 @@ fn damaged_images_are_reported_not_fatal() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("lying.fatbin"));
     assert_adds_up(&doc, tmp.path());
+}
+
+/// Every entry of an `ls --json` listing: (section names on its path,
+/// entry).
+fn ls_entries(doc: &json::V) -> Vec<(Vec<String>, json::V)> {
+    fn walk(n: &json::V, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, json::V)>) {
+        if let Some(name) = n.get("name").str() {
+            path.push(name.to_owned());
+        }
+        for e in n.get("entries").arr() {
+            out.push((path.clone(), e.clone()));
+        }
+        for c in n.get("children").arr() {
+            walk(c, path, out);
+        }
+        if n.get("name").str().is_some() {
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    for f in doc.get("files").arr() {
+        walk(f, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// The bytes of every file in `dir`, sorted.
+fn contents(dir: &Path) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+/// embedded.o (embedded.sh): libk.so's sm_80 cubin in .rodata and its fat
+/// binary #1 in .data, each after other data, found, listed, extracted as
+/// libk.so's own entries extract, and profiled.
+#[test]
+fn images_among_other_data_are_found_and_extracted_byte_identical() {
+    let dir = fixtures("nvidia");
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let entries = ls_entries(&doc);
+    let in_section = |s: &str| {
+        entries
+            .iter()
+            .filter(|(path, _)| path.iter().any(|p| p == s))
+            .count()
+    };
+    assert_eq!(in_section(".rodata"), 1);
+    assert_eq!(in_section(".data"), 4);
+    let tmp = tempfile::tempdir().unwrap();
+    let (got, want) = (tmp.path().join("got"), tmp.path().join("want"));
+    let o = offload(
+        &dir,
+        &["extract", "-d", got.to_str().unwrap(), "embedded.o"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [
+        &["--bundle", "1"][..],
+        &["--target", "sm_80", "--bundle", "1"],
+    ] {
+        let mut a = vec!["extract", "-d", want.to_str().unwrap()];
+        a.extend_from_slice(args);
+        a.push("libk.so");
+        let o = offload(&dir, &a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        if args.len() == 2 {
+            // The second run writes the sm_80 cubin again, under another
+            // directory's name: keep one copy per image.
+            fs::rename(&want, tmp.path().join("want1")).unwrap();
+        }
+    }
+    let mut expected = contents(&tmp.path().join("want1"));
+    expected.extend(contents(&want));
+    expected.sort();
+    assert_eq!(contents(&got), expected);
+    let (doc, o) = size_json(&dir, &["embedded.o"]);
+    assert!(o.status.success());
+    assert_adds_up(&doc, &dir);
+    assert_eq!(images_of(&doc, 0).len(), 5);
+}
+
+#[test]
+fn damaged_images_among_other_data_are_damage() {
+    let dir = fixtures("nvidia");
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let entries = ls_entries(&doc);
+    let at = |section: &str| {
+        let (_, e) = entries
+            .iter()
+            .find(|(p, _)| p.iter().any(|s| s == section))
+            .unwrap();
+        num(e.get("location"), "offset") as usize
+    };
+    let cubin = at(".rodata");
+    // The fat binary container's header: 16 bytes before its first entry
+    // header (64 bytes), which is 64 bytes before the first payload.
+    let fatbin = at(".data") - 64 - 16;
+    let bytes = fs::read(dir.join("embedded.o")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // A cubin whose section table lies outside it; a container header that
+    // records more bytes than the section has.
+    for (name, at, value) in [
+        ("shoff.o", cubin + 40, 1u64 << 40),
+        ("lying.o", fatbin + 8, 1u64 << 40),
+    ] {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        fs::write(tmp.path().join(name), &b).unwrap();
+        let o = offload(tmp.path(), &["ls", name]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(name) && err.contains("among other data"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        let (doc, o) = size_json(tmp.path(), &[name]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert_adds_up(&doc, tmp.path());
+    }
 }

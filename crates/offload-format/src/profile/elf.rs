@@ -1,6 +1,7 @@
 //! Cubins and AMD GPU code objects: ELF images attributed by section and
 //! symbol.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::resolve::{resolve, Claim};
@@ -24,28 +25,29 @@ const RANK_SECTION: u8 = 1;
 const RANK_ENTRY: u8 = 2;
 const RANK_STRING: u8 = 3;
 
-/// Owners as numbers: functions even, shared parts odd.
-struct Owners {
+/// Owners as numbers: functions even, shared parts odd. Names are
+/// looked up as the image's own bytes (nothing copied per section).
+struct Owners<'a> {
     functions: Vec<Function>,
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<&'a [u8], usize>,
     shared: Vec<String>,
     shared_index: HashMap<String, usize>,
     claims: Vec<Claim>,
 }
 
-impl Owners {
-    fn function(&mut self, name: &str, code: u64) -> usize {
+impl<'a> Owners<'a> {
+    fn function(&mut self, name: &'a [u8], code: u64) -> usize {
         if let Some(&i) = self.by_name.get(name) {
             return i;
         }
         let i = self.functions.len();
         self.functions.push(Function {
-            name: name.to_owned(),
+            name: String::from_utf8_lossy(name).into(),
             kernel: false,
             code,
             bytes: 0,
         });
-        self.by_name.insert(name.to_owned(), i);
+        self.by_name.insert(name, i);
         i
     }
 
@@ -117,20 +119,20 @@ fn file_range(h: &SectionHeader) -> Option<(u64, u64)> {
 }
 
 /// The cubin function that a section named `name` is made for.
-fn cubin_section_owner(name: &str, functions: &HashMap<String, usize>) -> Option<usize> {
+fn cubin_section_owner(name: &[u8], functions: &HashMap<&[u8], usize>) -> Option<usize> {
     let rest = name
-        .strip_prefix(".rela")
-        .or_else(|| name.strip_prefix(".rel"))
-        .filter(|r| r.starts_with('.'))
+        .strip_prefix(b".rela")
+        .or_else(|| name.strip_prefix(b".rel"))
+        .filter(|r| r.starts_with(b"."))
         .unwrap_or(name);
-    for prefix in [".text.", ".nv.info.", ".nv.shared.", ".nv.local."] {
+    for prefix in [&b".text."[..], b".nv.info.", b".nv.shared.", b".nv.local."] {
         if let Some(f) = rest.strip_prefix(prefix) {
             return functions.get(f).copied();
         }
     }
-    let bank = rest.strip_prefix(".nv.constant")?;
-    let digits = bank.bytes().take_while(u8::is_ascii_digit).count();
-    let f = bank[digits..].strip_prefix('.').filter(|_| digits > 0)?;
+    let bank = rest.strip_prefix(b".nv.constant")?;
+    let digits = bank.iter().take_while(|b| b.is_ascii_digit()).count();
+    let f = bank[digits..].strip_prefix(b".").filter(|_| digits > 0)?;
     functions.get(f).copied()
 }
 
@@ -186,15 +188,16 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
             None
         }
     };
-    let names: Vec<String> = (0..sections.len())
+    let names: Vec<&[u8]> = (0..sections.len())
         .map(|i| match elf.section_name(i, names_table) {
-            Ok(n) => String::from_utf8_lossy(n).into_owned(),
+            Ok(n) => n,
             Err(e) => {
                 damage.push(format!("section {i}: {e}"));
-                String::new()
+                &[][..]
             }
         })
         .collect();
+    let text = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
     let shstr_offset = sections
         .get(usize::from(h.shstrndx))
         .map(|s| s.offset)
@@ -203,7 +206,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
     let mut owner_of: Vec<Option<usize>> = vec![None; sections.len()];
     if kind == ImageKind::Cubin {
         for (i, name) in names.iter().enumerate() {
-            if let Some(f) = name.strip_prefix(".text.").filter(|f| !f.is_empty()) {
+            if let Some(f) = name.strip_prefix(b".text.").filter(|f| !f.is_empty()) {
                 let code = file_range(&sections[i]).map_or(0, |r| r.1);
                 let idx = o.function(f, code);
                 owner_of[i] = Some(idx);
@@ -213,7 +216,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
             if owner_of[i].is_none() {
                 owner_of[i] = cubin_section_owner(name, &o.by_name);
             }
-            if let Some(f) = name.strip_prefix(".nv.info.") {
+            if let Some(f) = name.strip_prefix(b".nv.info.") {
                 if let Some(&idx) = o.by_name.get(f) {
                     o.functions[idx].kernel = true;
                 }
@@ -226,7 +229,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
         if s.sh_type == SHT_SYMTAB || s.sh_type == SHT_DYNSYM {
             match elf.symbols(i) {
                 Ok(syms) => tables.push((i, syms)),
-                Err(e) => damage.push(format!("symbol table {}: {e}", names[i])),
+                Err(e) => damage.push(format!("symbol table {}: {e}", text(names[i]))),
             }
         }
     }
@@ -246,21 +249,22 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                 {
                     continue;
                 }
-                let name = String::from_utf8_lossy(sym.name);
-                if o.by_name.contains_key(name.as_ref()) {
+                let name = sym.name;
+                if o.by_name.contains_key(name) {
                     continue;
                 }
-                let idx = o.function(&name, sym.size);
+                let idx = o.function(name, sym.size);
                 let at = sec.offset.saturating_add(sym.value.wrapping_sub(sec.addr));
                 let in_section = sym.value >= sec.addr
                     && sym.value - sec.addr <= sec.size
                     && sym.size <= sec.size - (sym.value - sec.addr);
                 if !in_section {
                     damage.push(format!(
-                        "function {name}: {} bytes at {:#x} lie outside section {}",
+                        "function {}: {} bytes at {:#x} lie outside section {}",
+                        text(name),
                         sym.size,
                         sym.value,
-                        names[usize::from(sym.shndx)]
+                        text(names[usize::from(sym.shndx)])
                     ));
                 }
                 let size = if in_section { sym.size } else { 0 };
@@ -273,7 +277,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                 let Some(base) = sym.name.strip_suffix(b".kd") else {
                     continue;
                 };
-                let Some(&idx) = o.by_name.get(String::from_utf8_lossy(base).as_ref()) else {
+                let Some(&idx) = o.by_name.get(base) else {
                     continue;
                 };
                 if sym.sym_type() != STT_OBJECT || sym.shndx >= SHN_LORESERVE {
@@ -301,7 +305,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                 let what = if names[i].is_empty() && i == 0 {
                     continue;
                 } else {
-                    shared_label(kind, &names[i])
+                    shared_label(kind, names[i])
                 };
                 o.shared_owner(&what)
             }
@@ -340,17 +344,14 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                     .filter(|_| sym.shndx < SHN_LORESERVE),
                 // The function's symbol, its descriptor `<name>.kd`, and
                 // the resource symbols LLVM adds (`<name>.num_vgpr`).
-                ImageKind::AmdgpuCodeObject => {
-                    let name = String::from_utf8_lossy(sym.name);
-                    o.by_name.get(name.as_ref()).copied().or_else(|| {
-                        let (base, _) = name.rsplit_once('.')?;
-                        o.by_name.get(base).copied()
-                    })
-                }
+                ImageKind::AmdgpuCodeObject => o.by_name.get(sym.name).copied().or_else(|| {
+                    let dot = sym.name.iter().rposition(|&b| b == b'.')?;
+                    o.by_name.get(&sym.name[..dot]).copied()
+                }),
                 _ => None,
             };
             if kind == ImageKind::Cubin && sym.other & STO_CUDA_ENTRY != 0 {
-                if let Some(&idx) = o.by_name.get(String::from_utf8_lossy(sym.name).as_ref()) {
+                if let Some(&idx) = o.by_name.get(sym.name) {
                     o.functions[idx].kernel = true;
                 }
             }
@@ -377,22 +378,25 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
 /// The shared part a section's bytes count in: its name, with a cubin's
 /// per-function section families (of functions not in the image) and
 /// numbered constant banks kept apart by family only.
-fn shared_label(kind: ImageKind, name: &str) -> String {
+fn shared_label(kind: ImageKind, name: &[u8]) -> Cow<'_, str> {
     if name.is_empty() {
-        return "unnamed sections".to_owned();
+        return Cow::Borrowed("unnamed sections");
     }
     if kind == ImageKind::Cubin {
         for family in [".text.", ".nv.info.", ".rel.text.", ".rela.text."] {
-            if name.starts_with(family) {
-                return format!("{family}*");
+            if name.starts_with(family.as_bytes()) {
+                return Cow::Owned(format!("{family}*"));
             }
         }
-        if let Some(rest) = name.strip_prefix(".nv.constant") {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if let Some(rest) = name.strip_prefix(b".nv.constant") {
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
             if digits < rest.len() {
-                return format!(".nv.constant{}.*", &rest[..digits]);
+                return Cow::Owned(format!(
+                    ".nv.constant{}.*",
+                    String::from_utf8_lossy(&rest[..digits])
+                ));
             }
         }
     }
-    name.to_owned()
+    String::from_utf8_lossy(name)
 }

@@ -38,6 +38,8 @@ mod resolve;
 
 pub use resolve::{resolve, split_proportional, Claim};
 
+use std::sync::Arc;
+
 use crate::nvidia::Codec;
 
 /// What kind of image was profiled.
@@ -68,8 +70,9 @@ impl ImageKind {
 /// One function of an image and the bytes it owns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Function {
-    /// Its name as stored (mangled).
-    pub name: String,
+    /// Its name as stored (mangled); shared, so that a caller holding the
+    /// profiles of many images can keep one copy of each name.
+    pub name: Arc<str>,
     /// Whether it is a kernel (an entry point), not a device function.
     pub kernel: bool,
     /// Its code alone: the `.text.<name>` section's size (cubin), the
@@ -146,21 +149,35 @@ pub fn profile(data: &[u8]) -> ImageProfile {
     ImageProfile::whole(ImageKind::Other, data.len() as u64, "image")
 }
 
-/// Decodes a compressed NVIDIA fat binary payload whole, refusing one that
-/// records or decodes to more than `max` bytes; the codec checks the stream
-/// against the `recorded` size.
+/// Decodes a compressed NVIDIA fat binary payload whole into `out`
+/// (cleared first; its capacity is reused), refusing one that records or
+/// decodes to more than `max` bytes; the codec checks the stream against
+/// the `recorded` size.
 pub fn decode_nvidia(
     codec: Codec,
     payload: &[u8],
     recorded: u64,
     max: u64,
-) -> Result<Vec<u8>, String> {
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
     if recorded > max {
         return Err(format!(
             "records {recorded} bytes uncompressed, more than the {max} profiled at once"
         ));
     }
-    let mut out = Vec::with_capacity(usize::try_from(recorded.min(1 << 20)).unwrap_or(0));
+    if codec == Codec::Zstd {
+        if let Some(frame) = crate::zstd_bounded::content_size(payload) {
+            if frame != recorded {
+                return Err(format!(
+                    "the zstd frame records {frame} bytes, the entry {recorded}"
+                ));
+            }
+        }
+        let recorded = usize::try_from(recorded).map_err(|_| "too large".to_owned())?;
+        return crate::zstd_bounded::decode_whole(payload, recorded, out);
+    }
+    out.reserve(usize::try_from(recorded).unwrap_or(0));
     let mut over = false;
     let result = crate::nvidia::codec::decode(codec, payload, recorded, &mut |piece| {
         if out.len() as u64 + piece.len() as u64 > max {
@@ -176,5 +193,5 @@ pub fn decode_nvidia(
         ));
     }
     result.map_err(|e| e.to_string())?;
-    Ok(out)
+    Ok(())
 }

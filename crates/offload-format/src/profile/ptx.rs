@@ -61,7 +61,7 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                         let bytes = (end - line_start) as u64;
                         owned += bytes;
                         functions.push(Function {
-                            name,
+                            name: name.into(),
                             kernel,
                             code: bytes,
                             bytes,
