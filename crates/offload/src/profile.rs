@@ -293,7 +293,7 @@ fn space(
 ) -> Space {
     let mut claims: Vec<(u64, u64, u8, Claimant)> = Vec::new();
     let mut groups: Vec<Group<'_>> = Vec::new();
-    let mut by_place: HashMap<(u64, bool), usize> = HashMap::new();
+    let mut by_place: HashMap<(u64, u64, bool), usize> = HashMap::new();
     collect(
         node,
         &node.file,
@@ -412,7 +412,7 @@ fn collect<'a>(
     container: Option<usize>,
     claims: &mut Vec<(u64, u64, u8, Claimant)>,
     groups: &mut Vec<Group<'a>>,
-    by_place: &mut HashMap<(u64, bool), usize>,
+    by_place: &mut HashMap<(u64, u64, bool), usize>,
 ) {
     if &node.file != source {
         return;
@@ -437,7 +437,7 @@ fn collect<'a>(
             } => (ccob_offset, ccob_size, true),
             Location::Derived => continue,
         };
-        let g = *by_place.entry((offset, ccob)).or_insert_with(|| {
+        let g = *by_place.entry((offset, size, ccob)).or_insert_with(|| {
             groups.push(Group {
                 offset,
                 size,
@@ -1007,7 +1007,7 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
             });
         }
     }
-    out.push_str("{\"version\":1,\"names\":[");
+    out.push_str("{\"schema_version\":1,\"command\":\"size\",\"names\":[");
     let mut demangled: HashMap<&str, String> = HashMap::new();
     for (k, n) in names.iter().enumerate() {
         if k > 0 {

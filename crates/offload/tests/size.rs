@@ -125,6 +125,20 @@ fn every_byte_is_counted_once() {
             );
             assert_adds_up(&doc, &dir);
             assert!(!images_of(&doc, 0).is_empty(), "{name}: no images");
+            // Every entry `ls` lists with bytes in the file is an image
+            // (an empty host entry at the same offset as a device entry
+            // included).
+            let o = offload(&dir, &["ls", "--json", name]);
+            let ls = json::parse(&String::from_utf8(o.stdout).unwrap());
+            let listed = ls_entries(&ls)
+                .iter()
+                .filter(|(_, e)| {
+                    e.get("kind").str() != Some("host")
+                        && num(e, "size") > 0
+                        && e.get("location").get("type").str() != Some("derived")
+                })
+                .count();
+            assert_eq!(images_of(&doc, 0).len(), listed, "{name}");
         }
     }
 }
