@@ -569,10 +569,23 @@ impl Walker {
     /// in a section node of their own, numbered apart from cuobjdump's
     /// (it does not list them).
     fn embedded_images(&mut self, name: &str, data: &[u8], place: Place, node: &mut Node) {
-        use offload_format::nvidia::embedded::{self, Image};
-        let found = embedded::scan(data);
-        if found.images.is_empty() && found.damage.is_empty() {
-            self.done_with(place, data.len());
+        use offload_format::nvidia::embedded::{self, Found, Image};
+        // A piece at a time, each piece's pages let go of once scanned
+        // (cuFFT's .ldata is 280 MB), on the file's 8-byte boundaries.
+        let phase = place.offset().map_or(0, |o| (o % 8) as usize);
+        let mut found = Found::default();
+        let mut at = 0usize;
+        while at < data.len() {
+            let (piece, next) =
+                embedded::scan_range(data, phase, at, at.saturating_add(BATCH_BYTES));
+            found.images.extend(piece.images);
+            found.damage.extend(piece.damage);
+            found.undecoded += piece.undecoded;
+            let next = next.max(at + 1).min(data.len());
+            self.done_with(place.plus(at), next - at);
+            at = next;
+        }
+        if found.images.is_empty() && found.damage.is_empty() && found.undecoded == 0 {
             return;
         }
         let mut child = Node::new(NodeKind::Section, name, node.file.clone());
@@ -641,6 +654,17 @@ impl Walker {
         }
         if !what.is_empty() {
             child.detail = Some(format!("{} among other data", what.join(" and ")));
+        }
+        if found.undecoded > 0 {
+            let note = format!(
+                "{} fat binary containers not listed: their compressed entries do not \
+                 decode with this tool's codecs",
+                found.undecoded
+            );
+            child.detail = Some(match child.detail.take() {
+                Some(d) => format!("{d}; {note}"),
+                None => note,
+            });
         }
         node.children.push(child);
         self.done_with(place, data.len());

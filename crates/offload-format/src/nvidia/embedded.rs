@@ -63,6 +63,11 @@ pub struct Found<'a> {
     pub images: Vec<Image<'a>>,
     /// Headers that claim an image and fail a check.
     pub damage: Vec<Damage>,
+    /// Containers that read, but whose compressed entries do not start to
+    /// decode with this crate's codecs (cuFFT's `.ldata` holds such): not
+    /// listed, counted here, not damage (the bytes may be sound for a
+    /// codec this crate does not have).
+    pub undecoded: usize,
 }
 
 /// `EM_CUDA`.
@@ -120,81 +125,110 @@ pub fn cubin_extent(data: &[u8]) -> Result<Option<(usize, u32)>, String> {
 /// Whether a container header at the start of `data` claims a container
 /// (version 1, header size 16).
 fn claims_fatbin(data: &[u8]) -> bool {
-    fatbin::has_magic(data)
+    data.len() >= 16
+        && fatbin::has_magic(data)
         && data.get(4..6) == Some(&1u16.to_le_bytes()[..])
         && data.get(6..8) == Some(&16u16.to_le_bytes()[..])
 }
 
-/// Finds the images in `data` (see the module documentation). Reads every
-/// 8-byte boundary's first bytes: the caller may drop the pages after.
+/// Finds the images in `data` (see the module documentation), on 8-byte
+/// boundaries counted from the start of `data`.
 pub fn scan(data: &[u8]) -> Found<'_> {
+    scan_range(data, 0, 0, data.len()).0
+}
+
+/// [`scan`] of the images that start in `from..to` of `data`, on the
+/// offsets `p` where `phase + p` is a multiple of 8 (`phase`: where `data`
+/// lies in its file, so that boundaries are the file's: cuFFT's `.ldata`
+/// starts 4 bytes past one, its containers on the file's boundaries).
+/// Images may end past `to` (not past `data`). Returns what was found and
+/// where a next call should start (`to`, or past an image that crosses
+/// it), so that a caller can scan a large section a piece at a time and
+/// let go of each piece's pages.
+pub fn scan_range(data: &[u8], phase: usize, from: usize, to: usize) -> (Found<'_>, usize) {
     let mut out = Found::default();
-    // Fat binaries first; `covered` keeps their ranges (ascending).
-    let mut covered: Vec<(usize, usize)> = Vec::new();
-    for found in fatbin::Scanner::new(data, true) {
-        match found {
-            fatbin::Found::Container(c, damage) => {
-                let end = c
-                    .offset
-                    .saturating_add(usize::try_from(c.len()).unwrap_or(usize::MAX));
-                covered.push((c.offset, end));
-                if let Some(d) = damage {
-                    out.damage.push(Damage {
-                        offset: c.offset,
-                        kind: DamageKind::Container,
-                        what: format!(
-                            "a fat binary container among other data does not read completely: {}",
-                            d.what
-                        ),
-                    });
+    let to = to.min(data.len());
+    // The first boundary at or after `from`.
+    let mut at = from + ((8 - (phase.wrapping_add(from) % 8)) % 8);
+    while at < to && at.saturating_add(8) <= data.len() {
+        let rest = &data[at..];
+        if claims_fatbin(rest) {
+            let size = u64::from_le_bytes(rest[8..16].try_into().unwrap_or([0; 8]));
+            let fits = size.checked_add(16).filter(|&n| n <= rest.len() as u64);
+            let Some(len) = fits else {
+                out.damage.push(Damage {
+                    offset: at,
+                    kind: DamageKind::Container,
+                    what: format!(
+                        "a fat binary container header among other data records {size} bytes \
+                         after it, past the {} bytes that hold it",
+                        rest.len() - 16
+                    ),
+                });
+                at += 8;
+                continue;
+            };
+            let held = &rest[..len as usize];
+            match fatbin::Scanner::new(held, true).next() {
+                Some(fatbin::Found::Container(mut c, damage)) if c.offset == 0 => {
+                    let bad = match damage {
+                        Some(d) => Some(format!("does not read completely: {}", d.what)),
+                        None => c.entries.iter().find_map(|e| {
+                            if e.kind != fatbin::EntryKind::Elf || e.is_compressed() {
+                                return None;
+                            }
+                            match cubin_extent(e.payload) {
+                                Ok(Some(_)) => None,
+                                Ok(None) => Some("holds an ELF entry that is no cubin".to_owned()),
+                                Err(why) => {
+                                    Some(format!("holds a cubin that does not read: {why}"))
+                                }
+                            }
+                        }),
+                    };
+                    let undecodable = bad.is_none()
+                        && c.entries
+                            .iter()
+                            .any(|e| e.is_compressed() && e.head(64).is_err());
+                    if undecodable {
+                        out.undecoded += 1;
+                        at = next_boundary(phase, at.saturating_add(len as usize).max(at + 8));
+                        continue;
+                    }
+                    match bad {
+                        Some(why) => out.damage.push(Damage {
+                            offset: at,
+                            kind: DamageKind::Container,
+                            what: format!("a fat binary container among other data {why}"),
+                        }),
+                        None => {
+                            // Offsets in `data`, not in the container.
+                            c.offset += at;
+                            for e in &mut c.entries {
+                                e.offset += at;
+                                e.payload_offset += at;
+                            }
+                            out.images.push(Image::Fatbin(c));
+                        }
+                    }
+                    at = next_boundary(phase, at.saturating_add(len as usize).max(at + 8));
                     continue;
                 }
-                let bad = c.entries.iter().find_map(|e| {
-                    if e.kind != fatbin::EntryKind::Elf || e.is_compressed() {
-                        return None;
-                    }
-                    match cubin_extent(e.payload) {
-                        Ok(Some(_)) => None,
-                        Ok(None) => Some("holds an ELF entry that is no cubin".to_owned()),
-                        Err(why) => Some(format!("holds a cubin that does not read: {why}")),
-                    }
-                });
-                match bad {
-                    Some(why) => out.damage.push(Damage {
-                        offset: c.offset,
-                        kind: DamageKind::Container,
-                        what: format!("a fat binary container among other data {why}"),
-                    }),
-                    None => out.images.push(Image::Fatbin(c)),
-                }
+                Some(fatbin::Found::Damage(d)) => out.damage.push(Damage {
+                    offset: at + d.offset,
+                    ..d
+                }),
+                _ => {}
             }
-            fatbin::Found::Damage(d) => out.damage.push(d),
-        }
-    }
-    // Then bare cubins, and container headers the scan passed over.
-    let mut next_cover = 0usize;
-    let mut at = 0usize;
-    let mut cubins = Vec::new();
-    while at.saturating_add(8) <= data.len() {
-        while next_cover < covered.len() && covered[next_cover].1 <= at {
-            next_cover += 1;
-        }
-        if let Some(&(start, end)) = covered.get(next_cover) {
-            if start <= at {
-                at = end.saturating_add(7) & !7;
-                continue;
-            }
-        }
-        let rest = &data[at..];
-        if rest.starts_with(b"\x7fELF") {
+        } else if rest.starts_with(b"\x7fELF") {
             match cubin_extent(rest) {
                 Ok(Some((len, sm))) => {
-                    cubins.push(Image::Cubin {
+                    out.images.push(Image::Cubin {
                         offset: at,
                         bytes: &rest[..len],
                         sm,
                     });
-                    at = at.saturating_add(len.max(8)).saturating_add(7) & !7;
+                    at = next_boundary(phase, at.saturating_add(len.max(8)));
                     continue;
                 }
                 Ok(None) => {}
@@ -204,24 +238,15 @@ pub fn scan(data: &[u8]) -> Found<'_> {
                     what: format!("an NVIDIA cubin header among other data: {why}"),
                 }),
             }
-        } else if claims_fatbin(rest) {
-            let size = u64::from_le_bytes(rest[8..16].try_into().unwrap_or([0; 8]));
-            out.damage.push(Damage {
-                offset: at,
-                kind: DamageKind::Container,
-                what: format!(
-                    "a fat binary container header among other data records {size} bytes \
-                     after it, past the {} bytes that hold it",
-                    rest.len() - 16
-                ),
-            });
         }
         at += 8;
     }
-    out.images.extend(cubins);
-    out.images.sort_by_key(Image::offset);
-    out.damage.sort_by_key(|d| d.offset);
-    out
+    (out, at.max(to))
+}
+
+/// The first offset at or after `at` on the file's 8-byte boundaries.
+fn next_boundary(phase: usize, at: usize) -> usize {
+    at + ((8 - (phase.wrapping_add(at) % 8)) % 8)
 }
 
 #[cfg(test)]
@@ -277,10 +302,20 @@ mod tests {
                 sm: 90
             }]
         );
-        // Not on an 8-byte boundary: other data.
+        // Not on an 8-byte boundary: other data; on the file's boundary
+        // (the data starting 4 bytes past one), found.
         let mut odd = vec![0u8; 4];
         odd.extend_from_slice(&c);
         assert!(scan(&odd).images.is_empty());
+        let (found, next) = scan_range(&odd, 4, 0, odd.len());
+        assert_eq!(found.images.len(), 1);
+        assert_eq!(found.images[0].offset(), 4);
+        assert!(next >= odd.len());
+        // A scan in pieces finds the same, the piece's end moved past an
+        // image that crosses it.
+        let (first, next) = scan_range(&data, 0, 0, 48);
+        assert_eq!(first.images.len(), 1);
+        assert_eq!(next, 40 + c.len().div_ceil(8) * 8);
     }
 
     #[test]
@@ -296,6 +331,18 @@ mod tests {
         let found = scan(&far);
         assert!(found.images.is_empty());
         assert_eq!(found.damage.len(), 1);
+    }
+
+    /// Found by the `profile` fuzz target: a container magic, version and
+    /// header size in the last 8 bytes.
+    #[test]
+    fn a_container_header_cut_short_is_other_data() {
+        let mut data = vec![0u8; 16];
+        data[8..12].copy_from_slice(&fatbin::MAGIC.to_le_bytes());
+        data[12..14].copy_from_slice(&1u16.to_le_bytes());
+        data[14..16].copy_from_slice(&16u16.to_le_bytes());
+        let found = scan(&data);
+        assert!(found.images.is_empty() && found.damage.is_empty());
     }
 
     #[test]
