@@ -530,3 +530,45 @@ fn damaged_images_among_other_data_are_damage() {
         assert_adds_up(&doc, tmp.path());
     }
 }
+
+/// thin rewrites a fat binary container among other data in place (its
+/// start unchanged) and leaves a bare cubin alone, saying so.
+#[test]
+fn thin_leaves_bare_cubins_alone_and_says_so() {
+    let dir = fixtures("nvidia");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("thinned.o");
+    let o = offload(
+        &dir,
+        &[
+            "thin",
+            "--keep",
+            "sm_90",
+            "-o",
+            out.to_str().unwrap(),
+            "embedded.o",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("section .rodata: left alone: bare cubins among other data"),
+        "{text}"
+    );
+    let before = fs::read(dir.join("embedded.o")).unwrap();
+    let after = fs::read(&out).unwrap();
+    assert_eq!(before.len(), after.len());
+    // The .rodata cubin is where it was, byte for byte.
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let (_, cubin) = ls_entries(&doc)
+        .into_iter()
+        .find(|(p, _)| p.iter().any(|s| s == ".rodata"))
+        .unwrap();
+    let at = num(cubin.get("location"), "offset") as usize;
+    let n = num(cubin.get("location"), "size") as usize;
+    assert_eq!(before[at..at + n], after[at..at + n]);
+    let o = offload(tmp.path(), &["ls", "--json", "thinned.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(ls_entries(&doc).len(), 4);
+}
