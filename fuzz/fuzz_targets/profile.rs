@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use offload_format::nvidia::embedded::{self, Image};
+use offload_format::profile::embedded::{self, Image};
 use offload_format::profile;
 
 fuzz_target!(|data: &[u8]| {

@@ -565,11 +565,11 @@ impl Walker {
 
     /// NVIDIA images embedded among a data section's other bytes
     /// (`.rodata`, `.data`, `.ldata`): the fat binary containers and bare
-    /// cubins [`offload_format::nvidia::embedded::scan`] validates, listed
+    /// cubins [`offload_format::profile::embedded::scan`] validates, listed
     /// in a section node of their own, numbered apart from cuobjdump's
     /// (it does not list them).
     fn embedded_images(&mut self, name: &str, data: &[u8], place: Place, node: &mut Node) {
-        use offload_format::nvidia::embedded::{self, Found, Image};
+        use offload_format::profile::embedded::{self, Found, Image};
         // A piece at a time, each piece's pages let go of once scanned
         // (cuFFT's .ldata is 280 MB), on the file's 8-byte boundaries.
         let phase = place.offset().map_or(0, |o| (o % 8) as usize);

@@ -8,8 +8,6 @@
 
 pub mod arch;
 pub mod codec;
-#[cfg(feature = "inspect")]
-pub mod embedded;
 pub mod fatbin;
 
 pub use arch::{CudaArch, Isa, Variant};

@@ -33,6 +33,7 @@
 //! `.note`, ...), or `ELF headers`, `padding`.
 
 mod elf;
+pub mod embedded;
 mod ptx;
 mod resolve;
 

@@ -14,7 +14,7 @@
 //! 1 and size 16, an `EM_CUDA` ELF header) and fails a check is damage;
 //! anything else is other data.
 
-use super::fatbin::{self, Container, Damage, DamageKind};
+use crate::nvidia::fatbin::{self, Container, Damage, DamageKind};
 use crate::objfile::elf::{ElfFile, SHT_NOBITS};
 
 /// One image found.
