@@ -25,6 +25,8 @@ use offload_format::zip;
 
 use crate::model::{Entry, Location, Node, NodeKind, Source};
 use crate::objects;
+use crate::render::js;
+use crate::walk::offset_in;
 
 /// The most bytes one image may decode to and be profiled (larger ones
 /// count as one part): the memory a worker holds at once.
@@ -395,13 +397,6 @@ fn space(
         overhead,
         images,
     }
-}
-
-/// The offset of `inner` in `outer`, when it is a sub-slice.
-fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
-    let o = outer.as_ptr() as usize;
-    let i = inner.as_ptr() as usize;
-    (i >= o && i + inner.len() <= o + outer.len()).then(|| i - o)
 }
 
 /// Gathers the claims of `node`'s subtree in the byte space of `source`.
@@ -971,25 +966,6 @@ pub fn text(p: &Profiled, opts: &Options, out: &mut String) {
             r.demangled
         );
     }
-}
-
-/// A JSON string.
-fn js(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The JSON for scripts (docs/tools/offload-json.md, `offload size`):

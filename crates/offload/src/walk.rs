@@ -111,7 +111,7 @@ pub fn open(path: &Path) -> io::Result<Rc<fsio::Input>> {
 }
 
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
-fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
+pub(crate) fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
     let o = outer.as_ptr() as usize;
     let i = inner.as_ptr() as usize;
     (i >= o && i + inner.len() <= o + outer.len()).then(|| i - o)
