@@ -216,6 +216,9 @@ enum Goal {
     /// `offload extract` of every entry of a CUDA library (issue 23): at
     /// most cuobjdump's time where it is installed; under 64 MiB.
     CudaExtract,
+    /// `offload size` (issue 35): at most 0.1× cubloaty's time where
+    /// cubloaty is installed; under 128 MiB.
+    CudaSize,
     /// `offload thin --in-place` of a CUDA install (issue 24): at most
     /// 1.2× `cp -r` of the tree, under 64 MiB.
     TreeThin,
@@ -252,6 +255,7 @@ impl Goal {
             Goal::List => "time ≤ 0.02× LLVM (from 1 GiB), memory < 16 MiB",
             Goal::CudaList => "time ≤ 0.05× cuobjdump (without it: ≤ 0.1 s), memory < 32 MiB",
             Goal::CudaExtract => "time ≤ cuobjdump (where installed), memory < 64 MiB",
+            Goal::CudaSize => "time ≤ 0.1× cubloaty (where installed), memory < 128 MiB",
             Goal::TreeThin => "time ≤ 1.2× `cp -r` (from 64 MiB), memory < 64 MiB",
             Goal::TreeScan => "time ≤ 0.05× `cp -r` (from 64 MiB)",
             Goal::WheelList => "time ≤ `unzip -p` of its libraries, memory < 64 MiB",
@@ -341,6 +345,18 @@ impl Goal {
                     _ => partial = true,
                 }
                 if r.ours.maxrss_kib >= 64 * 1024 {
+                    missed.push(format!("memory {:.1} MiB", r.ours.mib()));
+                }
+            }
+            Goal::CudaSize => {
+                if cubloaty().is_some() {
+                    if time_vs_llvm > 0.1 {
+                        missed.push(format!("time {time_vs_llvm:.3}× cubloaty"));
+                    }
+                } else {
+                    partial = true;
+                }
+                if r.ours.maxrss_kib >= 128 * 1024 {
                     missed.push(format!("memory {:.1} MiB", r.ours.mib()));
                 }
             }
@@ -900,6 +916,19 @@ fn cuobjdump() -> Option<PathBuf> {
         .clone()
 }
 
+/// flashinfer's cubloaty (`pip install cubloaty`), from `$CUBLOATY` or
+/// PATH, if installed.
+fn cubloaty() -> Option<PathBuf> {
+    if let Some(c) = std::env::var_os("CUBLOATY") {
+        return Some(PathBuf::from(c));
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("cubloaty"))
+            .find(|c| c.is_file())
+    })
+}
+
 /// The reference command of the CUDA rows: cuobjdump with `args`, or,
 /// without it, `cp` of the library.
 fn cuda_reference(d: &Path, args: &[&str]) -> Cmd {
@@ -1274,6 +1303,26 @@ const SCENARIOS: &[Scenario] = &[
             Ok(Trio {
                 ours: t.ours("offload", &["extract", "lib.so"]),
                 llvm: cuda_reference(d, &["-xelf", "all", "-xptx", "all", "lib.so"]),
+                floor: None,
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-size",
+        about: "`offload size` of that library (every entry decoded and profiled per \
+                kernel), against flashinfer's `cubloaty` where it is on PATH (or \
+                `$CUBLOATY`), else against `cp` of the file",
+        sizes: Sizes::Once(450 * MIB),
+        goal: Goal::CudaSize,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_library(d, size, t)?;
+            Ok(Trio {
+                ours: t.ours("offload", &["size", "lib.so"]),
+                llvm: match cubloaty() {
+                    Some(c) => Cmd::new(c, &["lib.so"]),
+                    None => Cmd::new("cp", &["lib.so", &p(d, "copy.so")]),
+                },
                 floor: None,
             })
         },

@@ -29,6 +29,7 @@
 //! | [`damage`] | what the scanning readers report where a region is damaged | `nvidia` |
 //! | [`hip_fatbin`] | regions of concatenated bundles and CCOBs (`.hip_fatbin`), HIP wrapper records | `inspect` |
 //! | [`payload`] | what an entry's bytes are: AMDGPU code object targets, cubin SMs, PTX, SPIR-V | `inspect` |
+//! | [`profile`] | where a device image's bytes go: per kernel and shared parts (cubin, PTX, AMD code object) | `inspect` |
 //! | [`thin`] | a container rewritten without some of its entries, in the space it had | `inspect` |
 //! | [`shrink`] | a thinned file laid out: in place, or ELF shared libraries shrunk (freed bytes taken out) | `inspect` |
 //! | [`zip`] | ZIP archives (Python wheels): reading, inflating members, writing | `zip` |
@@ -56,7 +57,7 @@
 //! | `device-archive` | [`device_archive`] | `archive`, `object-edit`, `ccob` |
 //! | `wrapper` | [`wrapper`] | |
 //! | `nvidia` | [`nvidia`], [`damage`] | `zstd` |
-//! | `inspect` | [`hip_fatbin`], [`payload`], [`thin`], [`shrink`] | `nvidia`, `ccob`, `offload-binary` |
+//! | `inspect` | [`hip_fatbin`], [`payload`], [`profile`], [`thin`], [`shrink`] | `nvidia`, `ccob`, `offload-binary` |
 //! | `zip` | [`zip`] | `zlib` |
 //! | `wheel` | [`wheel`] | `zip` |
 //! | `system-zstd`, `system-zlib`, `system-compression` | link the system's libzstd and zlib, as LLVM does (compressed bytes identical to LLVM's) | the codec |
@@ -112,6 +113,7 @@ pub mod offload_binary;
 pub mod payload;
 #[cfg(feature = "inspect")]
 pub mod shrink;
+pub mod profile;
 pub mod string_table;
 pub mod target_id;
 pub mod text_bundle;

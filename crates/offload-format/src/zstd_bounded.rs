@@ -58,6 +58,26 @@ pub(crate) fn decode<E>(
     }
 }
 
+/// All of `src` decoded into `out` (cleared first) in one call, straight
+/// into its memory (no window buffer, no pieces), for a caller that holds
+/// the whole output anyway. The output must be exactly `recorded` bytes;
+/// zstd writes no further than `out`'s capacity (room for `recorded`, or
+/// what an earlier call left, which the caller bounds), so a stream that
+/// produces more fails there or at the size check.
+#[cfg(feature = "inspect")]
+pub(crate) fn decode_whole(src: &[u8], recorded: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    out.reserve_exact(recorded);
+    // The generic call fills `out`'s spare capacity (the free function
+    // would take its empty slice).
+    let mut decompressor = zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?;
+    match decompressor.decompress_to_buffer(src, out) {
+        Ok(n) if n == recorded => Ok(()),
+        Ok(n) => Err(format!("decodes to {n} bytes, not the {recorded} recorded")),
+        Err(e) => Err(format!("zstd: {e}")),
+    }
+}
+
 /// The content size a zstd frame header records, if it records one.
 #[cfg(feature = "nvidia")]
 pub(crate) fn content_size(src: &[u8]) -> Option<u64> {

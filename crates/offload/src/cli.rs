@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub(crate) const KNOWN_KINDS: [&str; 6] = ["host", "openmp", "hip", "hipv4", "cuda", "sycl"];
 
 /// The subcommands with a man page of their own.
-pub const SUBCOMMANDS: [&str; 5] = ["ls", "extract", "thin", "completions", "man"];
+pub const SUBCOMMANDS: [&str; 6] = ["ls", "size", "extract", "thin", "completions", "man"];
 
 const AFTER_HELP: &str = "\
 Inputs: executables, shared libraries, objects, archives, bundles, offload
@@ -82,6 +82,10 @@ Examples:
   offload ls --json lib.a                      versioned JSON (docs/tools/offload-json.md)
   offload ls --format=llvm app                 ID<TAB>URI lines, as llvm-readobj --offloading")]
     Ls(LsArgs),
+    /// Where each file's bytes go: host, containers, and per architecture
+    /// the device images, down to each kernel.
+    #[command(after_help = crate::profile_help::AFTER_HELP)]
+    Size(SizeArgs),
     /// Write the selected entries (all by default) to files.
     #[command(after_help = "\
 Examples:
@@ -172,6 +176,30 @@ pub struct LsArgs {
     /// bitcode, zip archives (Python wheels: their members read without
     /// unpacking); or directories, read recursively (symbolic links not
     /// followed; files without device code left out).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `offload size`.
+#[derive(Debug, Args)]
+pub struct SizeArgs {
+    /// Print JSON (schema in docs/tools/offload-json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// List the N largest functions and duplicates (text default: 20;
+    /// JSON: all).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Only functions whose name (demangled, or as stored) matches this
+    /// regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Only functions of this architecture (`sm_90`, `compute_90`,
+    /// `gfx90a`, `gfx90a:xnack-`). Repeat it or give a comma-separated
+    /// list.
+    #[arg(long, value_name = "ARCH", value_delimiter = ',')]
+    pub arch: Vec<String>,
+    /// Files, directories (read recursively) or wheels.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

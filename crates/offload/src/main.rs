@@ -8,6 +8,8 @@ mod man;
 mod model;
 mod objects;
 mod present;
+mod profile;
+mod profile_help;
 mod render;
 mod select;
 mod summary;
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Ls(args) => ls(&args, &diag),
+        Command::Size(args) => size_cmd(&args, &diag),
         Command::Extract(args) => extract_cmd(&args, &diag),
         Command::Thin(args) => match thin::check_usage(&args) {
             Ok(()) => thin::run(&args, &diag),
@@ -307,6 +310,57 @@ fn ls(args: &LsArgs, diag: &Diag) -> ExitCode {
     }
     let status = write_stdout(out.as_bytes(), diag);
     if damage > 0 {
+        ExitCode::FAILURE
+    } else {
+        status
+    }
+}
+
+/// `offload size`: the walk of `ls`, then every byte attributed
+/// ([`profile`]).
+fn size_cmd(args: &cli::SizeArgs, diag: &Diag) -> ExitCode {
+    let filter = match args.filter.as_deref().map(regex::Regex::new).transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            diag.error(format!("--filter: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let inputs = expand_inputs(&args.files, diag);
+    let (mut roots, damage, _) = walk_all(&inputs.files, false, false, false, diag);
+    if inputs.tree {
+        roots.retain(|r| r.is_interesting());
+    }
+    let profiled = profile::profile(&roots);
+    let mut more_damage = 0;
+    for f in &profiled.files {
+        for d in &f.damage {
+            diag.error(format!("{}: {d}", f.path));
+            more_damage += 1;
+        }
+    }
+    for img in &profiled.images {
+        for d in &img.profile.damage {
+            diag.error(format!(
+                "{}: {}: {d}",
+                profiled.files[img.file].path, img.entry
+            ));
+            more_damage += 1;
+        }
+    }
+    let opts = profile::Options {
+        top: args.top,
+        filter,
+        arch: args.arch.clone(),
+    };
+    let mut out = String::new();
+    if args.json {
+        profile::json(&profiled, &opts, &mut out);
+    } else {
+        profile::text(&profiled, &opts, &mut out);
+    }
+    let status = write_stdout(out.as_bytes(), diag);
+    if damage + inputs.unreadable + more_damage > 0 {
         ExitCode::FAILURE
     } else {
         status

@@ -161,6 +161,27 @@ pub fn section_role(name: &str, kind: u32, data: &[u8]) -> Option<Role> {
     magic.then_some(Role::Sniff)
 }
 
+/// Whether a section of no offload role may hold NVIDIA images among its
+/// other data (loaded with `cuModuleLoadData`): the read-only and writable
+/// data sections, large-model ones included (`.ldata`, `.lrodata`), and
+/// PE's `.rdata`.
+pub fn may_embed_images(name: &str) -> bool {
+    const DATA: [&str; 6] = [
+        ".rodata",
+        ".data",
+        ".ldata",
+        ".lrodata",
+        ".rdata",
+        ".data.rel.ro",
+    ];
+    DATA.iter().any(|d| {
+        name == *d
+            || name
+                .strip_prefix(d)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
 /// The entry ID of a `__CLANG_OFFLOAD_BUNDLE__<id>` section.
 pub fn bundle_section_id(name: &str) -> Option<&str> {
     let section = name.rsplit(',').next().unwrap_or(name);

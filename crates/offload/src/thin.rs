@@ -104,6 +104,14 @@ fn plan_node(
         }
         return;
     }
+    // Bare cubins among a data section's other bytes (`.rodata`): no
+    // container to rewrite them in; reported, left alone.
+    if node.kind == NodeKind::Section && !dropped_ids(&node.entries, sel).is_empty() {
+        out.push(Plan::Leave {
+            name: format!("section {}", node.name),
+            why: "bare cubins among other data are not rewritten".to_owned(),
+        });
+    }
     // A section (or file) of offload binaries is rewritten as a whole.
     let binaries: Vec<&Node> = node
         .children

@@ -115,7 +115,7 @@ pub fn open(path: &Path) -> io::Result<Rc<fsio::Input>> {
 }
 
 /// The offset of `inner` inside `outer`, when it is a sub-slice.
-fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
+pub(crate) fn offset_in(outer: &[u8], inner: &[u8]) -> Option<usize> {
     let o = outer.as_ptr() as usize;
     let i = inner.as_ptr() as usize;
     (i >= o && i + inner.len() <= o + outer.len()).then(|| i - o)
@@ -507,7 +507,12 @@ impl Walker {
                 continue;
             }
             let role = objects::section_role(&sec.name, sec.kind, sec.data);
-            let Some(role) = role else { continue };
+            let Some(role) = role else {
+                if objects::may_embed_images(&sec.name) {
+                    self.embedded_images(&sec.name, sec.data, sec_place, node);
+                }
+                continue;
+            };
             let mut child = Node::new(NodeKind::Section, sec.name.clone(), node.file.clone());
             child.offset = sec_place.offset();
             child.size = Some(sec.data.len() as u64);
@@ -560,6 +565,114 @@ impl Walker {
         if let Some(ob) = object_bundle {
             node.children.push(ob);
         }
+    }
+
+    /// NVIDIA images embedded among a data section's other bytes
+    /// (`.rodata`, `.data`, `.ldata`): the fat binary containers and bare
+    /// cubins [`offload_format::profile::embedded::scan`] validates, listed
+    /// in a section node of their own, numbered apart from cuobjdump's
+    /// (it does not list them).
+    fn embedded_images(&mut self, name: &str, data: &[u8], place: Place, node: &mut Node) {
+        use offload_format::profile::embedded::{self, Found, Image};
+        // A piece at a time, each piece's pages let go of once scanned
+        // (cuFFT's .ldata is 280 MB), on the file's 8-byte boundaries.
+        let phase = place.offset().map_or(0, |o| (o % 8) as usize);
+        let mut found = Found::default();
+        let mut at = 0usize;
+        while at < data.len() {
+            let (piece, next) =
+                embedded::scan_range(data, phase, at, at.saturating_add(BATCH_BYTES));
+            found.images.extend(piece.images);
+            found.damage.extend(piece.damage);
+            found.undecoded += piece.undecoded;
+            let next = next.max(at + 1).min(data.len());
+            self.done_with(place.plus(at), next - at);
+            at = next;
+        }
+        if found.images.is_empty() && found.damage.is_empty() && found.undecoded == 0 {
+            return;
+        }
+        let mut child = Node::new(NodeKind::Section, name, node.file.clone());
+        child.offset = place.offset();
+        child.size = Some(data.len() as u64);
+        child.damage.extend(found.damage.iter().map(|d| Damage {
+            offset: place.plus(d.offset).offset(),
+            message: format!("embedded image: {}", d.what),
+        }));
+        self.nv_section = Some(name.to_owned());
+        let (mut fatbins, mut cubins) = (0usize, 0usize);
+        for img in &found.images {
+            match img {
+                Image::Fatbin(c) => {
+                    fatbins += 1;
+                    let end = c.offset.saturating_add(c.len() as usize).min(data.len());
+                    self.fatbins(
+                        &data[c.offset..end],
+                        place.plus(c.offset),
+                        &mut child,
+                        false,
+                    );
+                }
+                Image::Cubin { offset, bytes, sm } => {
+                    cubins += 1;
+                    let arch = CudaArch::new(*sm, offload_format::nvidia::Variant::Plain);
+                    let nv = NvEntry {
+                        kind: fatbin::EntryKind::Elf,
+                        arch,
+                        codec: None,
+                        uncompressed_size: None,
+                        number: self.nv_number(fatbin::EntryKind::Elf),
+                        member: None,
+                        unlisted_in: true,
+                        stored: 0,
+                    };
+                    child.entries.push(Entry {
+                        id: nv.suffix(),
+                        kind: Some(OffloadKind::Cuda),
+                        triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+                        vendor: Vendor::Nvidia,
+                        target: Some(Target::Cuda(arch)),
+                        standardised: None,
+                        note: Some("a bare cubin among other data".to_owned()),
+                        payload: Some(Payload::Cubin { sm: *sm }),
+                        payload_matches: Some(true),
+                        size: bytes.len() as u64,
+                        stored: bytes.len() as u64,
+                        location: location(place.plus(*offset), bytes.len()),
+                        nvidia: Some(nv),
+                        data: None,
+                    });
+                }
+            }
+        }
+        self.nv_section = None;
+        let mut what = Vec::new();
+        for (n, one, many) in [
+            (fatbins, "fat binary container", "fat binary containers"),
+            (cubins, "bare cubin", "bare cubins"),
+        ] {
+            match n {
+                0 => {}
+                1 => what.push(format!("1 {one}")),
+                n => what.push(format!("{n} {many}")),
+            }
+        }
+        if !what.is_empty() {
+            child.detail = Some(format!("{} among other data", what.join(" and ")));
+        }
+        if found.undecoded > 0 {
+            let note = format!(
+                "{} fat binary containers not listed: their compressed entries do not \
+                 decode with this tool's codecs",
+                found.undecoded
+            );
+            child.detail = Some(match child.detail.take() {
+                Some(d) => format!("{d}; {note}"),
+                None => note,
+            });
+        }
+        node.children.push(child);
+        self.done_with(place, data.len());
     }
 
     /// A region of bundles and CCOBs (`.hip_fatbin`, a bundle file).

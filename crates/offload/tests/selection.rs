@@ -331,6 +331,7 @@ fn a_man_page_for_every_subcommand() {
         "offload-extract.1",
         "offload-ls.1",
         "offload-man.1",
+        "offload-size.1",
         "offload-thin.1",
         "offload.1",
     ];

@@ -179,6 +179,22 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
         // already decode to small valid values.
         "nvidia_lz" => nvidia_streams(offload_format::nvidia::Codec::Lz),
         "nvidia_zstd" => nvidia_streams(offload_format::nvidia::Codec::Zstd),
+        // The cubins, PTX and code objects of the fixtures (the packager
+        // cases' inputs), and the host object holding images among other
+        // data.
+        "profile" => fixture_tree("nvidia", 16 << 10)
+            .into_iter()
+            .chain(fixture_tree("offload", 16 << 10))
+            .chain(fixture_tree("packager", 16 << 10))
+            .filter(|(n, b)| {
+                n.ends_with(".cubin")
+                    || n.ends_with(".ptx")
+                    || n.ends_with(".co")
+                    || n.ends_with("embedded.o")
+                    || b.get(18..20) == Some(&[190, 0][..])
+                    || b.get(18..20) == Some(&[224, 0][..])
+            })
+            .collect(),
         // The wheels Python's zipfile made (with and without data
         // descriptors and ZIP64 records).
         "zip_read" => fixture_tree("wheel", 64 << 10)

@@ -1,0 +1,574 @@
+//! `offload size` on the NVIDIA fixtures (built by CUDA 13.5's nvcc) and
+//! the AMD ones (clang-22): every byte of each file counted once, each
+//! function's code as big as llvm-readelf-22 says, damaged images reported
+//! without a panic.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+#[path = "../../../xtask/src/json.rs"]
+mod json;
+
+fn fixtures(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(sub)
+}
+
+fn offload(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_offload"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run offload")
+}
+
+fn size_json(dir: &Path, args: &[&str]) -> (json::V, Output) {
+    let mut a = vec!["size", "--json"];
+    a.extend_from_slice(args);
+    let o = offload(dir, &a);
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    (json::parse(&text), o)
+}
+
+fn num(v: &json::V, k: &str) -> u64 {
+    v.get(k).num().unwrap_or_else(|| panic!("{k} missing"))
+}
+
+/// The images of file `k` of the document.
+fn images_of(doc: &json::V, k: u64) -> Vec<&json::V> {
+    doc.get("images")
+        .arr()
+        .iter()
+        .filter(|i| num(i, "file") == k)
+        .collect()
+}
+
+/// The stored name a function's `name` index stands for.
+fn name_of<'a>(doc: &'a json::V, f: &json::V) -> &'a str {
+    doc.get("names").arr()[num(f, "name") as usize]
+        .get("name")
+        .str()
+        .unwrap()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// Checks that every byte of each file in `doc` is counted once: the
+/// categories add up to the file's size on disk, each image's functions
+/// and shared parts to its uncompressed size, their file bytes to the
+/// image's.
+fn assert_adds_up(doc: &json::V, dir: &Path) {
+    for (k, f) in doc.get("files").arr().iter().enumerate() {
+        let path = dir.join(f.get("path").str().unwrap());
+        let on_disk = fs::metadata(&path).unwrap().len();
+        let size = num(f, "size");
+        assert_eq!(size, on_disk, "{}", path.display());
+        let images: u64 = images_of(doc, k as u64)
+            .iter()
+            .map(|i| num(i, "stored"))
+            .sum();
+        assert_eq!(images, num(f, "device"), "{}", path.display());
+        assert_eq!(
+            num(f, "host") + num(f, "other") + num(f, "overhead") + num(f, "device"),
+            size,
+            "{}",
+            path.display()
+        );
+        let archs: u64 = f.get("archs").arr().iter().map(|a| num(a, "stored")).sum();
+        assert_eq!(archs, num(f, "device"));
+        for img in images_of(doc, k as u64) {
+            let parts = img
+                .get("functions")
+                .arr()
+                .iter()
+                .chain(img.get("shared").arr());
+            let (bytes, share) = parts.fold((0, 0), |(b, s), p| {
+                (b + num(p, "bytes"), s + num(p, "share"))
+            });
+            assert_eq!(bytes, num(img, "uncompressed"), "{}", path.display());
+            assert_eq!(share, num(img, "stored"), "{}", path.display());
+        }
+    }
+}
+
+const NVIDIA: [&str; 10] = [
+    "embedded.o",
+    "app",
+    "compress-all.o",
+    "concat.o",
+    "libk.a",
+    "libk.so",
+    "lz-big.o",
+    "none.o",
+    "plain.o",
+    "rdc.o",
+];
+
+const AMD: [&str; 8] = [
+    "lib.so", "libz2.so", "libz3.so", "hip.o", "omp.o", "gnu.a", "rdc.o", "bsd.a",
+];
+
+#[test]
+fn every_byte_is_counted_once() {
+    for (sub, names) in [("nvidia", &NVIDIA[..]), ("offload", &AMD[..])] {
+        let dir = fixtures(sub);
+        for name in names {
+            let (doc, o) = size_json(&dir, &[name]);
+            assert!(
+                o.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_adds_up(&doc, &dir);
+            assert!(!images_of(&doc, 0).is_empty(), "{name}: no images");
+            // Every entry `ls` lists with bytes in the file is an image
+            // (an empty host entry at the same offset as a device entry
+            // included).
+            let o = offload(&dir, &["ls", "--json", name]);
+            let ls = json::parse(&String::from_utf8(o.stdout).unwrap());
+            let listed = ls_entries(&ls)
+                .iter()
+                .filter(|(_, e)| {
+                    e.get("kind").str() != Some("host")
+                        && num(e, "size") > 0
+                        && e.get("location").get("type").str() != Some("derived")
+                })
+                .count();
+            assert_eq!(images_of(&doc, 0).len(), listed, "{name}");
+        }
+    }
+}
+
+/// The sizes of the functions `llvm-readelf-22 --symbols` lists in a code
+/// object (STT_FUNC with a size), by name.
+fn readelf_functions(path: &Path) -> Vec<(String, u64)> {
+    let o = Command::new("llvm-readelf-22")
+        .args(["--symbols", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let mut out: Vec<(String, u64)> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 8 && f[3] == "FUNC" && f[2] != "0")
+                .then(|| (f[7].to_owned(), f[2].parse().unwrap()))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn amd_function_code_is_what_llvm_readelf_says() {
+    if !have("llvm-readelf-22") {
+        return;
+    }
+    let dir = fixtures("offload");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for name in ["lib.so", "libz3.so", "hip.o"] {
+        let (doc, _) = size_json(&dir, &[name]);
+        let input = dir.join(name);
+        let o = offload(tmp.path(), &["extract", input.to_str().unwrap()]);
+        assert!(o.status.success());
+        for img in images_of(&doc, 0) {
+            if img.get("kind").str() != Some("code-object") {
+                continue;
+            }
+            let file = format!(
+                "{name}.{}.{}",
+                num(img, "container"),
+                img.get("entry").str().unwrap()
+            );
+            let want = readelf_functions(&tmp.path().join(&file));
+            let mut got: Vec<(String, u64)> = img
+                .get("functions")
+                .arr()
+                .iter()
+                .map(|f| (name_of(&doc, f).to_owned(), num(f, "code")))
+                .collect();
+            got.sort();
+            assert_eq!(got, want, "{file}");
+            assert!(!want.is_empty());
+            // A kernel owns its code, its 64-byte descriptor, and more.
+            for f in img.get("functions").arr() {
+                if f.get("kernel") == &json::V::Bool(true) {
+                    assert!(num(f, "bytes") >= num(f, "code") + 64, "{file}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} code objects checked");
+}
+
+/// The `.text.<name>` sections of a cubin, as `llvm-readelf-22 -S` lists
+/// them: (name, size).
+fn readelf_text_sections(path: &Path) -> Vec<(String, u64)> {
+    let o = Command::new("llvm-readelf-22")
+        .args(["-S", "-W", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let mut out = Vec::new();
+    for l in String::from_utf8(o.stdout).unwrap().lines() {
+        let Some(at) = l.find("] ") else { continue };
+        let f: Vec<&str> = l[at + 2..].split_whitespace().collect();
+        if let Some(name) = f.first().and_then(|n| n.strip_prefix(".text.")) {
+            out.push((name.to_owned(), u64::from_str_radix(f[4], 16).unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn cubin_function_code_is_its_text_section() {
+    if !have("llvm-readelf-22") {
+        return;
+    }
+    let dir = fixtures("nvidia");
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["libk.so", "rdc.o", "compress-all.o"] {
+        let (doc, _) = size_json(&dir, &[name]);
+        let input = dir.join(name);
+        let o = offload(
+            tmp.path(),
+            &["extract", "-d", name, input.to_str().unwrap()],
+        );
+        assert!(o.status.success());
+        // Per architecture, the sorted (name, .text size) of every cubin.
+        let mut want: Vec<(String, String, u64)> = Vec::new();
+        for e in fs::read_dir(tmp.path().join(name)).unwrap() {
+            let p = e.unwrap().path();
+            let file = p.file_name().unwrap().to_str().unwrap().to_owned();
+            let Some(stem) = file.strip_suffix(".cubin") else {
+                continue;
+            };
+            let arch = stem.rsplit('.').next().unwrap().to_owned();
+            for (f, n) in readelf_text_sections(&p) {
+                want.push((arch.clone(), f, n));
+            }
+        }
+        let mut got: Vec<(String, String, u64)> = Vec::new();
+        for img in images_of(&doc, 0) {
+            if img.get("kind").str() != Some("cubin") {
+                continue;
+            }
+            for f in img.get("functions").arr() {
+                got.push((
+                    img.get("arch").str().unwrap().to_owned(),
+                    name_of(&doc, f).to_owned(),
+                    num(f, "code"),
+                ));
+            }
+        }
+        want.sort();
+        got.sort();
+        assert!(!want.is_empty(), "{name}");
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn ptx_is_split_at_entries() {
+    let dir = fixtures("nvidia");
+    let (doc, _) = size_json(&dir, &["libk.so"]);
+    let ptx: Vec<&json::V> = images_of(&doc, 0)
+        .into_iter()
+        .filter(|i| i.get("kind").str() == Some("ptx"))
+        .collect();
+    assert_eq!(ptx.len(), 1);
+    let mut names: Vec<&str> = ptx[0]
+        .get("functions")
+        .arr()
+        .iter()
+        .map(|f| name_of(&doc, f))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["axpy", "fill"]);
+    assert_eq!(ptx[0].get("arch").str(), Some("compute_90"));
+}
+
+#[test]
+fn duplicates_are_copies_in_several_images_of_one_architecture() {
+    // lib.so and hip.o: both hold kernel `ka` for gfx90a:xnack+.
+    let dir = fixtures("offload");
+    let (doc, _) = size_json(&dir, &["lib.so", "hip.o"]);
+    let dups = doc.get("duplicates").arr();
+    assert!(!dups.is_empty());
+    let ka = dups
+        .iter()
+        .find(|d| name_of(&doc, d) == "ka" && d.get("arch").str() == Some("gfx90a:xnack+"))
+        .expect("ka is duplicated");
+    let files: Vec<u64> = ka
+        .get("images")
+        .arr()
+        .iter()
+        .map(|i| num(&doc.get("images").arr()[i.num().unwrap() as usize], "file"))
+        .collect();
+    assert!(files.contains(&0) && files.contains(&1), "{files:?}");
+    for d in dups {
+        let copies = num(d, "copies");
+        assert!(copies > 1);
+        assert_eq!(d.get("images").arr().len() as u64, copies);
+        assert!(num(d, "extra_bytes") < num(d, "bytes"));
+        assert!(num(d, "extra_bytes") * copies >= num(d, "bytes") * (copies - 1) / copies);
+    }
+    // Each row of `functions` with more than one copy is a duplicate.
+    let multi = doc
+        .get("functions")
+        .arr()
+        .iter()
+        .filter(|f| num(f, "copies") > 1)
+        .count();
+    assert_eq!(multi, dups.len());
+}
+
+#[test]
+fn filters_select_functions() {
+    let dir = fixtures("nvidia");
+    let (doc, o) = size_json(&dir, &["--filter", "^ax", "--arch", "sm_90", "libk.so"]);
+    assert!(o.status.success());
+    let fs = doc.get("functions").arr();
+    assert!(!fs.is_empty());
+    for f in fs {
+        assert_eq!(name_of(&doc, f), "axpy");
+        let arch = f.get("arch").str().unwrap();
+        assert!(arch == "sm_90" || arch == "compute_90", "{arch}");
+    }
+    // The file's totals are not filtered.
+    assert_adds_up(&doc, &dir);
+    let (doc, _) = size_json(&dir, &["--top", "1", "libk.so"]);
+    assert_eq!(doc.get("functions").arr().len(), 1);
+    let o = offload(&dir, &["size", "--filter", "(", "libk.so"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--filter"));
+}
+
+/// The text table of the NVIDIA library, as recorded.
+#[test]
+fn text_table_snapshot() {
+    let dir = fixtures("nvidia");
+    let o = offload(&dir, &["size", "libk.so"]);
+    assert!(o.status.success());
+    let want = fs::read_to_string(dir.join("libk.so.size")).unwrap();
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), want);
+}
+
+/// A 64-byte ELF64 header for `machine` with its section table at `shoff`
+/// (`shnum` entries).
+fn elf_header(machine: u16, shoff: u64, shnum: u16) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2;
+    h[5] = 1;
+    h[6] = 1;
+    h[16..18].copy_from_slice(&1u16.to_le_bytes());
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[40..48].copy_from_slice(&shoff.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[58..60].copy_from_slice(&64u16.to_le_bytes());
+    h[60..62].copy_from_slice(&shnum.to_le_bytes());
+    h
+}
+
+#[test]
+fn damaged_images_are_reported_not_fatal() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A cubin whose section table lies past its end.
+    let mut cubin = elf_header(190, 1 << 40, 5);
+    cubin.resize(256, 0xAB);
+    let fatbin = test_support::fatbin(&[(2, 90, 0x11, &cubin, 0)]);
+    fs::write(tmp.path().join("bad.fatbin"), &fatbin).unwrap();
+    let (doc, o) = size_json(tmp.path(), &["bad.fatbin"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.fatbin") && err.contains("section"),
+        "{err}"
+    );
+    assert_adds_up(&doc, tmp.path());
+    // A container whose header says it is larger than the file.
+    let mut lying = fatbin.clone();
+    lying[8..16].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    fs::write(tmp.path().join("lying.fatbin"), &lying).unwrap();
+    let (doc, o) = size_json(tmp.path(), &["lying.fatbin"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lying.fatbin"));
+    assert_adds_up(&doc, tmp.path());
+}
+
+/// Every entry of an `ls --json` listing: (section names on its path,
+/// entry).
+fn ls_entries(doc: &json::V) -> Vec<(Vec<String>, json::V)> {
+    fn walk(n: &json::V, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, json::V)>) {
+        if let Some(name) = n.get("name").str() {
+            path.push(name.to_owned());
+        }
+        for e in n.get("entries").arr() {
+            out.push((path.clone(), e.clone()));
+        }
+        for c in n.get("children").arr() {
+            walk(c, path, out);
+        }
+        if n.get("name").str().is_some() {
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    for f in doc.get("files").arr() {
+        walk(f, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// The bytes of every file in `dir`, sorted.
+fn contents(dir: &Path) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+/// embedded.o (embedded.sh): libk.so's sm_80 cubin in .rodata and its fat
+/// binary #1 in .data, each after other data, found, listed, extracted as
+/// libk.so's own entries extract, and profiled.
+#[test]
+fn images_among_other_data_are_found_and_extracted_byte_identical() {
+    let dir = fixtures("nvidia");
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let entries = ls_entries(&doc);
+    let in_section = |s: &str| {
+        entries
+            .iter()
+            .filter(|(path, _)| path.iter().any(|p| p == s))
+            .count()
+    };
+    assert_eq!(in_section(".rodata"), 1);
+    assert_eq!(in_section(".data"), 4);
+    let tmp = tempfile::tempdir().unwrap();
+    let (got, want) = (tmp.path().join("got"), tmp.path().join("want"));
+    let o = offload(
+        &dir,
+        &["extract", "-d", got.to_str().unwrap(), "embedded.o"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [
+        &["--bundle", "1"][..],
+        &["--target", "sm_80", "--bundle", "1"],
+    ] {
+        let mut a = vec!["extract", "-d", want.to_str().unwrap()];
+        a.extend_from_slice(args);
+        a.push("libk.so");
+        let o = offload(&dir, &a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        if args.len() == 2 {
+            // The second run writes the sm_80 cubin again, under another
+            // directory's name: keep one copy per image.
+            fs::rename(&want, tmp.path().join("want1")).unwrap();
+        }
+    }
+    let mut expected = contents(&tmp.path().join("want1"));
+    expected.extend(contents(&want));
+    expected.sort();
+    assert_eq!(contents(&got), expected);
+    let (doc, o) = size_json(&dir, &["embedded.o"]);
+    assert!(o.status.success());
+    assert_adds_up(&doc, &dir);
+    assert_eq!(images_of(&doc, 0).len(), 5);
+}
+
+#[test]
+fn damaged_images_among_other_data_are_damage() {
+    let dir = fixtures("nvidia");
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let entries = ls_entries(&doc);
+    let at = |section: &str| {
+        let (_, e) = entries
+            .iter()
+            .find(|(p, _)| p.iter().any(|s| s == section))
+            .unwrap();
+        num(e.get("location"), "offset") as usize
+    };
+    let cubin = at(".rodata");
+    // The fat binary container's header: 16 bytes before its first entry
+    // header (64 bytes), which is 64 bytes before the first payload.
+    let fatbin = at(".data") - 64 - 16;
+    let bytes = fs::read(dir.join("embedded.o")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // A cubin whose section table lies outside it; a container header that
+    // records more bytes than the section has.
+    for (name, at, value) in [
+        ("shoff.o", cubin + 40, 1u64 << 40),
+        ("lying.o", fatbin + 8, 1u64 << 40),
+    ] {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        fs::write(tmp.path().join(name), &b).unwrap();
+        let o = offload(tmp.path(), &["ls", name]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(name) && err.contains("among other data"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        let (doc, o) = size_json(tmp.path(), &[name]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert_adds_up(&doc, tmp.path());
+    }
+}
+
+/// thin rewrites a fat binary container among other data in place (its
+/// start unchanged) and leaves a bare cubin alone, saying so.
+#[test]
+fn thin_leaves_bare_cubins_alone_and_says_so() {
+    let dir = fixtures("nvidia");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("thinned.o");
+    let o = offload(
+        &dir,
+        &[
+            "thin",
+            "--keep",
+            "sm_90",
+            "-o",
+            out.to_str().unwrap(),
+            "embedded.o",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("section .rodata: left alone: bare cubins among other data"),
+        "{text}"
+    );
+    let before = fs::read(dir.join("embedded.o")).unwrap();
+    let after = fs::read(&out).unwrap();
+    assert_eq!(before.len(), after.len());
+    // The .rodata cubin is where it was, byte for byte.
+    let o = offload(&dir, &["ls", "--json", "embedded.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    let (_, cubin) = ls_entries(&doc)
+        .into_iter()
+        .find(|(p, _)| p.iter().any(|s| s == ".rodata"))
+        .unwrap();
+    let at = num(cubin.get("location"), "offset") as usize;
+    let n = num(cubin.get("location"), "size") as usize;
+    assert_eq!(before[at..at + n], after[at..at + n]);
+    let o = offload(tmp.path(), &["ls", "--json", "thinned.o"]);
+    let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(ls_entries(&doc).len(), 4);
+}
