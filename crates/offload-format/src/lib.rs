@@ -111,9 +111,9 @@ pub mod objfile;
 pub mod offload_binary;
 #[cfg(feature = "inspect")]
 pub mod payload;
+pub mod profile;
 #[cfg(feature = "inspect")]
 pub mod shrink;
-pub mod profile;
 pub mod string_table;
 pub mod target_id;
 pub mod text_bundle;

@@ -510,10 +510,7 @@ fn the_summary_reads_as_people_read() {
     assert!(at("sm_100f") < at("sm_120a"), "{s}");
     // Percentages with two decimals.
     assert!(s.contains("of the device code"), "{s}");
-    let pct: Vec<&str> = s
-        .lines()
-        .filter(|l| l.starts_with("  --keep "))
-        .collect();
+    let pct: Vec<&str> = s.lines().filter(|l| l.starts_with("  --keep ")).collect();
     assert!(!pct.is_empty(), "{s}");
     for l in &pct {
         let p = l
