@@ -193,14 +193,12 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
             ));
         }
         let va = base + u64::from(sec.virtual_address);
-        if va % align != ptr % align {
-            return Err(Fallback::Section(
-                "an offload section's file offset and address disagree modulo its alignment"
-                    .to_owned(),
-            ));
-        }
         let esec = elf::SectionHeader {
-            addr: va,
+            // Packing keeps each container's offset from the section's
+            // start modulo `align`, so its address too: the address is
+            // set once packed (the file offset and the address need not
+            // agree modulo `align` in an image).
+            addr: ptr,
             offset: ptr,
             size: raw_len(&sec),
             addralign: align,
@@ -208,6 +206,7 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         };
         let mut moves = pack(file, esec, &rewrites[i..j])
             .ok_or_else(|| Fallback::Section("cannot pack the containers".to_owned()))?;
+        moves.sec.addr = va;
         for b in &mut moves.blocks {
             if let Some(k) = &mut b.rewrite {
                 *k += i;
@@ -230,11 +229,11 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         let freed = packed
             .iter()
             .map(|p| p.moves.sec.size - p.moves.new_size)
-            .sum();
-        return Err(Fallback::TooLittle {
-            freed,
-            page: file_align,
-        });
+            .sum::<u64>();
+        return Err(Fallback::Section(format!(
+            "the packed sections are only {freed} bytes shorter, which frees no whole \
+             FileAlignment unit ({file_align} bytes)"
+        )));
     }
     let is_packed = |i: usize| packed.iter().any(|p| p.si == i);
     // Nothing else's raw data may lie in a packed section's.
