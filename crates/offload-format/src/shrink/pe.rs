@@ -214,6 +214,10 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         }
         let new_raw = super::align_up(moves.new_size, file_align)
             .ok_or_else(|| unreadable("section size"))?;
+        if new_raw > old_raw {
+            // Packing never grows a section; a bad input could claim it.
+            return Err(unreadable("an offload section's size"));
+        }
         packed.push(Packed {
             si,
             ptr,
@@ -228,7 +232,7 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
     if total == 0 {
         let freed = packed
             .iter()
-            .map(|p| p.moves.sec.size - p.moves.new_size)
+            .map(|p| p.moves.sec.size.saturating_sub(p.moves.new_size))
             .sum::<u64>();
         return Err(Fallback::Section(format!(
             "the packed sections are only {freed} bytes shorter, which frees no whole \
@@ -481,10 +485,6 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         let end = k.moves.pieces(rewrites, &mut pieces);
         if k.ptr + k.new_raw > end {
             pieces.push(Out::Zeros(k.ptr + k.new_raw - end));
-        }
-        if k.new_raw > k.old_end - k.ptr {
-            // Packing never grows a section; a bad input could claim it.
-            return Err(unreadable("an offload section's size"));
         }
         pos = k.old_end;
     }
