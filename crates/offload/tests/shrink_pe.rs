@@ -4,7 +4,9 @@
 //! reads back in `llvm-readobj-22` and `llvm-objdump-22` without
 //! complaint, keeps its exports, base relocations and every section's
 //! address, each record points at a fat binary's first byte, and the kept
-//! entries are byte for byte those of the layout-preserving rewrite.
+//! entries are byte for byte those of the layout-preserving rewrite. A
+//! HIP DLL (`.hip_fat`, `.hipFatB`) keeps its bundles 4096-aligned and
+//! `clang-offload-bundler-22` lists each with only the kept target.
 //! Hostile DLLs (a record into the middle of a container, two records
 //! for one container, a signed DLL, a checksum, another pointer or an
 //! export into the section) fall back to that rewrite, byte for byte.
@@ -60,26 +62,59 @@ fn fatbin() -> Vec<u8> {
 /// each in `.nvFatBi`, exported functions, and `extra` source (`ARRAY`
 /// in it stands for the fat binary's bytes).
 fn build(d: &Path, name: &str, extra: &str) -> Option<PathBuf> {
+    build_with(d, name, &NVIDIA, &fatbin(), extra)
+}
+
+/// Where a vendor's host code puts containers and records.
+struct Vendor {
+    section: &'static str,
+    records: &'static str,
+    magic: u32,
+    align: u32,
+}
+
+const NVIDIA: Vendor = Vendor {
+    section: ".nv_fatb",
+    records: ".nvFatBi",
+    magic: 0x466243b1,
+    align: 8,
+};
+
+/// clang's HIP host code on Windows: `.hip_fat` (4096-aligned bundles),
+/// `__hip_fatbin_wrapper` records in `.hipFatB`.
+const HIP: Vendor = Vendor {
+    section: ".hip_fat",
+    records: ".hipFatB",
+    magic: 0x48495046,
+    align: 4096,
+};
+
+/// [`build`] for `v`'s sections with `container` twice.
+fn build_with(d: &Path, name: &str, v: &Vendor, container: &[u8], extra: &str) -> Option<PathBuf> {
     if !have("clang-22") || !have("lld-link-22") {
         return None;
     }
-    let array: Vec<String> = fatbin().iter().map(|b| b.to_string()).collect();
+    let array: Vec<String> = container.iter().map(|b| b.to_string()).collect();
     let array = array.join(",");
     let src = d.join(format!("{name}.c"));
     fs::write(
         &src,
         format!(
             "struct wrapper {{ int magic; int version; const void *data; void *unused; }};\n\
-             #pragma section(\".nv_fatb\", read)\n\
-             #pragma section(\".nvFatBi\", read, write)\n\
-             __declspec(allocate(\".nv_fatb\")) __declspec(align(8)) static const unsigned char fb0[] = {{{array}}};\n\
-             __declspec(allocate(\".nv_fatb\")) __declspec(align(8)) static const unsigned char fb1[] = {{{array}}};\n\
-             __declspec(allocate(\".nvFatBi\")) __declspec(align(8)) static struct wrapper w0 = {{0x466243b1, 1, fb0, 0}};\n\
-             __declspec(allocate(\".nvFatBi\")) __declspec(align(8)) static struct wrapper w1 = {{0x466243b1, 1, fb1, 0}};\n\
+             #pragma section(\"{sec}\", read)\n\
+             #pragma section(\"{rec}\", read, write)\n\
+             __declspec(allocate(\"{sec}\")) __declspec(align({al})) static const unsigned char fb0[] = {{{array}}};\n\
+             __declspec(allocate(\"{sec}\")) __declspec(align({al})) static const unsigned char fb1[] = {{{array}}};\n\
+             __declspec(allocate(\"{rec}\")) __declspec(align(8)) static struct wrapper w0 = {{{magic}, 1, fb0, 0}};\n\
+             __declspec(allocate(\"{rec}\")) __declspec(align(8)) static struct wrapper w1 = {{{magic}, 1, fb1, 0}};\n\
              __declspec(dllexport) int answer(void) {{ return 42; }}\n\
              __declspec(dllexport) const void *wrappers(int i) {{ return i ? &w1 : &w0; }}\n\
              {}\n",
-            extra.replace("ARRAY", &array)
+            extra.replace("ARRAY", &array),
+            sec = v.section,
+            rec = v.records,
+            al = v.align,
+            magic = v.magic as i32,
         ),
     )
     .unwrap();
@@ -322,4 +357,79 @@ fn hostile_dlls_fall_back_to_the_layout_preserving_rewrite() {
         assert_eq!(after, kept, "{name}");
         assert_eq!(after.len(), data.len(), "{name}");
     }
+}
+
+#[test]
+fn hip_dlls_shrink_with_4096_aligned_bundles() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // clang-22's HIP bundle (gfx906 and gfx90a code objects) from the
+    // shared library tests/fixtures/thin/libhip.so.
+    let so =
+        fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/thin/libhip.so"))
+            .unwrap();
+    let bundle = {
+        let elf = ElfFile::parse(&so[..]).unwrap();
+        let i = elf.section_index_by_name(b".hip_fatbin").unwrap().unwrap();
+        let bytes = elf.section_bytes(i).unwrap();
+        let scan = offload_format::hip_fatbin::scan(bytes, &[]);
+        scan.items[0].bytes.to_vec()
+    };
+    let Some(dll) = build_with(d, "hip", &HIP, &bundle, "") else {
+        return;
+    };
+    let out = dll.with_extension("out.dll");
+    let report = ok(&offload(&[
+        "thin",
+        "--keep",
+        "gfx90a",
+        "-o",
+        s(&out),
+        s(&dll),
+    ]));
+    assert!(report.contains("  shrunk: "), "{report}");
+    let (before, after) = (fs::read(&dll).unwrap(), fs::read(&out).unwrap());
+    assert!(after.len() < before.len());
+    let (h, raw) = section(&after, b".hip_fat");
+    let va = 0x1_8000_0000 + u64::from(h.virtual_address);
+    let mut targets = Vec::new();
+    let (rh, rraw) = section(&after, b".hipFatB");
+    for r in rraw[..rh.virtual_size as usize].chunks_exact(24) {
+        if r[..4] == 0x48495046u32.to_le_bytes() {
+            targets.push(u64::from_le_bytes(r[8..16].try_into().unwrap()));
+        }
+    }
+    assert_eq!(targets.len(), 2);
+    for t in &targets {
+        // A bundle's first byte, at a 4096-aligned address.
+        assert_eq!(t % 4096, 0);
+        let at = (t - va) as usize;
+        assert!(raw[at..].starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
+        // The bundler reads each one back with only the kept target.
+        if have("clang-offload-bundler-22") {
+            let b = d.join(format!("b{at}.bin"));
+            let end = offload_format::bundle::parse_header(&raw[at..])
+                .unwrap()
+                .iter()
+                .map(|e| e.data.as_ptr() as usize - raw[at..].as_ptr() as usize + e.data.len())
+                .max()
+                .unwrap();
+            fs::write(&b, &raw[at..at + end]).unwrap();
+            let o = Command::new("clang-offload-bundler-22")
+                .args(["-list", "-type=o", &format!("-input={}", s(&b))])
+                .output()
+                .unwrap();
+            let list = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                list.contains("gfx90a") && !list.contains("gfx906"),
+                "{list}"
+            );
+        }
+    }
+    // llvm-readobj-22 reads it without complaint.
+    tool_text(
+        "llvm-readobj-22",
+        &["--file-headers", "--sections", "--coff-basereloc"],
+        &out,
+    );
 }
