@@ -433,3 +433,105 @@ fn hip_dlls_shrink_with_4096_aligned_bundles() {
         &out,
     );
 }
+
+/// The containers of `.nv_fatb`, each rewritten as its first half.
+fn halves(file: &[u8]) -> Vec<offload_format::shrink::Rewrite<'_>> {
+    use offload_format::thin::{Piece, Thinned};
+    let Ok(c) = CoffFile::parse_image(file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for i in 0..c.section_count() {
+        if c.section_name(i).ok() != Some(&b".nv_fatb"[..]) {
+            continue;
+        }
+        let h = c.section_header(i).unwrap();
+        let (at, len) = (
+            h.pointer_to_raw_data as usize,
+            h.size_of_raw_data.min(h.virtual_size) as usize,
+        );
+        let Some(bytes) = file.get(at..at + len) else {
+            continue;
+        };
+        for k in offload_format::nvidia::fatbin::scan(bytes).containers {
+            let (offset, size) = ((at + k.offset) as u64, k.len());
+            let used = size / 2;
+            out.push(offload_format::shrink::Rewrite {
+                offset,
+                size,
+                new: Thinned {
+                    pieces: vec![
+                        Piece::Input(&file[offset as usize..(offset + used) as usize]),
+                        Piece::Zeros(size - used),
+                    ],
+                    used,
+                    kept: Vec::new(),
+                    dropped: Vec::new(),
+                },
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn damaged_dlls_never_panic_and_shrunk_layouts_tile_the_output() {
+    use offload_format::shrink::{self, Out};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(dll) = build(dir.path(), "nv", "") else {
+        return;
+    };
+    let base = fs::read(&dll).unwrap();
+    assert!(shrink::shrink(&base, &halves(&base)).is_ok());
+    // Every header byte, the section table, the records and the base
+    // relocations, each set to three values; and truncations.
+    let c = CoffFile::parse_image(&base[..]).unwrap();
+    let table_end = (c.header_offset() + 20 + 240 + 40 * c.section_count() as u64) as usize;
+    let mut places: Vec<usize> = (0..table_end).collect();
+    for name in [&b".nvFatBi"[..], b".reloc"] {
+        let (h, _) = section(&base, name);
+        let at = h.pointer_to_raw_data as usize;
+        places.extend(at..at + h.virtual_size as usize);
+    }
+    let mut next = test_support::xorshift(31);
+    let (mut shrunk, mut fell_back) = (0, 0);
+    for (n, &p) in places.iter().enumerate() {
+        for v in [0u8, 0xff, next() as u8] {
+            let mut data = base.clone();
+            data[p] = v;
+            if n % 7 == 0 {
+                data.truncate(base.len() - (next() as usize % base.len()));
+            }
+            let rewrites = halves(&data);
+            if rewrites.is_empty() {
+                continue;
+            }
+            let Ok(layout) = shrink::shrink(&data, &rewrites) else {
+                fell_back += 1;
+                continue;
+            };
+            shrunk += 1;
+            let mut total = 0;
+            for piece in &layout.pieces {
+                total += match piece {
+                    Out::Copy { from, len } => {
+                        assert!(from + len <= data.len() as u64, "copy outside the input");
+                        *len
+                    }
+                    Out::Container(i) => rewrites[*i].new.used,
+                    Out::Bytes(b) => b.len() as u64,
+                    Out::Zeros(z) => *z,
+                };
+            }
+            assert_eq!(total, layout.len);
+            assert!(layout.len < data.len() as u64);
+            assert_eq!((data.len() as u64 - layout.len) % 512, 0);
+            let out = layout.to_vec(&data, &rewrites);
+            assert!(CoffFile::parse_image(&out[..]).is_ok(), "byte {p} = {v}");
+        }
+    }
+    assert!(
+        shrunk > 0 && fell_back > 0,
+        "{shrunk} shrunk, {fell_back} fell back"
+    );
+}
