@@ -2,12 +2,14 @@
 //!
 //! A section's raw data (`PointerToRawData`, `SizeOfRawData`, a multiple
 //! of `FileAlignment`) may be shorter than its `VirtualSize`: the loader
-//! fills the rest with zeros. So the offload section (`.nv_fatb`,
-//! `.hip_fat`: names are cut to 8 bytes in images) keeps its address and
-//! virtual size, and only its file bytes shrink:
+//! fills the rest with zeros. So each offload section (`.nv_fatb`,
+//! `__nv_rel`: nvcc's relocatable-device-code fat binaries, `.hip_fat`;
+//! names are cut to 8 bytes in images) keeps its address and virtual
+//! size, and only its file bytes shrink:
 //!
 //! 1. the kept containers are packed at the front of the section, each
-//!    congruent with its old address modulo 16 (NVIDIA) or 4096 (HIP);
+//!    at its old offset from the section's start modulo 16 (NVIDIA) or
+//!    4096 (HIP), so its address keeps that alignment;
 //! 2. the section's `SizeOfRawData` becomes the packed size rounded up to
 //!    `FileAlignment`; every later section's raw data, the overlay after
 //!    the last section, the debug directory's raw data
