@@ -70,6 +70,8 @@ use crate::objfile::elf::{
 };
 use crate::thin::{Piece, Thinned};
 
+mod pe;
+
 /// `SHF_ALLOC`.
 const SHF_ALLOC: u64 = 0x2;
 /// `PT_INTERP`.
@@ -638,6 +640,9 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     #[cfg(feature = "archive")]
     if file.starts_with(b"!<arch>\n") {
         return shrink_archive(file, rewrites);
+    }
+    if file.starts_with(b"MZ") {
+        return pe::shrink(file, rewrites);
     }
     let parsed = ElfFile::parse(file).map_err(|e| match e {
         crate::objfile::Error::UnknownFormat => Fallback::Kind("not an ELF file"),
