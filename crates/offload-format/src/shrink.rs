@@ -1120,7 +1120,8 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                             patches.push((off, new.to_le_bytes().to_vec()));
                         }
                     }
-                } else if fixer.is_slot(offset) {
+                } else if fixer.is_slot(offset) && !holes.iter().any(|o| o.moves.contains(addend)) {
+                    // (A container in a section keeping its layout stays.)
                     return Err(Fallback::Reference(format!(
                         "the registration record at {:#x} points outside the offload section",
                         offset - 8
