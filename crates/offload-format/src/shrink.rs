@@ -767,17 +767,27 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         };
         return shrink_object(&elf, &h, si, rewrites);
     }
-    let page = phdrs
+    // What moves, moves by whole pages: the largest `p_align` of the
+    // `PT_LOAD`s, or the machine's largest page size where segments are
+    // aligned more (2 MiB for huge pages); a moved segment then gets that
+    // page size as its `p_align` (the dynamic loader asks each segment's
+    // offset and address to agree modulo its own `p_align`, and aligns
+    // the whole mapping to the largest, which the first keeps).
+    let largest = phdrs
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
         .map(|p| p.align)
         .max()
         .unwrap_or(0)
         .max(4096);
-    if !page.is_power_of_two()
-        || phdrs
-            .iter()
-            .any(|p| p.p_type == PT_LOAD && p.offset % page != p.vaddr % page)
+    let machine_page = if h.machine == EM_AARCH64 { 65536 } else { 4096 };
+    let page = largest.min(machine_page);
+    if !largest.is_power_of_two()
+        || phdrs.iter().any(|p| {
+            p.p_type == PT_LOAD
+                && (p.offset % page != p.vaddr % page
+                    || (p.align > 1 && !p.align.is_power_of_two()))
+        })
     {
         return Err(Fallback::Segment);
     }
@@ -1145,6 +1155,17 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     let x_new_off = |o: &Hole| o.x_old_off(&phdrs) - o.before - o.d;
     let mut table = Vec::with_capacity(phsz as usize);
     let mut put = |p: &ProgramHeader| {
+        let p = &ProgramHeader {
+            align: if p.p_type == PT_LOAD
+                && p.align > page
+                && p.vaddr.wrapping_sub(p.offset) % p.align != 0
+            {
+                page
+            } else {
+                p.align
+            },
+            ..*p
+        };
         table.extend_from_slice(&p.p_type.to_le_bytes());
         table.extend_from_slice(&p.flags.to_le_bytes());
         for v in [p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.align] {

@@ -714,10 +714,16 @@ fn nvidia_like_library_registers_exactly_the_kept_fat_binary_entries() {
 #[test]
 fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
     let Some(lab) = lab() else { return };
-    for (name, copies, splits) in [("libnv2.so", 2, 2), ("libnv1.so", 1, 1)] {
+    // The last one's segments are aligned to 2 MiB (as cuDNN's are): it
+    // moves by 4 KiB pages, the moved segments aligned so.
+    for (name, copies, splits, flags) in [
+        ("libnv2.so", 2, 2, &[][..]),
+        ("libnv1.so", 1, 1, &[]),
+        ("libnv2m.so", 2, 2, &["-Wl,-z,max-page-size=0x200000"]),
+    ] {
         let lib = lab.dir.join(name);
         let mut c = Command::new("cc");
-        c.arg("-shared");
+        c.arg("-shared").args(flags);
         for section in ["__nv_relfatbin", ".nv_fatbin"] {
             for copy in 0..copies {
                 let tag = format!("_{}{copy}", &section[1..3]);
@@ -743,6 +749,20 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
         // more each.
         let phnum = |f: &Path| u16::from_le_bytes(fs::read(f).unwrap()[56..58].try_into().unwrap());
         assert_eq!(phnum(&thinned), phnum(&lib) + splits, "{name}");
+        if !flags.is_empty() {
+            assert!(size(&lib) - size(&thinned) < 0x200000, "{name}");
+            let thin_data = fs::read(&thinned).unwrap();
+            let aligns: Vec<u64> = offload_format::objfile::elf::ElfFile::parse(&thin_data[..])
+                .unwrap()
+                .program_headers()
+                .unwrap()
+                .iter()
+                .filter(|p| p.p_type == 1)
+                .map(|p| p.align)
+                .collect();
+            assert_eq!(aligns[0], 0x200000, "the first segment keeps its alignment");
+            assert!(aligns.contains(&0x1000), "{aligns:?}");
+        }
         check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
         other_tools_agree(&lib, &thinned);
     }
