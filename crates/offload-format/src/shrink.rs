@@ -12,27 +12,34 @@
 //!
 //! In a shared library (`ET_DYN` without `PT_INTERP`, 64-bit
 //! little-endian x86-64 or AArch64)
-//! the containers lie in one section (`.nv_fatbin`, `.hip_fatbin`) in the
-//! middle of a read-only `PT_LOAD` segment: the sections after it in the
-//! segment (`.eh_frame_hdr`, `.eh_frame`, ...) may change file offset but
-//! never virtual address. [`shrink`]:
+//! the containers lie in one or more sections (`.nv_fatbin` and nvcc
+//! `-rdc`'s `__nv_relfatbin`, or `.hip_fatbin`), each in the middle of a
+//! read-only `PT_LOAD` segment: the sections after it in the segment
+//! (`.eh_frame_hdr`, `.eh_frame`, ...) may change file offset but never
+//! virtual address. [`shrink`], for each section:
 //!
 //! 1. packs the kept containers at the front of the section, each at its
 //!    old alignment (modulo the section's `sh_addralign`, at least 8);
 //!    bytes between containers that are not rewritten (containers with
 //!    nothing to drop) move as one block, their leading zero padding left
 //!    out;
-//! 2. splits the segment in two: the first keeps its start and ends with
-//!    the packed section; the second starts at page-aligned address `X`
-//!    (below the old section end, above the new one, never sharing a page
-//!    with the first) at a file offset `D` bytes lower than before, `D` a
-//!    multiple of the page size (the largest `p_align` of the `PT_LOAD`s),
-//!    so that every offset stays congruent with its address;
-//! 3. writes a new program header table, one entry longer, at `X` (the
-//!    old table has no spare slot; it stays, unused, where it was), and
-//!    points `e_phoff` and `PT_PHDR` at it;
+//! 2. splits its segment in two: the first part ends with the packed
+//!    section; the second starts at page-aligned address `X` (below the
+//!    old section end, above the new one, never sharing a page with the
+//!    first) at a file offset `D` bytes lower than before, `D` a multiple
+//!    of the page size (the largest `p_align` of the `PT_LOAD`s, or the
+//!    machine's largest page, 4 KiB on x86-64 and 64 KiB on AArch64,
+//!    where segments are aligned more: such a moved segment gets that
+//!    `p_align`, the first keeps its own), so that every offset stays
+//!    congruent with its address; a section freeing no whole page keeps
+//!    its layout (its containers rewritten in place) and its segment;
+//! 3. writes one new program header table, one entry longer per split,
+//!    at the `X` of the section that loses least to it (the old table has
+//!    no spare slot; it stays, unused, where it was), and points
+//!    `e_phoff` and `PT_PHDR` at it;
 //! 4. moves every later section, segment and the section header table
-//!    down by `D`, and shortens the section's `sh_size`;
+//!    down by the sum of the `D`s before it, and shortens the section's
+//!    `sh_size`;
 //! 5. points every reference into the section at its new place: the
 //!    `R_X86_64_RELATIVE` (`R_AARCH64_RELATIVE`) relocations of the
 //!    registration records (`.nvFatBinSegment`, `.hipFatBinSegment`), in
@@ -57,7 +64,7 @@
 //! middle of a container, outside the section or at a container another
 //! record points at, a section or segment overlapping the freed range,
 //! less than a page freed, another kind of file. Addresses outside the
-//! section never change. Debug information describing the section's
+//! sections never change. Debug information describing the section's
 //! symbols is not updated (it is not read to load or run the library).
 
 use std::fmt;
@@ -222,8 +229,9 @@ pub enum Fallback {
     /// A kind of file not shrunk (yet): non-GNU archives, programs, executables,
     /// 32-bit or big-endian files, other machines, non-ELF files.
     Kind(&'static str),
-    /// The containers are not all in one loaded `.nv_fatbin` or
-    /// `.hip_fatbin` section.
+    /// A container is not inside a loaded `.nv_fatbin`, `__nv_relfatbin`
+    /// or `.hip_fatbin` section (or an object's containers are in more
+    /// than one).
     Section(String),
     /// The section is not in exactly one `PT_LOAD`, consistently mapped.
     Segment,
@@ -245,7 +253,7 @@ pub enum Fallback {
     TooLittle {
         /// How much shorter the packed section is.
         freed: u64,
-        /// The page size (the largest `p_align`).
+        /// The page size the file moves by.
         page: u64,
     },
 }
