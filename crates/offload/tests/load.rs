@@ -765,7 +765,57 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
         }
         check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
         other_tools_agree(&lib, &thinned);
+        if name == "libnv2.so" {
+            two_records_for_one_container_fall_back(&lab, &lib);
+        }
     }
+}
+
+/// A record of `__nv_relfatbin` made to point at the first container of
+/// `.nv_fatbin`, which another record points at: the library is not
+/// shrunk but rewritten in place, as `--keep-layout` rewrites it.
+fn two_records_for_one_container_fall_back(lab: &Lab, lib: &Path) {
+    let mut data = fs::read(lib).unwrap();
+    let (rel, nv, rela) = {
+        let elf = offload_format::objfile::elf::ElfFile::parse(&data[..]).unwrap();
+        let sec = |n: &[u8]| {
+            let i = elf.section_index_by_name(n).unwrap().unwrap();
+            let h = elf.section_header(i).unwrap();
+            (h.offset, h.addr, h.size)
+        };
+        (
+            sec(b"__nv_relfatbin"),
+            sec(b".nv_fatbin"),
+            sec(b".rela.dyn"),
+        )
+    };
+    let at = (0..rela.2 as usize / 24)
+        .map(|k| rela.0 as usize + k * 24)
+        .find(|&at| {
+            let addend = u64::from_le_bytes(data[at + 16..at + 24].try_into().unwrap());
+            addend >= rel.1 && addend < rel.1 + rel.2
+        })
+        .expect("a record's relocation into __nv_relfatbin");
+    data[at + 16..at + 24].copy_from_slice(&nv.1.to_le_bytes());
+    let input = lab.dir.join("twice.so");
+    fs::write(&input, &data).unwrap();
+    let (out, kept) = (lab.dir.join("twice.out"), lab.dir.join("twice.kept"));
+    let o = offload(&["thin", "--keep", "sm_90", "-o", s(&out), s(&input)]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("not shrunk (two registration records point at the container"),
+        "{report}"
+    );
+    offload(&[
+        "thin",
+        "--keep",
+        "sm_90",
+        "--keep-layout",
+        "-o",
+        s(&kept),
+        s(&input),
+    ]);
+    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
 }
 
 /// What cuobjdump 13.5 listed and extracted from the shrunk libnv.so
