@@ -1,17 +1,19 @@
 //! The shrinking layout of `offload thin` on any bytes taken as an ELF
-//! file whose `.hip_fatbin` or `.nv_fatbin` containers were thinned (each
-//! container found in the section, made shorter as the first input byte
-//! says): it never panics; it shrinks or says why not; a shrunk layout
-//! tiles the output exactly from input ranges inside the file, is smaller
-//! by a whole number of pages, and reads back as ELF whose `PT_LOAD`
-//! segments keep offsets congruent with addresses and whose other
-//! sections keep their addresses; the in-place layout keeps the size.
+//! file whose `.hip_fatbin`, `.nv_fatbin` or `__nv_relfatbin` containers
+//! were thinned (each container found in its section, made shorter as the
+//! first input byte says): it never panics; it shrinks or says why not; a
+//! shrunk layout tiles the output exactly from input ranges inside the
+//! file, is smaller by a whole number of pages, and reads back as ELF
+//! whose `PT_LOAD` segments keep offsets congruent with addresses (each
+//! keeping its `p_align` or getting the page size moved by) and whose
+//! other sections keep their addresses; the in-place layout keeps the
+//! size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin;
-use offload_format::objfile::elf::{ElfFile, PT_LOAD};
+use offload_format::objfile::elf::{ElfFile, EM_AARCH64, PT_LOAD};
 use offload_format::shrink::{self, Out, Rewrite};
 use offload_format::thin::{Piece, Thinned};
 
@@ -36,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             for item in hip_fatbin::scan(bytes, &[]).items {
                 spans.push((h.offset + item.offset as u64, item.bytes.len() as u64));
             }
-        } else if name == b".nv_fatbin" {
+        } else if name == b".nv_fatbin" || name == b"__nv_relfatbin" {
             for c in fatbin::scan(bytes).containers {
                 spans.push((h.offset + c.offset as u64, c.len()));
             }
@@ -92,17 +94,37 @@ fuzz_target!(|data: &[u8]| {
     let out = layout.to_vec(file, &rewrites);
     let new = ElfFile::parse(&out[..]).expect("a shrunk file reads as ELF");
     let phdrs = new.program_headers().expect("its program headers read");
-    let page = phdrs
+    let machine_page = if elf.header().machine == EM_AARCH64 {
+        65536
+    } else {
+        4096
+    };
+    let old_phdrs = elf
+        .program_headers()
+        .expect("the input's program headers read");
+    let aligns: Vec<u64> = old_phdrs
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
         .map(|p| p.align)
+        .collect();
+    let page = aligns
+        .iter()
+        .copied()
         .max()
         .unwrap_or(0)
-        .max(4096);
+        .max(4096)
+        .min(machine_page);
     assert_eq!((file.len() as u64 - layout.len) % page, 0);
     for p in phdrs.iter().filter(|p| p.p_type == PT_LOAD) {
         assert_eq!(p.offset % page, p.vaddr % page, "a segment lost congruence");
-        assert!(p.offset + p.filesz <= out.len() as u64, "a segment past the end");
+        assert!(
+            p.align == page || aligns.contains(&p.align),
+            "a segment got another alignment"
+        );
+        assert!(
+            p.offset + p.filesz <= out.len() as u64,
+            "a segment past the end"
+        );
     }
     // Every section keeps its address and type; one shrinks.
     let (old, new) = (elf.section_headers(), new.section_headers());

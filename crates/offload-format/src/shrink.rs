@@ -12,27 +12,34 @@
 //!
 //! In a shared library (`ET_DYN` without `PT_INTERP`, 64-bit
 //! little-endian x86-64 or AArch64)
-//! the containers lie in one section (`.nv_fatbin`, `.hip_fatbin`) in the
-//! middle of a read-only `PT_LOAD` segment: the sections after it in the
-//! segment (`.eh_frame_hdr`, `.eh_frame`, ...) may change file offset but
-//! never virtual address. [`shrink`]:
+//! the containers lie in one or more sections (`.nv_fatbin` and nvcc
+//! `-rdc`'s `__nv_relfatbin`, or `.hip_fatbin`), each in the middle of a
+//! read-only `PT_LOAD` segment: the sections after it in the segment
+//! (`.eh_frame_hdr`, `.eh_frame`, ...) may change file offset but never
+//! virtual address. [`shrink`], for each section:
 //!
 //! 1. packs the kept containers at the front of the section, each at its
 //!    old alignment (modulo the section's `sh_addralign`, at least 8);
 //!    bytes between containers that are not rewritten (containers with
 //!    nothing to drop) move as one block, their leading zero padding left
 //!    out;
-//! 2. splits the segment in two: the first keeps its start and ends with
-//!    the packed section; the second starts at page-aligned address `X`
-//!    (below the old section end, above the new one, never sharing a page
-//!    with the first) at a file offset `D` bytes lower than before, `D` a
-//!    multiple of the page size (the largest `p_align` of the `PT_LOAD`s),
-//!    so that every offset stays congruent with its address;
-//! 3. writes a new program header table, one entry longer, at `X` (the
-//!    old table has no spare slot; it stays, unused, where it was), and
-//!    points `e_phoff` and `PT_PHDR` at it;
+//! 2. splits its segment in two: the first part ends with the packed
+//!    section; the second starts at page-aligned address `X` (below the
+//!    old section end, above the new one, never sharing a page with the
+//!    first) at a file offset `D` bytes lower than before, `D` a multiple
+//!    of the page size (the largest `p_align` of the `PT_LOAD`s, or the
+//!    machine's largest page, 4 KiB on x86-64 and 64 KiB on AArch64,
+//!    where segments are aligned more: such a moved segment gets that
+//!    `p_align`, the first keeps its own), so that every offset stays
+//!    congruent with its address; a section freeing no whole page keeps
+//!    its layout (its containers rewritten in place) and its segment;
+//! 3. writes one new program header table, one entry longer per split,
+//!    at the `X` of the section that loses least to it (the old table has
+//!    no spare slot; it stays, unused, where it was), and points
+//!    `e_phoff` and `PT_PHDR` at it;
 //! 4. moves every later section, segment and the section header table
-//!    down by `D`, and shortens the section's `sh_size`;
+//!    down by the sum of the `D`s before it, and shortens the section's
+//!    `sh_size`;
 //! 5. points every reference into the section at its new place: the
 //!    `R_X86_64_RELATIVE` (`R_AARCH64_RELATIVE`) relocations of the
 //!    registration records (`.nvFatBinSegment`, `.hipFatBinSegment`), in
@@ -57,7 +64,7 @@
 //! middle of a container, outside the section or at a container another
 //! record points at, a section or segment overlapping the freed range,
 //! less than a page freed, another kind of file. Addresses outside the
-//! section never change. Debug information describing the section's
+//! sections never change. Debug information describing the section's
 //! symbols is not updated (it is not read to load or run the library).
 
 use std::fmt;
@@ -224,8 +231,9 @@ pub enum Fallback {
     /// A kind of file not shrunk (yet): non-GNU archives, programs, executables,
     /// 32-bit or big-endian files, other machines, non-ELF files.
     Kind(&'static str),
-    /// The containers are not all in one loaded `.nv_fatbin` or
-    /// `.hip_fatbin` section.
+    /// A container is not inside a loaded `.nv_fatbin`, `__nv_relfatbin`
+    /// or `.hip_fatbin` section (or an object's containers are in more
+    /// than one).
     Section(String),
     /// The section is not in exactly one `PT_LOAD`, consistently mapped.
     Segment,
@@ -247,7 +255,7 @@ pub enum Fallback {
     TooLittle {
         /// How much shorter the packed section is.
         freed: u64,
-        /// The page size (the largest `p_align`).
+        /// The page size the file moves by.
         page: u64,
     },
 }
@@ -446,7 +454,12 @@ fn place(cursor: u64, old: u64, align: u64) -> u64 {
 }
 
 /// Packs the section's containers (see the module documentation).
-fn pack(file: &[u8], sec: SectionHeader, rewrites: &[Rewrite<'_>]) -> Option<Moves> {
+fn pack(
+    file: &[u8],
+    sec: SectionHeader,
+    rewrites: &[Rewrite<'_>],
+    range: std::ops::Range<usize>,
+) -> Option<Moves> {
     let align = sec.addralign.max(8);
     if !align.is_power_of_two() || sec.offset % align != sec.addr % align {
         return None;
@@ -473,7 +486,8 @@ fn pack(file: &[u8], sec: SectionHeader, rewrites: &[Rewrite<'_>]) -> Option<Mov
         });
         *cursor = new + (b - start);
     };
-    for (i, r) in rewrites.iter().enumerate() {
+    for i in range {
+        let r = &rewrites[i];
         opaque(at, r.offset, &mut cursor, &mut blocks);
         let new = place(cursor, r.offset, align);
         blocks.push(Block {
@@ -535,11 +549,11 @@ impl Fixer {
 
     /// Updates the word stored at address `slot` (a relative relocation
     /// applied in place) when it points into the section.
-    fn in_place_word(
+    fn in_place_word<'m>(
         &mut self,
         elf: &Elf<'_>,
         phdrs: &[ProgramHeader],
-        moves: &Moves,
+        find: &dyn Fn(u64) -> Option<&'m Moves>,
         slot: u64,
         what: &str,
         patches: &mut Vec<(u64, Vec<u8>)>,
@@ -550,7 +564,7 @@ impl Fixer {
         let Some(old) = elf.u64_at(off) else {
             return Ok(());
         };
-        if moves.contains(old) {
+        if let Some(moves) = find(old) {
             let new = self.fix(moves, slot, old, what)?;
             patches.push((off, new.to_le_bytes().to_vec()));
         }
@@ -564,17 +578,17 @@ impl Fixer {
 fn finish_patches(
     elf: &Elf<'_>,
     h: &elf::Header,
-    si: usize,
-    new_size: u64,
+    sizes: &[(usize, u64)],
     shift: &dyn Fn(u64) -> u64,
     outside: &dyn Fn(u64, u64) -> bool,
     patches: &mut Vec<(u64, Vec<u8>)>,
 ) -> Result<(), Fallback> {
     for (i, s) in elf.secs.iter().enumerate().skip(1) {
         let at = h.shoff + i as u64 * 64;
-        if i == si {
+        if let Some((_, new_size)) = sizes.iter().find(|(si, _)| *si == i) {
             patches.push((at + 32, new_size.to_le_bytes().to_vec()));
-        } else if shift(s.offset) != s.offset {
+        }
+        if shift(s.offset) != s.offset {
             patches.push((at + 24, shift(s.offset).to_le_bytes().to_vec()));
         }
     }
@@ -700,110 +714,240 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             "the rewritten containers overlap or grow".to_owned(),
         ));
     }
-    // The section holding every container.
-    let (first, last) = (rewrites[0].offset, {
-        let r = &rewrites[rewrites.len() - 1];
-        r.offset + r.size
-    });
-    let si = (1..elf.secs.len())
-        .find(|&i| {
-            let s = &elf.secs[i];
-            s.sh_type != SHT_NOBITS && s.offset <= first && s.offset.saturating_add(s.size) >= last
-        })
-        .ok_or_else(|| Fallback::Section("the containers are not in one section".to_owned()))?;
-    let sec = elf.secs[si];
-    let wrapper_section: &[u8] = match elf.names[si] {
-        b".nv_fatbin" => b".nvFatBinSegment",
-        b".hip_fatbin" => b".hipFatBinSegment",
-        _ => {
+    // The sections holding the containers, in file order, each with the
+    // rewrites it holds.
+    let mut groups: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    for (ri, r) in rewrites.iter().enumerate() {
+        let end = r.offset + r.size;
+        let si = (1..elf.secs.len())
+            .find(|&i| {
+                let s = &elf.secs[i];
+                s.sh_type != SHT_NOBITS
+                    && s.offset <= r.offset
+                    && s.offset.saturating_add(s.size) >= end
+            })
+            .ok_or_else(|| {
+                Fallback::Section(format!(
+                    "the container at {:#x} is not inside one section",
+                    r.offset
+                ))
+            })?;
+        if let Some((_, range)) = groups.last_mut().filter(|(g, _)| *g == si) {
+            range.end = ri + 1;
+        } else if groups.iter().any(|(g, _)| *g == si) {
             return Err(Fallback::Section(format!(
-                "the containers are in {}, not .nv_fatbin or .hip_fatbin",
+                "the containers of {} are not together",
                 elf.name(si)
-            )))
+            )));
+        } else {
+            groups.push((si, ri..ri + 1));
         }
-    };
-    let magic = if wrapper_section == b".nvFatBinSegment" {
-        NV_WRAPPER_MAGIC
-    } else {
-        HIP_WRAPPER_MAGIC
-    };
-    if sec.flags & SHF_ALLOC == 0 || elf.contents(si).is_none() {
-        return Err(Fallback::Section(format!("{} is not loaded", elf.name(si))));
     }
+    let mut kind = None;
+    for (si, _) in &groups {
+        let k = match elf.names[*si] {
+            b".nv_fatbin" | b"__nv_relfatbin" => (&b".nvFatBinSegment"[..], NV_WRAPPER_MAGIC),
+            b".hip_fatbin" => (&b".hipFatBinSegment"[..], HIP_WRAPPER_MAGIC),
+            _ => {
+                return Err(Fallback::Section(format!(
+                    "the containers are in {}, not .nv_fatbin, __nv_relfatbin or .hip_fatbin",
+                    elf.name(*si)
+                )))
+            }
+        };
+        if kind.is_some_and(|o| o != k) {
+            return Err(Fallback::Section(
+                "the containers are in both NVIDIA and AMD sections".to_owned(),
+            ));
+        }
+        kind = Some(k);
+        let sec = elf.secs[*si];
+        if sec.flags & SHF_ALLOC == 0 || elf.contents(*si).is_none() {
+            return Err(Fallback::Section(format!(
+                "{} is not loaded",
+                elf.name(*si)
+            )));
+        }
+    }
+    let Some((wrapper_section, magic)) = kind else {
+        return Err(Fallback::Section("no containers".to_owned()));
+    };
     if h.e_type == ET_REL {
+        let [(si, _)] = groups[..] else {
+            return Err(Fallback::Section(
+                "a relocatable object's containers are in more than one section".to_owned(),
+            ));
+        };
         return shrink_object(&elf, &h, si, rewrites);
     }
-    let sec_end = sec.offset + sec.size;
-    let addr_end = sec
-        .addr
-        .checked_add(sec.size)
-        .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
-    // The one PT_LOAD mapping it.
-    let loads: Vec<usize> = (0..phdrs.len())
-        .filter(|&i| {
-            let p = &phdrs[i];
-            p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
-        })
-        .collect();
-    let [li] = loads[..] else {
-        return Err(Fallback::Segment);
-    };
-    let load = phdrs[li];
-    if sec.offset < load.offset
-        || sec_end > load.offset + load.filesz
-        || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
-    {
-        return Err(Fallback::Segment);
-    }
-    let page = phdrs
+    // What moves, moves by whole pages: the largest `p_align` of the
+    // `PT_LOAD`s, or the machine's largest page size where segments are
+    // aligned more (2 MiB for huge pages); a moved segment then gets that
+    // page size as its `p_align` (the dynamic loader asks each segment's
+    // offset and address to agree modulo its own `p_align`, and aligns
+    // the whole mapping to the largest, which the first keeps).
+    let largest = phdrs
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
         .map(|p| p.align)
         .max()
         .unwrap_or(0)
         .max(4096);
-    if !page.is_power_of_two()
-        || phdrs
-            .iter()
-            .any(|p| p.p_type == PT_LOAD && p.offset % page != p.vaddr % page)
+    let machine_page = if h.machine == EM_AARCH64 { 65536 } else { 4096 };
+    let page = largest.min(machine_page);
+    if !largest.is_power_of_two()
+        || phdrs.iter().any(|p| {
+            p.p_type == PT_LOAD
+                && (p.offset % page != p.vaddr % page
+                    || (p.align > 1 && !p.align.is_power_of_two()))
+        })
     {
         return Err(Fallback::Segment);
     }
-    let moves = pack(file, sec, rewrites)
-        .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
-    // The new program header table, and where the second half goes.
-    if h.phnum == u16::MAX {
-        return Err(Fallback::Overlap("the program header count".to_owned()));
+    // Each section packed, with the one PT_LOAD mapping it.
+    let mut holes: Vec<Hole> = Vec::new();
+    for (si, range) in &groups {
+        let sec = elf.secs[*si];
+        let sec_end = sec.offset + sec.size;
+        let addr_end = sec
+            .addr
+            .checked_add(sec.size)
+            .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
+        let loads: Vec<usize> = (0..phdrs.len())
+            .filter(|&i| {
+                let p = &phdrs[i];
+                p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
+            })
+            .collect();
+        let [li] = loads[..] else {
+            return Err(Fallback::Segment);
+        };
+        let load = phdrs[li];
+        if sec.offset < load.offset
+            || sec_end > load.offset + load.filesz
+            || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
+        {
+            return Err(Fallback::Segment);
+        }
+        let moves = pack(file, sec, rewrites, range.clone())
+            .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(*si))))?;
+        let lowest = align_up(sec.addr + moves.new_size, page).ok_or(Fallback::Segment)?;
+        holes.push(Hole {
+            si: *si,
+            range: range.clone(),
+            li,
+            addr_end,
+            lowest,
+            moves,
+            x: 0,
+            d: 0,
+            before: 0,
+            split: align_down(addr_end, page) > lowest,
+        });
     }
-    let phsz = 56 * (u64::from(h.phnum) + 1);
-    let freed = sec.size - moves.new_size;
-    let too_little = Fallback::TooLittle { freed, page };
-    let new_end_addr = sec.addr + moves.new_size;
-    let new_end_off = sec.offset + moves.new_size;
-    let x = align_down(addr_end.checked_sub(phsz).ok_or(too_little.clone())?, page);
-    let lowest = align_up(new_end_addr, page).ok_or(too_little.clone())?;
-    if x <= lowest || x < load.vaddr {
-        return Err(too_little);
-    }
-    let d = x - lowest;
-    let x_old_off = load.offset + (x - load.vaddr);
-    let x_new_off = x_old_off - d;
-    let shift = |off: u64| if off >= sec_end { off - d } else { off };
-    // Everything else lies wholly before or after the section.
-    let outside = |off: u64, len: u64| off.saturating_add(len) <= sec.offset || off >= sec_end;
-    let in_addr = |a: u64, len: u64| a < addr_end && sec.addr < a.saturating_add(len);
-    for (i, s) in elf.secs.iter().enumerate().skip(1) {
-        if i == si {
+    // Which sections free whole pages, and the one holding the new
+    // program header table (one entry longer per section split): the
+    // one losing least to it. A section freeing no page keeps its
+    // layout.
+    let freed: u64 = holes
+        .iter()
+        .map(|o| o.moves.sec.size - o.moves.new_size)
+        .sum();
+    let (phsz, host) = loop {
+        let splits = holes.iter().filter(|o| o.split).count() as u64;
+        if splits == 0 {
+            return Err(Fallback::TooLittle { freed, page });
+        }
+        let phnum = u64::from(h.phnum) + splits;
+        if phnum >= u64::from(u16::MAX) {
+            return Err(Fallback::Overlap("the program header count".to_owned()));
+        }
+        let phsz = 56 * phnum;
+        let best = (0..holes.len())
+            .filter(|&k| holes[k].split)
+            .filter_map(|k| {
+                let o = &holes[k];
+                let x = align_down(o.addr_end.checked_sub(phsz)?, page);
+                (x > o.lowest).then(|| (align_down(o.addr_end, page) - x, k))
+            })
+            .min_by_key(|&(loss, k)| (loss, k));
+        if let Some((_, k)) = best {
+            break (phsz, k);
+        }
+        // No room: the section freeing least keeps its layout.
+        if let Some(k) = (0..holes.len())
+            .filter(|&k| holes[k].split)
+            .min_by_key(|&k| align_down(holes[k].addr_end, page) - holes[k].lowest)
+        {
+            holes[k].split = false;
+        }
+    };
+    let mut total = 0u64;
+    for (k, o) in holes.iter_mut().enumerate() {
+        o.before = total;
+        if !o.split {
             continue;
         }
-        let len = if s.sh_type == SHT_NOBITS { 0 } else { s.size };
-        if !outside(s.offset, len) || (s.flags & SHF_ALLOC != 0 && in_addr(s.addr, s.size.max(1))) {
-            return Err(Fallback::Overlap(elf.name(i)));
-        }
+        let room = if k == host { phsz } else { 0 };
+        o.x = align_down(o.addr_end - room, page);
+        o.d = o.x - o.lowest;
+        total += o.d;
     }
-    for (i, p) in phdrs.iter().enumerate() {
-        if i != li && (!outside(p.offset, p.filesz) || (p.memsz > 0 && in_addr(p.vaddr, p.memsz))) {
-            return Err(Fallback::Overlap(format!("program header {i}")));
+    let holes = holes;
+    let moved: Vec<&Hole> = holes.iter().filter(|o| o.split).collect();
+    let kept: Vec<&Rewrite<'_>> = holes
+        .iter()
+        .filter(|o| !o.split)
+        .flat_map(|o| &rewrites[o.range.clone()])
+        .collect();
+    let shift = |off: u64| {
+        off - moved
+            .iter()
+            .filter(|o| off >= o.sec_end())
+            .map(|o| o.d)
+            .sum::<u64>()
+    };
+    let find = |addr: u64| {
+        moved
+            .iter()
+            .find(|o| o.moves.contains(addr))
+            .map(|o| &o.moves)
+    };
+    let contains = |addr: u64| find(addr).is_some();
+    // Everything else lies wholly before or after each moved section.
+    let outside = |off: u64, len: u64| {
+        moved
+            .iter()
+            .all(|o| off.saturating_add(len) <= o.moves.sec.offset || off >= o.sec_end())
+    };
+    // Patches also stay clear of the containers laid out in place.
+    let clear = |off: u64, len: u64| {
+        outside(off, len)
+            && kept
+                .iter()
+                .all(|r| off.saturating_add(len) <= r.offset || off >= r.offset + r.size)
+    };
+    for o in &moved {
+        let sec = o.moves.sec;
+        let sec_end = o.sec_end();
+        let alone = |off: u64, len: u64| off.saturating_add(len) <= sec.offset || off >= sec_end;
+        let in_addr = |a: u64, len: u64| a < o.addr_end && sec.addr < a.saturating_add(len);
+        for (i, s) in elf.secs.iter().enumerate().skip(1) {
+            if i == o.si {
+                continue;
+            }
+            let len = if s.sh_type == SHT_NOBITS { 0 } else { s.size };
+            if !alone(s.offset, len) || (s.flags & SHF_ALLOC != 0 && in_addr(s.addr, s.size.max(1)))
+            {
+                return Err(Fallback::Overlap(elf.name(i)));
+            }
+        }
+        for (i, p) in phdrs.iter().enumerate() {
+            if i != o.li
+                && (!alone(p.offset, p.filesz) || (p.memsz > 0 && in_addr(p.vaddr, p.memsz)))
+            {
+                return Err(Fallback::Overlap(format!("program header {i}")));
+            }
         }
     }
     let shtab = u64::from(h.shnum) * 64;
@@ -813,7 +957,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     if !outside(h.phoff, u64::from(h.phnum) * 56) {
         return Err(Fallback::Overlap("the program header table".to_owned()));
     }
-    if moves.contains(h.entry) {
+    if contains(h.entry) {
         return Err(Fallback::Reference("the entry point".to_owned()));
     }
 
@@ -837,7 +981,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         slots,
         targeted: Vec::new(),
     };
-    // Symbols: (table index, symbol index) -> the section symbol check.
+    // Symbols.
     for (ti, t) in elf.secs.iter().enumerate() {
         if t.sh_type != SHT_SYMTAB && t.sh_type != SHT_DYNSYM {
             continue;
@@ -851,28 +995,33 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             let value = b.u64_at(8, Endian::Little).unwrap_or(0);
             let size = b.u64_at(16, Endian::Little).unwrap_or(0);
             let is_section = raw[4] & 0xf == 3;
-            let ours = shndx as usize == si;
-            if shndx == SHN_UNDEF || !(ours || moves.contains(value)) {
+            let own = moved.iter().find(|o| o.si == shndx as usize);
+            let at_moves = find(value);
+            if shndx == SHN_UNDEF || (own.is_none() && at_moves.is_none()) {
                 continue;
             }
             let what = || format!("symbol {k} of {}", elf.name(ti));
-            if shndx == SHN_ABS
-                || (!ours && moves.contains(value))
-                || (ours && !moves.contains(value) && value != addr_end)
-            {
+            let Some(own) = own.filter(|_| shndx != SHN_ABS) else {
                 return Err(Fallback::Reference(format!(
                     "{} has an address in the offload section",
                     what()
                 )));
-            }
-            if is_section && value == sec.addr {
-                continue;
-            }
+            };
             let at = t.offset + k as u64 * 24;
-            let (new_value, new_size) = if value == addr_end {
-                (new_end_addr, size)
-            } else {
-                moves.symbol(rewrites, value, size, &what)?
+            let (new_value, new_size) = match at_moves {
+                Some(m) if m.sec.addr == own.moves.sec.addr => {
+                    if is_section && value == m.sec.addr {
+                        continue;
+                    }
+                    m.symbol(rewrites, value, size, &what)?
+                }
+                None if value == own.addr_end => (own.moves.sec.addr + own.moves.new_size, size),
+                _ => {
+                    return Err(Fallback::Reference(format!(
+                        "{} has an address in the offload section",
+                        what()
+                    )))
+                }
             };
             if new_value != value {
                 patches.push((at + 8, new_value.to_le_bytes().to_vec()));
@@ -898,7 +1047,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                         fixer.in_place_word(
                             &elf,
                             &phdrs,
-                            &moves,
+                            &find,
                             entry,
                             "a relocation",
                             &mut patches,
@@ -912,7 +1061,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                                 fixer.in_place_word(
                                     &elf,
                                     &phdrs,
-                                    &moves,
+                                    &find,
                                     at,
                                     "a relocation",
                                     &mut patches,
@@ -949,7 +1098,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 0
             };
             let (sym, r_type) = ((info >> 32) as usize, info as u32);
-            if moves.contains(offset) {
+            if contains(offset) {
                 return Err(Fallback::Reference(format!(
                     "{} applies inside the offload section",
                     what()
@@ -970,9 +1119,9 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 (shndx != SHN_UNDEF).then_some((shndx, value))
             };
             if let Some((shndx, value)) = sym_value {
-                if shndx as usize == si
-                    || moves.contains(value)
-                    || moves.contains(value.wrapping_add(addend))
+                if moved.iter().any(|o| o.si == shndx as usize)
+                    || contains(value)
+                    || contains(value.wrapping_add(addend))
                 {
                     return Err(Fallback::Reference(format!(
                         "{} refers to a symbol in the offload section",
@@ -985,8 +1134,8 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 continue;
             }
             if r_type == relative && rela {
-                if moves.contains(addend) {
-                    let new = fixer.fix(&moves, offset, addend, &what())?;
+                if let Some(m) = find(addend) {
+                    let new = fixer.fix(m, offset, addend, &what())?;
                     patches.push((r.offset + k as u64 * 24 + 16, new.to_le_bytes().to_vec()));
                     // A value also stored in place (--apply-dynamic-relocs).
                     if let Some(off) = elf.offset_of(&phdrs, offset) {
@@ -994,15 +1143,16 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                             patches.push((off, new.to_le_bytes().to_vec()));
                         }
                     }
-                } else if fixer.is_slot(offset) {
+                } else if fixer.is_slot(offset) && !holes.iter().any(|o| o.moves.contains(addend)) {
+                    // (A container in a section keeping its layout stays.)
                     return Err(Fallback::Reference(format!(
                         "the registration record at {:#x} points outside the offload section",
                         offset - 8
                     )));
                 }
             } else if r_type == relative {
-                fixer.in_place_word(&elf, &phdrs, &moves, offset, &what(), &mut patches)?;
-            } else if moves.contains(addend) {
+                fixer.in_place_word(&elf, &phdrs, &find, offset, &what(), &mut patches)?;
+            } else if contains(addend) {
                 return Err(Fallback::Reference(format!(
                     "{} (type {r_type}) refers into the offload section",
                     what()
@@ -1011,9 +1161,24 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
 
-    // The new program header table.
+    // The new program header table: each PT_LOAD holding split sections
+    // becomes one segment more per section, the first keeping its start
+    // and ending with the first packed section, each next one starting
+    // at the page below that section's old end.
+    let x_new_off = |o: &Hole| o.x_old_off(&phdrs) - o.before - o.d;
     let mut table = Vec::with_capacity(phsz as usize);
     let mut put = |p: &ProgramHeader| {
+        let p = &ProgramHeader {
+            align: if p.p_type == PT_LOAD
+                && p.align > page
+                && p.vaddr.wrapping_sub(p.offset) % p.align != 0
+            {
+                page
+            } else {
+                p.align
+            },
+            ..*p
+        };
         table.extend_from_slice(&p.p_type.to_le_bytes());
         table.extend_from_slice(&p.flags.to_le_bytes());
         for v in [p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.align] {
@@ -1021,36 +1186,45 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     };
     for (i, p) in phdrs.iter().enumerate() {
-        if i == li {
-            let head = ProgramHeader {
-                filesz: new_end_off - p.offset,
-                memsz: new_end_off - p.offset,
-                ..*p
-            };
-            // The second half keeps execute permission only if it holds
-            // code.
-            let code = elf.secs.iter().any(|s| {
-                s.flags & SHF_ALLOC != 0
-                    && s.flags & SHF_EXECINSTR != 0
-                    && s.size > 0
-                    && in_range(s.addr, x, p.vaddr + p.memsz)
-            });
-            let tail = ProgramHeader {
-                offset: x_new_off,
-                flags: if code { p.flags } else { p.flags & !PF_X },
-                vaddr: x,
-                paddr: p.paddr.wrapping_add(x - p.vaddr),
-                filesz: p.offset + p.filesz - x_old_off,
-                memsz: p.vaddr + p.memsz - x,
-                ..*p
-            };
-            put(&head);
-            put(&tail);
-        } else if p.p_type == PT_PHDR {
+        let cuts: Vec<&&Hole> = moved.iter().filter(|o| o.li == i).collect();
+        if let Some(first) = cuts.first() {
+            let head_len = first.new_end_off() - p.offset;
             put(&ProgramHeader {
-                offset: x_new_off,
-                vaddr: x,
-                paddr: x,
+                offset: shift(p.offset),
+                filesz: head_len,
+                memsz: head_len,
+                ..*p
+            });
+            for (j, o) in cuts.iter().enumerate() {
+                let start_off = o.x_old_off(&phdrs);
+                let (filesz, memsz) = match cuts.get(j + 1) {
+                    Some(n) => (n.new_end_off() - start_off, n.new_end_off() - start_off),
+                    None => (p.offset + p.filesz - start_off, p.vaddr + p.memsz - o.x),
+                };
+                // A later part keeps execute permission only if it holds
+                // code.
+                let code = elf.secs.iter().any(|s| {
+                    s.flags & SHF_ALLOC != 0
+                        && s.flags & SHF_EXECINSTR != 0
+                        && s.size > 0
+                        && in_range(s.addr, o.x, o.x + memsz)
+                });
+                put(&ProgramHeader {
+                    offset: x_new_off(o),
+                    flags: if code { p.flags } else { p.flags & !PF_X },
+                    vaddr: o.x,
+                    paddr: p.paddr.wrapping_add(o.x - p.vaddr),
+                    filesz,
+                    memsz,
+                    ..*p
+                });
+            }
+        } else if p.p_type == PT_PHDR {
+            let o = &holes[host];
+            put(&ProgramHeader {
+                offset: x_new_off(o),
+                vaddr: o.x,
+                paddr: o.x,
                 filesz: phsz,
                 memsz: phsz,
                 ..*p
@@ -1063,28 +1237,92 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
     // The file header: e_phoff, e_shoff, e_phnum.
-    patches.push((32, x_new_off.to_le_bytes().to_vec()));
+    patches.push((32, x_new_off(&holes[host]).to_le_bytes().to_vec()));
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
-    patches.push((56, (h.phnum + 1).to_le_bytes().to_vec()));
-    // The section headers: offsets, and the section's size.
-    finish_patches(&elf, &h, si, moves.new_size, &shift, &outside, &mut patches)?;
+    let phnum = (phsz / 56) as u16;
+    patches.push((56, phnum.to_le_bytes().to_vec()));
+    // The section headers: offsets, and the sections' sizes.
+    let sizes: Vec<(usize, u64)> = moved.iter().map(|o| (o.si, o.moves.new_size)).collect();
+    finish_patches(&elf, &h, &sizes, &shift, &clear, &mut patches)?;
 
     let mut pieces = Vec::new();
-    copy(&mut pieces, 0, sec.offset, &patches);
-    let end = moves.pieces(rewrites, &mut pieces);
-    debug_assert_eq!(end, new_end_off);
-    pieces.push(Out::Zeros(x_new_off - new_end_off));
-    pieces.push(Out::Bytes(table));
-    pieces.push(Out::Zeros(sec_end - x_old_off - phsz));
-    copy(&mut pieces, sec_end, file.len() as u64, &patches);
+    let mut pos = 0;
+    for (k, o) in holes.iter().enumerate() {
+        if o.split {
+            let sec = o.moves.sec;
+            copy(&mut pieces, pos, sec.offset, &patches);
+            let end = o.moves.pieces(rewrites, &mut pieces);
+            debug_assert_eq!(end, o.new_end_off());
+            let x_old_off = o.x_old_off(&phdrs);
+            pieces.push(Out::Zeros(x_old_off - o.d - end));
+            let rest = o.sec_end() - x_old_off;
+            if k == host {
+                pieces.push(Out::Bytes(table.clone()));
+                pieces.push(Out::Zeros(rest - phsz));
+            } else {
+                pieces.push(Out::Zeros(rest));
+            }
+            pos = o.sec_end();
+        } else {
+            for i in o.range.clone() {
+                let r = &rewrites[i];
+                copy(&mut pieces, pos, r.offset, &patches);
+                pieces.push(Out::Container(i));
+                pieces.push(Out::Zeros(r.size - r.new.used));
+                pos = r.offset + r.size;
+            }
+        }
+    }
+    copy(&mut pieces, pos, file.len() as u64, &patches);
     pieces.retain(|p| p.len(rewrites) > 0);
-    let len = file.len() as u64 - d;
+    let len = file.len() as u64 - total;
     debug_assert_eq!(pieces.iter().map(|p| p.len(rewrites)).sum::<u64>(), len);
     Ok(Layout {
         pieces,
         len,
         shrunk: true,
     })
+}
+
+/// One offload section of a shared library, packed.
+struct Hole {
+    /// Its section index.
+    si: usize,
+    /// The rewrites it holds.
+    range: std::ops::Range<usize>,
+    /// The `PT_LOAD` mapping it.
+    li: usize,
+    /// Its old end address.
+    addr_end: u64,
+    /// The first page boundary after the packed section.
+    lowest: u64,
+    moves: Moves,
+    /// Where the segment's next part starts (page-aligned).
+    x: u64,
+    /// How far what follows it moves down in the file (a multiple of the
+    /// page size).
+    d: u64,
+    /// How far earlier sections moved the file down before it.
+    before: u64,
+    /// Whether it frees pages (else it keeps its layout).
+    split: bool,
+}
+
+impl Hole {
+    fn sec_end(&self) -> u64 {
+        self.moves.sec.offset + self.moves.sec.size
+    }
+
+    /// The old file offset of the packed section's end.
+    fn new_end_off(&self) -> u64 {
+        self.moves.sec.offset + self.moves.new_size
+    }
+
+    /// The old file offset of `x`.
+    fn x_old_off(&self, phdrs: &[ProgramHeader]) -> u64 {
+        let load = &phdrs[self.li];
+        load.offset + (self.x - load.vaddr)
+    }
 }
 
 /// [`shrink`] for a relocatable object: the containers are packed, the
@@ -1105,7 +1343,7 @@ fn shrink_object(
             elf.name(si)
         )));
     }
-    let moves = pack(elf.file, sec, rewrites)
+    let moves = pack(elf.file, sec, rewrites, 0..rewrites.len())
         .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
     let sec_end = sec.offset + sec.size;
     let outside = |off: u64, len: u64| off.saturating_add(len) <= sec.offset || off >= sec_end;
@@ -1248,7 +1486,14 @@ fn shrink_object(
     }
     // The file header's e_shoff, and the section headers.
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
-    finish_patches(elf, h, si, moves.new_size, &shift, &outside, &mut patches)?;
+    finish_patches(
+        elf,
+        h,
+        &[(si, moves.new_size)],
+        &shift,
+        &outside,
+        &mut patches,
+    )?;
     let mut pieces = Vec::new();
     copy(&mut pieces, 0, sec.offset, &patches);
     let at = moves.pieces(rewrites, &mut pieces);

@@ -416,7 +416,7 @@ fn offload_sections(file: &Path) -> Vec<(u64, u64)> {
     let obj = Object::parse(&data).unwrap();
     obj.sections()
         .map(Result::unwrap)
-        .filter(|s| matches!(s.name, b".nv_fatbin" | b".hip_fatbin"))
+        .filter(|s| matches!(s.name, b".nv_fatbin" | b"__nv_relfatbin" | b".hip_fatbin"))
         .map(|s| (s.address, s.address + s.size))
         .collect()
 }
@@ -626,6 +626,13 @@ fn nv_kept(token: &str) -> bool {
 
 /// Compiles one nvtu.c unit around the fat binary of an nvcc object.
 fn nv_unit(lab: &Lab, object: &str, pic: bool) -> PathBuf {
+    nv_unit_in(lab, object, pic, ".nv_fatbin", "")
+}
+
+/// [`nv_unit`] with the fat binary in `section` (`.nv_fatbin`, or
+/// `__nv_relfatbin` as in nvcc -rdc libraries), its names ending in
+/// `tag` (so that units of one object link together).
+fn nv_unit_in(lab: &Lab, object: &str, pic: bool, section: &str, tag: &str) -> PathBuf {
     let data = fs::read(repo().join("tests/fixtures/nvidia").join(object)).unwrap();
     let obj = Object::parse(&data).unwrap();
     let fatbin = obj
@@ -639,7 +646,8 @@ fn nv_unit(lab: &Lab, object: &str, pic: bool) -> PathBuf {
         .chunks(8)
         .map(|w| format!("0x{:016x}ull,\n", u64::from_le_bytes(w.try_into().unwrap())))
         .collect();
-    let stem = object.trim_end_matches(".o").replace('-', "_");
+    let mut stem = object.trim_end_matches(".o").replace('-', "_");
+    stem.push_str(tag);
     let header = lab.dir.join(format!("{stem}.words.h"));
     fs::write(&header, words).unwrap();
     let out = lab
@@ -650,6 +658,7 @@ fn nv_unit(lab: &Lab, object: &str, pic: bool) -> PathBuf {
             .args(["-c", "-O1", if pic { "-fPIC" } else { "-fno-pic" }])
             .arg(format!("-DFATBIN_WORDS=\"{}\"", s(&header)))
             .arg(format!("-DTU={stem}"))
+            .arg(format!("-DFATBIN_SECTION=\"{section}\""))
             .arg(standin("nvtu.c"))
             .arg("-o")
             .arg(&out),
@@ -694,6 +703,119 @@ fn nvidia_like_library_registers_exactly_the_kept_fat_binary_entries() {
     check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
     other_tools_agree(&lib, &thinned);
     as_cuobjdump_read_it(&lab, &thinned);
+}
+
+/// Libraries whose fat binaries lie in two sections, `__nv_relfatbin`
+/// and `.nv_fatbin`, as bitsandbytes' and NCCL's do: with two units of
+/// each object in each section both sections shrink (the read-only
+/// segment is split once per section); with one, `.nv_fatbin` frees no
+/// whole page and keeps its layout while `__nv_relfatbin` shrinks. Each
+/// registers exactly the kept entries of every container.
+#[test]
+fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
+    let Some(lab) = lab() else { return };
+    // The last one's segments are aligned to 2 MiB (as cuDNN's are): it
+    // moves by 4 KiB pages, the moved segments aligned so.
+    for (name, copies, splits, flags) in [
+        ("libnv2.so", 2, 2, &[][..]),
+        ("libnv1.so", 1, 1, &[]),
+        ("libnv2m.so", 2, 2, &["-Wl,-z,max-page-size=0x200000"]),
+    ] {
+        let lib = lab.dir.join(name);
+        let mut c = Command::new("cc");
+        c.arg("-shared").args(flags);
+        for section in ["__nv_relfatbin", ".nv_fatbin"] {
+            for copy in 0..copies {
+                let tag = format!("_{}{copy}", &section[1..3]);
+                for u in NV_UNITS {
+                    c.arg(nv_unit_in(&lab, u, true, section, &tag));
+                }
+            }
+        }
+        c.arg("-L")
+            .arg(&lab.rt)
+            .arg("-l:libcudart.so.13")
+            .arg("-o")
+            .arg(&lib);
+        run_ok(&mut c);
+        let data = fs::read(&lib).unwrap();
+        let obj = Object::parse(&data).unwrap();
+        for section in [&b"__nv_relfatbin"[..], b".nv_fatbin"] {
+            assert!(obj.section_by_name(section).unwrap().is_some());
+        }
+        let thinned = thin_both_ways(&lab, &lib, "sm_90");
+        assert_shrunk(&lib, &thinned);
+        // Each section that shrank split its segment: one program header
+        // more each.
+        let phnum = |f: &Path| u16::from_le_bytes(fs::read(f).unwrap()[56..58].try_into().unwrap());
+        assert_eq!(phnum(&thinned), phnum(&lib) + splits, "{name}");
+        if !flags.is_empty() {
+            assert!(size(&lib) - size(&thinned) < 0x200000, "{name}");
+            let thin_data = fs::read(&thinned).unwrap();
+            let aligns: Vec<u64> = offload_format::objfile::elf::ElfFile::parse(&thin_data[..])
+                .unwrap()
+                .program_headers()
+                .unwrap()
+                .iter()
+                .filter(|p| p.p_type == 1)
+                .map(|p| p.align)
+                .collect();
+            assert_eq!(aligns[0], 0x200000, "the first segment keeps its alignment");
+            assert!(aligns.contains(&0x1000), "{aligns:?}");
+        }
+        check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
+        other_tools_agree(&lib, &thinned);
+        if name == "libnv2.so" {
+            two_records_for_one_container_fall_back(&lab, &lib);
+        }
+    }
+}
+
+/// A record of `__nv_relfatbin` made to point at the first container of
+/// `.nv_fatbin`, which another record points at: the library is not
+/// shrunk but rewritten in place, as `--keep-layout` rewrites it.
+fn two_records_for_one_container_fall_back(lab: &Lab, lib: &Path) {
+    let mut data = fs::read(lib).unwrap();
+    let (rel, nv, rela) = {
+        let elf = offload_format::objfile::elf::ElfFile::parse(&data[..]).unwrap();
+        let sec = |n: &[u8]| {
+            let i = elf.section_index_by_name(n).unwrap().unwrap();
+            let h = elf.section_header(i).unwrap();
+            (h.offset, h.addr, h.size)
+        };
+        (
+            sec(b"__nv_relfatbin"),
+            sec(b".nv_fatbin"),
+            sec(b".rela.dyn"),
+        )
+    };
+    let at = (0..rela.2 as usize / 24)
+        .map(|k| rela.0 as usize + k * 24)
+        .find(|&at| {
+            let addend = u64::from_le_bytes(data[at + 16..at + 24].try_into().unwrap());
+            addend >= rel.1 && addend < rel.1 + rel.2
+        })
+        .expect("a record's relocation into __nv_relfatbin");
+    data[at + 16..at + 24].copy_from_slice(&nv.1.to_le_bytes());
+    let input = lab.dir.join("twice.so");
+    fs::write(&input, &data).unwrap();
+    let (out, kept) = (lab.dir.join("twice.out"), lab.dir.join("twice.kept"));
+    let o = offload(&["thin", "--keep", "sm_90", "-o", s(&out), s(&input)]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("not shrunk (two registration records point at the container"),
+        "{report}"
+    );
+    offload(&[
+        "thin",
+        "--keep",
+        "sm_90",
+        "--keep-layout",
+        "-o",
+        s(&kept),
+        s(&input),
+    ]);
+    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
 }
 
 /// What cuobjdump 13.5 listed and extracted from the shrunk libnv.so

@@ -457,7 +457,7 @@ fn files_freeing_less_than_a_page_and_other_kinds_are_rewritten_in_place() {
         (
             fixture("omp.o"),
             ["--drop", "gfx90a"],
-            "the containers are in section .llvm.offloading, not .nv_fatbin or .hip_fatbin"
+            "the containers are in section .llvm.offloading, not .nv_fatbin, __nv_relfatbin or .hip_fatbin"
                 .to_owned(),
         ),
         // Libraries whose dropped entries take less than a page.
