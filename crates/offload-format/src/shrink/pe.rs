@@ -206,14 +206,9 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
             addralign: align,
             ..Default::default()
         };
-        let mut moves = pack(file, esec, &rewrites[i..j])
+        let mut moves = pack(file, esec, rewrites, i..j)
             .ok_or_else(|| Fallback::Section("cannot pack the containers".to_owned()))?;
         moves.sec.addr = va;
-        for b in &mut moves.blocks {
-            if let Some(k) = &mut b.rewrite {
-                *k += i;
-            }
-        }
         let new_raw = super::align_up(moves.new_size, file_align)
             .ok_or_else(|| unreadable("section size"))?;
         if new_raw > old_raw {
