@@ -944,23 +944,31 @@ fn cuda_reference(d: &Path, args: &[&str]) -> Cmd {
 /// headers as nvcc 13 writes them; each cubin about 400 KiB before
 /// compression, as in `libtorch_cuda.so`.
 fn cuda_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
-    cuda_region(d, size)?;
+    cuda_region(d, size, CUBIN)?;
     host_object_with(d, t, ".nv_fatbin", 8, "lib.so")
 }
 
+/// The size of each cubin of [`cuda_region`]'s containers, as most rows
+/// make them.
+const CUBIN: usize = 400 << 10;
+
+/// The cubin size of `cuda-lib-thin-many`: ~23,600 small containers in a
+/// 1 GiB library (a real 270 MB one holds 23,530).
+const SMALL_CUBIN: usize = 40 << 10;
+
 /// `d/region.bin`: the `.nv_fatbin` of [`cuda_library`], about `size`
-/// bytes; returns the offset of each container in it.
-fn cuda_region(d: &Path, size: u64) -> Result<Vec<u64>, String> {
-    const CUBIN: usize = 400 << 10;
-    let per_container = (2 * CUBIN) as u64 * 10 / 18;
+/// bytes, of containers of two cubins of `cubin` bytes (at least 16 KiB)
+/// and a PTX entry; returns the offset of each container in it.
+fn cuda_region(d: &Path, size: u64, cubin_size: usize) -> Result<Vec<u64>, String> {
+    let per_container = (2 * cubin_size) as u64 * 10 / 18;
     let containers = (size / per_container).max(1);
     let body = d.join("body.bin");
-    semi_compressible(&body, (CUBIN + 4096) as u64, 23)?;
+    semi_compressible(&body, (cubin_size + 4096) as u64, 23)?;
     let body = fs::read(&body).map_err(|e| e.to_string())?;
     // A cubin cuobjdump accepts: the ELF header, one data section, the
     // section name table, the section header table.
     let cubin = |sm: u32, salt: u64| -> Vec<u8> {
-        let payload = &body[(salt % 4096) as usize..][..CUBIN];
+        let payload = &body[(salt % 4096) as usize..][..cubin_size];
         let names = b"\0.shstrtab\0.nv.global.init\0";
         let names_at = 64 + payload.len();
         let shoff = (names_at + names.len()).next_multiple_of(8);
@@ -1059,8 +1067,8 @@ fn cuda_region(d: &Path, size: u64) -> Result<Vec<u64>, String> {
 /// container in `.nvFatBinSegment` (an R_X86_64_RELATIVE relocation
 /// each), and a constructor that registers them. Built by clang-22
 /// (`.incbin` of the region).
-fn cuda_shared_library(d: &Path, size: u64, t: &Tools) -> Result<(), String> {
-    let offsets = cuda_region(d, size)?;
+fn cuda_shared_library(d: &Path, size: u64, cubin: usize, t: &Tools) -> Result<(), String> {
+    let offsets = cuda_region(d, size, cubin)?;
     let mut c = String::from(
         "typedef struct { int magic; int version; const char *data; void *unused; } W;\n\
          void **__cudaRegisterFatBinary(void *);\n\
@@ -1339,7 +1347,29 @@ const SCENARIOS: &[Scenario] = &[
         goal: Goal::LibThin,
         llvm_mem_per_byte: 0,
         setup: |d, size, t| {
-            cuda_shared_library(d, size, t)?;
+            cuda_shared_library(d, size, CUBIN, t)?;
+            let ours = format!(
+                "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
+                t.ours.join("offload").display()
+            );
+            Ok(Trio {
+                ours: Cmd::new("sh", &["-c", &ours]),
+                llvm: Cmd::new("cp", &["lib.so", "copy.so"]),
+                floor: Some(Cmd::new("cp", &["lib.so", "floor.out"])),
+            })
+        },
+    },
+    Scenario {
+        name: "cuda-lib-thin-many",
+        about: "`cuda-lib-thin` with ~23,600 small containers (40 KiB cubins; the library \
+                comes out 1.3 GB), as real libraries hold tens of thousands: memory must not \
+                grow with the number of containers; both other columns are `cp` of the \
+                library",
+        sizes: Sizes::Once(GIB),
+        goal: Goal::LibThin,
+        llvm_mem_per_byte: 0,
+        setup: |d, size, t| {
+            cuda_shared_library(d, size, SMALL_CUBIN, t)?;
             let ours = format!(
                 "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
                 t.ours.join("offload").display()

@@ -510,7 +510,8 @@ fn pack(
 /// they were found pointing at.
 struct Fixer {
     slots: Vec<u64>,
-    targeted: Vec<u64>,
+    /// A set: a library has tens of thousands of containers.
+    targeted: std::collections::HashSet<u64>,
 }
 
 impl Fixer {
@@ -530,12 +531,11 @@ impl Fixer {
         }
         match moves.map(old) {
             Some(Target::Container(_, new)) => {
-                if self.targeted.contains(&old) {
+                if !self.targeted.insert(old) {
                     return Err(Fallback::Reference(format!(
                         "two registration records point at the container at {old:#x}"
                     )));
                 }
-                self.targeted.push(old);
                 Ok(new)
             }
             Some(Target::Moved(new, _)) => Ok(new),
@@ -979,7 +979,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     slots.sort_unstable();
     let mut fixer = Fixer {
         slots,
-        targeted: Vec::new(),
+        targeted: std::collections::HashSet::new(),
     };
     // Symbols.
     for (ti, t) in elf.secs.iter().enumerate() {

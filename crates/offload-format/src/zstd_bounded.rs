@@ -37,8 +37,33 @@ pub(crate) fn decode<E>(
     limit: u64,
     sink: &mut dyn FnMut(&[u8]) -> Result<bool, E>,
 ) -> Result<u64, Stop<E>> {
-    let mut decoder =
-        zstd::stream::read::Decoder::with_buffer(src).map_err(|e| Stop::Corrupt(e.to_string()))?;
+    // A context made once per thread and lent to each stream: making one
+    // (and its window) per stream costs more than decoding the first block
+    // of a small entry, and a walk names thousands of them.
+    let mut context = CONTEXT
+        .with(|c| c.take())
+        .unwrap_or_else(zstd::zstd_safe::DCtx::create);
+    let result = decode_with(&mut context, src, limit, sink);
+    CONTEXT.with(|c| c.set(Some(context)));
+    result
+}
+
+thread_local! {
+    /// This thread's decoding context, between two [`decode`] calls (taken
+    /// while one runs, so that a nested call makes its own).
+    static CONTEXT: std::cell::Cell<Option<zstd::zstd_safe::DCtx<'static>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// [`decode`] with a given context (its session is reset first, so what a
+/// previous stream left in it does not matter).
+fn decode_with<E>(
+    context: &mut zstd::zstd_safe::DCtx<'static>,
+    src: &[u8],
+    limit: u64,
+    sink: &mut dyn FnMut(&[u8]) -> Result<bool, E>,
+) -> Result<u64, Stop<E>> {
+    let mut decoder = zstd::stream::read::Decoder::with_context(src, context);
     let mut piece = vec![0u8; PIECE];
     let mut total = 0u64;
     loop {

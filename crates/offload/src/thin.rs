@@ -981,6 +981,7 @@ fn thin_input<S: Sink + ?Sized>(
     let mut held = 0u64;
     let no_ids = HashSet::new();
     let mut pos = 0u64;
+    let mut behind = Behind::new(input);
     for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
@@ -1015,7 +1016,7 @@ fn thin_input<S: Sink + ?Sized>(
             .ok()
             .zip(usize::try_from(offset + size).ok())
             .and_then(|(a, b)| input.get(a..b).map(|d| (a, b, d)));
-        let Some((lo, hi, data)) = range else {
+        let Some((_, hi, data)) = range else {
             return Err(Error::input(shown, Some(name), "outside the file"));
         };
         if offset < pos {
@@ -1031,7 +1032,7 @@ fn thin_input<S: Sink + ?Sized>(
             Ok(None) => {
                 // Unchanged: copied with the bytes around it; the pages
                 // read to decide that go now.
-                input.release(lo..hi);
+                behind.upto(hi);
                 continue;
             }
             Err(
@@ -1040,7 +1041,7 @@ fn thin_input<S: Sink + ?Sized>(
                 | ThinError::NothingLeft),
             ) => {
                 report.push_str(&format!("  {name}: left alone: {e}\n"));
-                input.release(lo..hi);
+                behind.upto(hi);
                 continue;
             }
             Err(ThinError::Read(e)) => return Err(Error::input(shown, Some(name), e)),
@@ -1062,8 +1063,12 @@ fn thin_input<S: Sink + ?Sized>(
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
         // New bytes (recompressed bundles) are held up to a budget; past
-        // it, a container's are made again when written.
+        // it, a container's are made again when written. What was kept
+        // and dropped is reported: only the pieces are held for the write
+        // (a library has tens of thousands of containers).
         let mut thinned = thinned;
+        thinned.kept = Vec::new();
+        thinned.dropped = Vec::new();
         let new_bytes: u64 = thinned
             .pieces
             .iter()
@@ -1083,9 +1088,10 @@ fn thin_input<S: Sink + ?Sized>(
             new: thinned,
         });
         // Done with these pages for now (written from the mapping later).
-        input.release(pos as usize..hi);
+        behind.upto(hi);
         pos = hi as u64;
     }
+    behind.finish();
     let len = input.len() as u64;
     // One plan for the file, applied once: shrunk, or in the space it had.
     let layout = if rewrites.is_empty() {
@@ -1207,11 +1213,12 @@ fn write_layout<'a, S: Sink + ?Sized>(
     rewrites: &[shrink::Rewrite<'a>],
     remake: &dyn Fn(usize) -> Result<Option<rewrite::Thinned<'a>>, String>,
 ) -> Result<(), Remade> {
+    let mut behind = Behind::new(input);
     for p in &layout.pieces {
         match p {
             shrink::Out::Copy { from, len } => {
                 let (a, b) = (*from as usize, (*from + *len) as usize);
-                copy_range(f, input, a..b).map_err(Remade::Io)?;
+                copy_range(f, input, a..b, &mut behind).map_err(Remade::Io)?;
             }
             shrink::Out::Container(i) => {
                 let r = &rewrites[*i];
@@ -1223,29 +1230,74 @@ fn write_layout<'a, S: Sink + ?Sized>(
                     }
                     .map_err(Remade::Io)?;
                 }
-                input.release(r.offset as usize..(r.offset + r.size) as usize);
+                behind.upto((r.offset + r.size) as usize);
             }
             shrink::Out::Bytes(b) => f.bytes(b).map_err(Remade::Io)?,
             shrink::Out::Zeros(n) => f.zeros(*n).map_err(Remade::Io)?,
         }
     }
+    behind.finish();
     f.end(layout.len).map_err(Remade::Io)
 }
 
-/// Writes `range` of `input` unchanged, in pieces each let go of once
-/// written, so that a stream sink (which reads the pages) does not end up
+/// Lets go of a mapped input's pages behind a pass that moves forward
+/// through it ([`fsio::Input::release`]), a few MiB at a time: a library
+/// holds tens of thousands of small containers, and a `madvise` (with its
+/// TLB flush) for each cost more than copying them.
+struct Behind<'i> {
+    input: &'i fsio::Input,
+    /// Where the pages not yet let go of start.
+    from: usize,
+    /// The furthest point the pass said it was done with.
+    to: usize,
+}
+
+impl<'i> Behind<'i> {
+    /// How much is let go of at a time: resident memory stays under this
+    /// (plus the mapping's own slack) whatever the file's layout.
+    const STEP: usize = 8 << 20;
+
+    fn new(input: &'i fsio::Input) -> Behind<'i> {
+        Behind {
+            input,
+            from: 0,
+            to: 0,
+        }
+    }
+
+    /// The pass is done with the bytes before `to` (a point behind an
+    /// earlier one changes nothing).
+    fn upto(&mut self, to: usize) {
+        self.to = self.to.max(to);
+        if self.to - self.from >= Self::STEP {
+            self.finish();
+        }
+    }
+
+    /// Lets go of everything the pass is done with.
+    fn finish(&mut self) {
+        if self.to > self.from {
+            self.input.release(self.from..self.to);
+            self.from = self.to;
+        }
+    }
+}
+
+/// Writes `range` of `input` unchanged, in pieces let go of (by `behind`)
+/// once written, so that a stream sink (which reads the pages) does not end up
 /// holding the whole input.
 fn copy_range<S: Sink + ?Sized>(
     f: &mut S,
     input: &fsio::Input,
     range: std::ops::Range<usize>,
+    behind: &mut Behind<'_>,
 ) -> io::Result<()> {
     const PIECE: usize = 8 << 20;
     let mut at = range.start;
     while at < range.end {
         let end = range.end.min(at + PIECE);
         f.bytes(&input[at..end])?;
-        input.release(at..end);
+        behind.upto(end);
         at = end;
     }
     Ok(())
