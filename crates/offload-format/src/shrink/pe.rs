@@ -278,7 +278,7 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
     // The registration records.
     let mut fixer = super::Fixer {
         slots: Vec::new(),
-        targeted: Vec::new(),
+        targeted: Default::default(),
     };
     let mut records = Vec::new();
     for (name, magic) in [
