@@ -704,16 +704,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         secs,
         names,
     };
-    if rewrites.is_empty()
-        || rewrites
-            .windows(2)
-            .any(|w| w[0].offset + w[0].size > w[1].offset)
-        || rewrites.iter().any(|r| r.new.used > r.size)
-    {
-        return Err(Fallback::Section(
-            "the rewritten containers overlap or grow".to_owned(),
-        ));
-    }
+    check_rewrites(rewrites)?;
     // The sections holding the containers, in file order, each with the
     // rewrites it holds.
     let mut groups: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
@@ -1656,6 +1647,22 @@ fn shrink_archive(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallb
         len,
         shrunk: true,
     })
+}
+
+/// The rewrites a layout is made from: some, in file order, none
+/// overlapping the next, none growing (both file kinds check this first).
+fn check_rewrites(rewrites: &[Rewrite<'_>]) -> Result<(), Fallback> {
+    if rewrites.is_empty()
+        || rewrites
+            .windows(2)
+            .any(|w| w[0].offset + w[0].size > w[1].offset)
+        || rewrites.iter().any(|r| r.new.used > r.size)
+    {
+        return Err(Fallback::Section(
+            "the rewritten containers overlap or grow".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

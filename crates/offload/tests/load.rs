@@ -34,6 +34,7 @@ use std::process::{Command, Output};
 use md5::{Digest, Md5};
 use offload_format::ccob;
 use offload_format::objfile::Object;
+use test_support::{have, s};
 
 /// The JSON reader xtask's real-world checks use too.
 #[path = "../../../xtask/src/json.rs"]
@@ -49,19 +50,6 @@ fn repo() -> PathBuf {
 
 fn standin(name: &str) -> PathBuf {
     repo().join("tests/fixtures/standin").join(name)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Whether a tool runs; says why a check is skipped when it does not.
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool).arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
 }
 
 fn run_ok(c: &mut Command) -> Output {

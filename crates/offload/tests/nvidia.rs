@@ -389,6 +389,11 @@ fn thinned_files_are_what_cuobjdump_reads_and_nothing_else_moves() {
 fn thinning_reports_what_a_gpu_is_left_without_and_leaves_other_vendors_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let src = fixtures().join("compress-all.o");
+    let dry = |more: &[&str]| {
+        let mut args = vec!["thin", "--dry-run", src.to_str().unwrap()];
+        args.extend_from_slice(more);
+        run_in(tmp.path(), &args)
+    };
     // sm_80 and sm_90 cubins, compute_80 PTX: an sm_75 GPU can use none
     // of it, and --keep sm_75 names nothing there: an error, nothing
     // written.
@@ -406,46 +411,18 @@ fn thinning_reports_what_a_gpu_is_left_without_and_leaves_other_vendors_alone() 
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     assert!(!tmp.path().join("out.o").exists());
     // --keep sm_90a: nothing for it here, but sm_90 is spelt near.
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--dry-run",
-            src.to_str().unwrap(),
-            "--keep",
-            "sm_90a",
-        ],
-    );
+    let o = dry(&["--keep", "sm_90a"]);
     assert_eq!(o.status.code(), Some(1));
     // --keep compute_80 keeps the PTX an 8.0 GPU compiles and no cubin;
     // --drop-ptx drops PTX only where kept cubins cover every GPU asked
     // for, so the PTX stays.
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--dry-run",
-            src.to_str().unwrap(),
-            "--keep",
-            "compute_80",
-            "--drop-ptx",
-        ],
-    );
+    let o = dry(&["--keep", "compute_80", "--drop-ptx"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let report = text(&o.stdout);
     assert!(report.contains("would drop 2 of 3 entries"), "{report}");
     // An AMD keep on an NVIDIA file: the NVIDIA code is left alone, and
     // the report says so.
-    let o = run_in(
-        tmp.path(),
-        &[
-            "thin",
-            "--dry-run",
-            src.to_str().unwrap(),
-            "--keep",
-            "gfx90a",
-        ],
-    );
+    let o = dry(&["--keep", "gfx90a"]);
     let report = text(&o.stdout);
     assert!(
         report.contains("NVIDIA device code left alone"),

@@ -14,6 +14,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use test_support::s;
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -34,10 +35,6 @@ fn thin_in_place(path: &Path) -> Command {
 
 fn run(args: &[&str]) -> Output {
     offload().args(args).output().expect("run offload")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn text(o: &Output) -> String {

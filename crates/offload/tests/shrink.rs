@@ -17,6 +17,7 @@ use std::process::{Command, Output};
 use offload_format::archive::{Archive, MemberContent};
 use offload_format::objfile::elf::{ElfFile, SHT_RELA};
 use offload_format::{bundle, ccob, hip_fatbin};
+use test_support::{have, s, stdout_ok as ok};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,32 +26,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn offload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .output()
-        .expect("run offload")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool).arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
+    test_support::run_in(env!("CARGO_BIN_EXE_offload"), None, args)
 }
 
 /// The bundles of the `.hip_fatbin` section: compressed header (version,

@@ -17,34 +17,10 @@ use std::process::{Command, Output};
 
 use offload_format::objfile::coff::CoffFile;
 use offload_format::objfile::elf::ElfFile;
+use test_support::{have, s, stdout_ok as ok};
 
 fn offload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .output()
-        .expect("run offload")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool).arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
+    test_support::run_in(env!("CARGO_BIN_EXE_offload"), None, args)
 }
 
 /// nvcc's fat binary from lz-big.o: sm_80 and sm_90 cubins, sm_80 PTX.

@@ -17,11 +17,7 @@ fn fixtures(sub: &str) -> PathBuf {
 }
 
 fn offload(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run offload")
+    test_support::run_in(env!("CARGO_BIN_EXE_offload"), Some(dir), args)
 }
 
 fn size_json(dir: &Path, args: &[&str]) -> (json::V, Output) {

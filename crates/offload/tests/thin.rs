@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 use offload_format::archive::{Archive, MemberContent};
 use offload_format::objfile::Object;
 use offload_format::{bundle, ccob, hip_fatbin};
+use test_support::{have, s};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/thin")
@@ -23,10 +24,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn offload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .output()
-        .expect("run offload")
+    test_support::run_in(env!("CARGO_BIN_EXE_offload"), None, args)
 }
 
 fn ok(o: &Output) -> String {
@@ -41,19 +39,6 @@ fn ok_bytes(o: &Output) -> Vec<u8> {
         String::from_utf8_lossy(&o.stderr)
     );
     o.stdout.clone()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Whether a tool runs; says why a check is skipped when it does not.
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool).arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
 }
 
 /// One container found in a file: where, what, and its entries' bytes.

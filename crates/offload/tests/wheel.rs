@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use base64::Engine;
 use md5::Md5;
@@ -33,11 +33,7 @@ const CODE: [(&str, &str); 3] = [
 ];
 
 fn offload(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_offload"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run offload")
+    test_support::run_in(env!("CARGO_BIN_EXE_offload"), Some(dir), args)
 }
 
 fn text(b: &[u8]) -> String {

@@ -238,3 +238,41 @@ pub fn mask_bundler_noise(text: &[u8]) -> String {
     }
     out
 }
+
+/// Runs the tool at `exe` (a test's `env!("CARGO_BIN_EXE_…")`) with
+/// `args`, in `dir` when given; its output, whatever the exit status.
+pub fn run_in(exe: &str, dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = Command::new(exe);
+    c.args(args);
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    c.output()
+        .unwrap_or_else(|e| panic!("cannot run {exe}: {e}"))
+}
+
+/// The standard output of a run that must have succeeded; the failure
+/// shows both streams.
+pub fn stdout_ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// A path as the `&str` an argument list takes (test paths are UTF-8).
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Whether `tool` runs; says why a check is skipped when it does not.
+pub fn have(tool: &str) -> bool {
+    let found = Command::new(tool).arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipped: {tool} is not installed");
+    }
+    found
+}

@@ -31,19 +31,12 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
                 line_start = at + 1;
                 at += 1;
             }
-            b'/' if text.get(at + 1) == Some(&b'/') => {
-                at = skip_line(text, at);
-            }
-            b'/' if text.get(at + 1) == Some(&b'*') => {
-                at = skip_block_comment(text, at);
+            b'/' if past_comment(text, at).is_some() => {
+                at = past_comment(text, at).unwrap_or(at + 1);
             }
             b'"' => at = skip_string(text, at),
-            b'{' => {
-                depth += 1;
-                at += 1;
-            }
-            b'}' => {
-                depth = depth.saturating_sub(1);
+            b'{' | b'}' => {
+                depth = nest(depth, b, b'{');
                 at += 1;
             }
             b'.' if depth == 0 => {
@@ -144,6 +137,26 @@ fn end_of_line(text: &[u8], at: usize) -> usize {
     }
 }
 
+/// Where a comment starting at `at` ends (`//` at its line's end, `/*`
+/// past its `*/`); `None` where no comment starts.
+fn past_comment(text: &[u8], at: usize) -> Option<usize> {
+    match text.get(at + 1) {
+        Some(b'/') if text[at] == b'/' => Some(skip_line(text, at)),
+        Some(b'*') if text[at] == b'/' => Some(skip_block_comment(text, at)),
+        _ => None,
+    }
+}
+
+/// The nesting depth after bracket `b`: one deeper for `open`, one
+/// shallower (never below zero) for its closing bracket.
+fn nest(depth: usize, b: u8, open: u8) -> usize {
+    if b == open {
+        depth + 1
+    } else {
+        depth.saturating_sub(1)
+    }
+}
+
 /// The definition whose directive starts at `at`: its name and where its
 /// body's closing brace ends; `None` for a declaration (`;` before `{`).
 fn definition(text: &[u8], at: usize) -> Option<(String, usize)> {
@@ -156,14 +169,11 @@ fn definition(text: &[u8], at: usize) -> Option<(String, usize)> {
     let mut parens = 0usize;
     while i < text.len() {
         match text[i] {
-            b'/' if text.get(i + 1) == Some(&b'/') => i = skip_line(text, i),
-            b'/' if text.get(i + 1) == Some(&b'*') => i = skip_block_comment(text, i),
-            b'(' => {
-                parens += 1;
-                i += 1;
+            b'/' if past_comment(text, i).is_some() => {
+                i = past_comment(text, i).unwrap_or(i + 1);
             }
-            b')' => {
-                parens = parens.saturating_sub(1);
+            b @ (b'(' | b')') => {
+                parens = nest(parens, b, b'(');
                 i += 1;
             }
             b';' if parens == 0 => return None,

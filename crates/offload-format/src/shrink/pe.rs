@@ -141,16 +141,7 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         secs,
         table: hdr + 20 + u64::from(b.u16_at(hdr + 16, LE).unwrap_or(0)),
     };
-    if rewrites.is_empty()
-        || rewrites
-            .windows(2)
-            .any(|w| w[0].offset + w[0].size > w[1].offset)
-        || rewrites.iter().any(|r| r.new.used > r.size)
-    {
-        return Err(Fallback::Section(
-            "the rewritten containers overlap or grow".to_owned(),
-        ));
-    }
+    super::check_rewrites(rewrites)?;
     if img.table + nsecs as u64 * SECTION_HEADER_SIZE > file.len() as u64 {
         return Err(unreadable("the section table is outside the file"));
     }
