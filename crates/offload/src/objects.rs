@@ -38,8 +38,45 @@ pub struct Object<'a> {
     pub relocatable: bool,
 }
 
+/// Why an object file, or its registration records, cannot be read.
+#[derive(Debug)]
+pub enum ObjectError {
+    /// The file's headers: `format` is `ELF`, `COFF`, `PE` or `Mach-O`.
+    Parse {
+        /// The kind of object file its magic says it is.
+        format: &'static str,
+        /// What the object reader found.
+        source: objfile::Error,
+    },
+    /// A relocation or symbol table.
+    Tables(objfile::Error),
+    /// A relocation naming a symbol past the end of its table.
+    NoSymbol(u32),
+}
+
+impl std::fmt::Display for ObjectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectError::Parse { format, source } => write!(f, "{format} file: {source}"),
+            ObjectError::Tables(e) => write!(f, "{e}"),
+            ObjectError::NoSymbol(n) => {
+                write!(f, "relocation names symbol {n} which does not exist")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ObjectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ObjectError::Parse { source, .. } | ObjectError::Tables(source) => Some(source),
+            ObjectError::NoSymbol(_) => None,
+        }
+    }
+}
+
 /// Opens `data` if it is an object file; `None` when it is not one.
-pub fn open(data: &[u8]) -> Option<Result<Object<'_>, String>> {
+pub fn open(data: &[u8]) -> Option<Result<Object<'_>, ObjectError>> {
     let format = match identify(data) {
         FileKind::Elf(_) => "ELF",
         FileKind::Coff { .. } => "COFF",
@@ -49,7 +86,7 @@ pub fn open(data: &[u8]) -> Option<Result<Object<'_>, String>> {
     };
     let obj = match objfile::Object::parse(data) {
         Ok(o) => o,
-        Err(e) => return Some(Err(format!("{format} file: {e}"))),
+        Err(source) => return Some(Err(ObjectError::Parse { format, source })),
     };
     let mut sections = Vec::new();
     let mut damage = Vec::new();
@@ -194,7 +231,7 @@ impl Object<'_> {
     /// the `__hip_fatbin_wrapper` records of `.hipFatBinSegment`, their
     /// pointers resolved through relocations. ELF only; empty when there
     /// are no records.
-    pub fn hip_wrapper_starts(&self, fatbin: &Section<'_>) -> Result<Vec<usize>, String> {
+    pub fn hip_wrapper_starts(&self, fatbin: &Section<'_>) -> Result<Vec<usize>, ObjectError> {
         let Some(e) = self.obj.as_elf() else {
             return Ok(Vec::new());
         };
@@ -219,7 +256,7 @@ impl Object<'_> {
             if relocatable && h.info as usize != seg.index {
                 continue;
             }
-            let list = e.relocations(i).map_err(|err| err.to_string())?;
+            let list = e.relocations(i).map_err(ObjectError::Tables)?;
             relocs.push((h.link as usize, list));
         }
         let mut starts = Vec::new();
@@ -238,10 +275,10 @@ impl Object<'_> {
                     if r.symbol == 0 {
                         Some(addend as u64)
                     } else {
-                        let symbols = e.symbols(link).map_err(|err| err.to_string())?;
-                        let sym = symbols.get(r.symbol as usize).ok_or_else(|| {
-                            format!("relocation names symbol {} which does not exist", r.symbol)
-                        })?;
+                        let symbols = e.symbols(link).map_err(ObjectError::Tables)?;
+                        let sym = symbols
+                            .get(r.symbol as usize)
+                            .ok_or(ObjectError::NoSymbol(r.symbol))?;
                         if relocatable && sym.shndx as usize != fatbin.index {
                             None
                         } else {

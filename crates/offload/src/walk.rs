@@ -338,7 +338,7 @@ impl Walker {
                 Ok(obj) => self.object(data, &obj, place, node, depth),
                 Err(e) => node.damage.push(Damage {
                     offset: place.offset(),
-                    message: e,
+                    message: e.to_string(),
                 }),
             }
         } else if let Some(comment) = text_bundle_comment(data) {
