@@ -111,6 +111,7 @@ pub mod objfile;
 pub mod offload_binary;
 #[cfg(feature = "inspect")]
 pub mod payload;
+#[cfg(feature = "inspect")]
 pub mod profile;
 #[cfg(feature = "inspect")]
 pub mod shrink;
