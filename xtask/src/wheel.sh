@@ -85,7 +85,7 @@ for t in $tools; do
 done
 
 # The identification: the wheel's build, with its own codecs.
-version=$(offload --version)
+version=$(OFFLOAD_TOOLS_VERSION=1 offload --version)
 echo "$version"
 contains "offload --version" ", Python wheel build" "$version"
 contains "offload --version" "compression: zstd 1.5.7 (bundled), miniz_oxide (bundled)" "$version"
