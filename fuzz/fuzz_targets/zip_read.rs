@@ -50,7 +50,12 @@ fuzz_target!(|data: &[u8]| {
     }
     let at = z.len() as u64;
     z.extend(&central);
-    z.extend(end_records(a.members.len() as u64, at, central.len() as u64, a.comment));
+    z.extend(end_records(
+        a.members.len() as u64,
+        at,
+        central.len() as u64,
+        a.comment,
+    ));
     let b = Archive::parse(&z).expect("a rewritten archive parses");
     assert_eq!(a.members.len(), b.members.len());
     for (x, y) in a.members.iter().zip(&b.members) {

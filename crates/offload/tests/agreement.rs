@@ -90,14 +90,15 @@ fn of_vendor(e: &json::V, vendor: &str) -> bool {
 }
 
 /// The containers of a listing: index, name and entries.
-fn containers(node: &json::V, out: &mut Vec<(u64, String, Vec<json::V>)>) {
-    if let Some(k) = node.get("index").num() {
-        let name = node.get("name").str().unwrap_or("").to_owned();
-        out.push((k, name, node.get("entries").arr().to_vec()));
-    }
-    for c in node.get("children").arr() {
-        containers(c, out);
-    }
+fn containers(doc: &json::V) -> Vec<(u64, String, Vec<json::V>)> {
+    json::nodes(doc)
+        .into_iter()
+        .filter_map(|n| {
+            let k = n.get("index").num()?;
+            let name = n.get("name").str().unwrap_or("").to_owned();
+            Some((k, name, n.get("entries").arr().to_vec()))
+        })
+        .collect()
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -172,10 +173,7 @@ fn extract_target_and_thin_keep_select_the_same_entries() {
         let ls = offload(&["ls", "--json", file.to_str().unwrap()]);
         assert!(ls.status.success(), "{f}");
         let doc = json::parse(&text(&ls.stdout));
-        let mut all = Vec::new();
-        for root in doc.get("files").arr() {
-            containers(root, &mut all);
-        }
+        let all = containers(&doc);
         for x in SPELLINGS {
             let vendor = if x.contains("gfx") { "AMD" } else { "NVIDIA" };
             let theirs: Vec<_> = all

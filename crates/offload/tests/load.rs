@@ -171,23 +171,16 @@ fn ls(file: &Path) -> json::V {
 }
 
 /// Every container node of a listing, depth first.
-fn containers(doc: &json::V) -> Vec<json::V> {
-    fn walk(n: &json::V, out: &mut Vec<json::V>) {
-        if matches!(
-            n.get("type").str(),
-            Some("fatbin" | "bundle" | "compressed-bundle")
-        ) {
-            out.push(n.clone());
-        }
-        for c in n.get("children").arr() {
-            walk(c, out);
-        }
-    }
-    let mut out = Vec::new();
-    for f in doc.get("files").arr() {
-        walk(f, &mut out);
-    }
-    out
+fn containers(doc: &json::V) -> Vec<&json::V> {
+    json::nodes(doc)
+        .into_iter()
+        .filter(|n| {
+            matches!(
+                n.get("type").str(),
+                Some("fatbin" | "bundle" | "compressed-bundle")
+            )
+        })
+        .collect()
 }
 
 fn at(data: &[u8], offset: Option<u64>, size: Option<u64>) -> &[u8] {
