@@ -572,6 +572,18 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupRes
     let mut decoded = false;
     if let Some(nv) = first.nvidia {
         if let (Some(codec), Some(recorded)) = (nv.codec, nv.uncompressed_size) {
+            if nv.kind.is_opaque() {
+                // NVVM IR in NVIDIA's own encoding: its size, no kernels.
+                return GroupResult {
+                    profiles: vec![ImageProfile::whole(
+                        ImageKind::NvvmIr,
+                        recorded,
+                        "NVVM IR, not decoded",
+                    )],
+                    rest: 0,
+                    damage,
+                };
+            }
             if let Err(err) = profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE, scratch) {
                 damage.push(format!("fat binary entry {}: {err}", first.id));
                 for (e, _) in &g.entries {
@@ -629,6 +641,8 @@ fn vendor_arch(e: &Entry) -> (String, String) {
         let name = nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx);
         let arch = match (nv.kind, name.strip_prefix("sm_")) {
             (EntryKind::Ptx, Some(n)) => format!("compute_{n}"),
+            // nvcc's `code=lto_90`.
+            (EntryKind::NvvmIr, Some(n)) => format!("lto_{n}"),
             _ => name,
         };
         return ("nvidia".to_owned(), arch);

@@ -91,8 +91,10 @@ fn assert_adds_up(doc: &json::V, dir: &Path) {
     }
 }
 
-const NVIDIA: [&str; 10] = [
+const NVIDIA: [&str; 12] = [
     "embedded.o",
+    "ldata.o",
+    "lto.o",
     "app",
     "compress-all.o",
     "concat.o",
@@ -483,6 +485,64 @@ fn images_among_other_data_are_found_and_extracted_byte_identical() {
     assert!(o.status.success());
     assert_adds_up(&doc, &dir);
     assert_eq!(images_of(&doc, 0).len(), 5);
+}
+
+/// lto.o (nvcc 13.5, `code=lto_90 --compress-mode=speed`: NVVM IR flagged
+/// 0x12011, and an LZ sm_80 cubin) and ldata.o (its fat binary in `.ldata`,
+/// as cuFFT 11.4 keeps 11,651 of them): the NVVM IR is listed as
+/// cuobjdump's `-all` lists it (recorded in lto.o.all), extracted as the
+/// bytes its header bounds (lto.o.entries: header at 0x6f0, 120 bytes,
+/// compressed size 2210), and sized as an `lto_90` image. Before, the
+/// `.ldata` container was counted as "not listed".
+#[test]
+fn nvvm_ir_is_listed_extracted_as_stored_and_sized() {
+    let dir = fixtures("nvidia");
+    let all = fs::read_to_string(dir.join("lto.o.all")).unwrap();
+    assert!(all.contains("Fatbin nvvm code") && all.contains("arch = sm_90"));
+    let lto = fs::read(dir.join("lto.o")).unwrap();
+    let stored = &lto[0x6f0 + 120..0x6f0 + 120 + 2210];
+    for (name, section) in [("lto.o", "__nv_relfatbin"), ("ldata.o", ".ldata")] {
+        let o = offload(&dir, &["ls", "--json", "--verify", name]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+        let nvvm: Vec<_> = ls_entries(&doc)
+            .into_iter()
+            .filter(|(_, e)| e.get("cuda").get("kind").str() == Some("nvvm"))
+            .collect();
+        assert_eq!(nvvm.len(), 1, "{name}");
+        let (path, e) = &nvvm[0];
+        assert!(path.iter().any(|p| p == section), "{name}: {path:?}");
+        assert_eq!(e.get("cuda").get("arch").str(), Some("sm_90"));
+        assert_eq!(e.get("compression").str(), Some("nvidia-lz"));
+        assert_eq!(num(e, "uncompressed_size"), 2692);
+        let data = fs::read(dir.join(name)).unwrap();
+        let at = num(e.get("location"), "offset") as usize;
+        assert_eq!(&data[at..at + num(e, "size") as usize], stored, "{name}");
+        let tmp = tempfile::tempdir().unwrap();
+        let o = offload(&dir, &["extract", "-d", tmp.path().to_str().unwrap(), name]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let files: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".sm_90.nvvm"))
+            .collect();
+        assert_eq!(files.len(), 1, "{name}");
+        assert_eq!(fs::read(&files[0]).unwrap(), stored, "{name}");
+        let (doc, o) = size_json(&dir, &[name]);
+        assert!(o.status.success());
+        assert_adds_up(&doc, &dir);
+        let img: Vec<_> = images_of(&doc, 0)
+            .into_iter()
+            .filter(|i| i.get("kind").str() == Some("nvvm"))
+            .collect();
+        assert_eq!(img.len(), 1, "{name}");
+        assert_eq!(img[0].get("arch").str(), Some("lto_90"));
+        assert_eq!(
+            (num(img[0], "stored"), num(img[0], "uncompressed")),
+            (2210, 2692)
+        );
+        assert!(img[0].get("damage").arr().is_empty());
+    }
 }
 
 #[test]
