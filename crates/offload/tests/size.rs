@@ -91,8 +91,9 @@ fn assert_adds_up(doc: &json::V, dir: &Path) {
     }
 }
 
-const NVIDIA: [&str; 12] = [
+const NVIDIA: [&str; 13] = [
     "embedded.o",
+    "rdclib.so",
     "ldata.o",
     "lto.o",
     "app",
@@ -543,6 +544,58 @@ fn nvvm_ir_is_listed_extracted_as_stored_and_sized() {
         );
         assert!(img[0].get("damage").arr().is_empty());
     }
+}
+
+/// rdclib.so (nvcc 13.5, `-shared -rdc=true`): the device-linked sm_80
+/// cubin in `.nv_fatbin` and the relocatable one in `__nv_relfatbin`, each
+/// with kernels `double_all` and `double_first` (STO_CUDA_ENTRY) and the
+/// device function `twice`. The relocatable copies are no duplicates (as
+/// cubloaty 0.2 counts them: 2 kernels, 0 duplicates), and `twice` is no
+/// kernel although the relocatable cubin has a `.nv.info._Z5twicef`.
+/// Before, 3 duplicates and 3 kernels.
+#[test]
+fn relocatable_copies_are_no_duplicates_and_device_functions_no_kernels() {
+    let dir = fixtures("nvidia");
+    let (doc, o) = size_json(&dir, &["rdclib.so"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_adds_up(&doc, &dir);
+    assert_eq!(images_of(&doc, 0).len(), 2);
+    let mut rows: Vec<(String, bool, u64, u64)> = doc
+        .get("functions")
+        .arr()
+        .iter()
+        .map(|f| {
+            (
+                name_of(&doc, f).to_owned(),
+                f.get("kernel") == &json::V::Bool(true),
+                num(f, "copies"),
+                num(f, "relocatable"),
+            )
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            ("_Z5twicef".to_owned(), false, 2, 1),
+            ("double_all".to_owned(), true, 2, 1),
+            ("double_first".to_owned(), true, 2, 1),
+        ]
+    );
+    assert!(doc.get("duplicates").arr().is_empty());
+    // The relocatable cubin does name `twice` in a `.nv.info` section.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = offload(
+        &dir,
+        &["extract", "-d", tmp.path().to_str().unwrap(), "rdclib.so"],
+    );
+    assert!(o.status.success());
+    let rel = fs::read(tmp.path().join("rdclib.nv_relfatbin.1.sm_80.cubin")).unwrap();
+    assert!(rel.windows(18).any(|w| w == b".nv.info._Z5twicef"));
+    let o = offload(&dir, &["size", "rdclib.so"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("* twice(float)"), "{text}");
+    assert!(text.contains("Duplicates: 0 functions"), "{text}");
 }
 
 #[test]
