@@ -656,9 +656,12 @@ fn nv_size(e: &Entry, recorded: u64, members: usize) -> u64 {
 /// The vendor and architecture an entry is for.
 fn vendor_arch(e: &Entry) -> (String, String) {
     if let Some(nv) = e.nvidia {
-        // PTX apart from cubins: `compute_90`, as nvcc's -gencode names
-        // virtual architectures.
-        let name = nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx);
+        // The variant always (`sm_100f`, which cuobjdump lists as
+        // `sm_100`): a family cubin is not an `sm_100` one, and its
+        // functions are no duplicates of that one's. PTX apart from
+        // cubins: `compute_90`, as nvcc's -gencode names virtual
+        // architectures.
+        let name = nv.arch.to_string();
         let arch = match (nv.kind, name.strip_prefix("sm_")) {
             (EntryKind::Ptx, Some(n)) => format!("compute_{n}"),
             // nvcc's `code=lto_90`.

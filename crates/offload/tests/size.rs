@@ -598,6 +598,39 @@ fn relocatable_copies_are_no_duplicates_and_device_functions_no_kernels() {
     assert!(text.contains("Duplicates: 0 functions"), "{text}");
 }
 
+/// variants.o: the `code=sm_100f` cubin (cuobjdump lists it as `sm_100`)
+/// is an architecture of its own, `sm_100f`, as cubloaty 0.2 names it;
+/// before, it was counted under `sm_100`.
+#[test]
+fn family_cubins_keep_their_variant() {
+    let dir = fixtures("nvidia");
+    let (doc, o) = size_json(&dir, &["variants.o"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_adds_up(&doc, &dir);
+    let mut archs: Vec<&str> = doc.get("files").arr()[0]
+        .get("archs")
+        .arr()
+        .iter()
+        .map(|a| a.get("arch").str().unwrap())
+        .collect();
+    archs.sort();
+    assert_eq!(
+        archs,
+        [
+            "compute_100a",
+            "compute_90",
+            "sm_100a",
+            "sm_100f",
+            "sm_103a",
+            "sm_120a",
+            "sm_121a",
+            "sm_90a"
+        ]
+    );
+    let o = offload(&dir, &["ls", "variants.o"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sm_100.cubin"));
+}
+
 #[test]
 fn damaged_images_among_other_data_are_damage() {
     let dir = fixtures("nvidia");
