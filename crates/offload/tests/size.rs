@@ -498,8 +498,26 @@ fn images_among_other_data_are_found_and_extracted_byte_identical() {
 #[test]
 fn nvvm_ir_is_listed_extracted_as_stored_and_sized() {
     let dir = fixtures("nvidia");
+    // cuobjdump -all's blocks: (kind, arch, compressed), in file order.
     let all = fs::read_to_string(dir.join("lto.o.all")).unwrap();
-    assert!(all.contains("Fatbin nvvm code") && all.contains("arch = sm_90"));
+    let mut blocks: Vec<(String, String, bool)> = Vec::new();
+    for line in all.lines() {
+        if let Some(k) = line.strip_prefix("Fatbin ") {
+            let kind = k.trim_end_matches(" code:").to_owned();
+            blocks.push((kind, String::new(), false));
+        } else if let (Some(b), Some(a)) = (blocks.last_mut(), line.strip_prefix("arch = ")) {
+            b.1 = a.to_owned();
+        } else if let (Some(b), "compressed") = (blocks.last_mut(), line) {
+            b.2 = true;
+        }
+    }
+    assert_eq!(
+        blocks,
+        [
+            ("nvvm".to_owned(), "sm_90".to_owned(), true),
+            ("elf".to_owned(), "sm_80".to_owned(), true)
+        ]
+    );
     let lto = fs::read(dir.join("lto.o")).unwrap();
     let stored = &lto[0x6f0 + 120..0x6f0 + 120 + 2210];
     for (name, section) in [("lto.o", "__nv_relfatbin"), ("ldata.o", ".ldata")] {
@@ -511,6 +529,22 @@ fn nvvm_ir_is_listed_extracted_as_stored_and_sized() {
             .filter(|(_, e)| e.get("cuda").get("kind").str() == Some("nvvm"))
             .collect();
         assert_eq!(nvvm.len(), 1, "{name}");
+        // The same entries as cuobjdump's blocks.
+        let listed: Vec<(String, String, bool)> = ls_entries(&doc)
+            .iter()
+            .map(|(_, e)| {
+                let kind = match e.get("cuda").get("kind").str() {
+                    Some("cubin") => "elf",
+                    other => other.unwrap(),
+                };
+                (
+                    kind.to_owned(),
+                    e.get("cuda").get("arch").str().unwrap().to_owned(),
+                    e.get("compression").str().is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(listed, blocks, "{name}");
         let (path, e) = &nvvm[0];
         assert!(path.iter().any(|p| p == section), "{name}: {path:?}");
         assert_eq!(e.get("cuda").get("arch").str(), Some("sm_90"));
