@@ -185,6 +185,12 @@ pub fn is_nv_fatbin(name: &str) -> bool {
     matches!(name, ".nv_fatbin" | "__nv_fatbin")
 }
 
+/// Whether a section holds relocatable device code (`__nv_relfatbin`,
+/// nvcc's `-rdc=true`): input to a device link, not loaded itself.
+pub fn is_nv_relfatbin(name: &str) -> bool {
+    name.rsplit(',').next() == Some("__nv_relfatbin")
+}
+
 /// The role of a section: by name, else by a magic at its start.
 pub fn section_role(name: &str, kind: u32, data: &[u8]) -> Option<Role> {
     if let Some(r) = role_by_name(name, kind) {

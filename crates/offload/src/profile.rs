@@ -116,6 +116,10 @@ pub struct ImageRow {
     pub stored: u64,
     /// Where its (uncompressed) bytes go.
     pub profile: ImageProfile,
+    /// In `__nv_relfatbin`: relocatable device code, input to a device
+    /// link, never loaded itself; its functions are not counted as
+    /// duplicates.
+    pub relocatable: bool,
 }
 
 impl ImageRow {
@@ -279,6 +283,8 @@ struct Group<'a> {
     offset: u64,
     size: u64,
     ccob: bool,
+    /// In `__nv_relfatbin`.
+    relocatable: bool,
     entries: Vec<(&'a Entry, Option<usize>)>,
 }
 
@@ -300,7 +306,7 @@ fn space(
         node,
         &node.file,
         0,
-        None,
+        Within::default(),
         &mut claims,
         &mut groups,
         &mut by_place,
@@ -378,6 +384,7 @@ fn space(
                     arch,
                     stored,
                     profile: prof,
+                    relocatable: group.relocatable,
                 });
             }
         }
@@ -399,12 +406,19 @@ fn space(
     }
 }
 
+/// Where a node lies: the container (`#k`) and whether in `__nv_relfatbin`.
+#[derive(Clone, Copy, Default)]
+struct Within {
+    container: Option<usize>,
+    relocatable: bool,
+}
+
 /// Gathers the claims of `node`'s subtree in the byte space of `source`.
 fn collect<'a>(
     node: &'a Node,
     source: &Source,
     depth: usize,
-    container: Option<usize>,
+    within: Within,
     claims: &mut Vec<(u64, u64, u8, Claimant)>,
     groups: &mut Vec<Group<'a>>,
     by_place: &mut HashMap<(u64, u64, bool), usize>,
@@ -421,7 +435,12 @@ fn collect<'a>(
             claims.push((o, s, rank, Claimant::Overhead));
         }
     }
-    let container = node.index.or(container);
+    let within = Within {
+        container: node.index.or(within.container),
+        relocatable: within.relocatable
+            || (node.kind == NodeKind::Section && objects::is_nv_relfatbin(&node.name)),
+    };
+    let container = within.container;
     for e in &node.entries {
         let (offset, size, ccob) = match e.location {
             Location::File { offset, size } => (offset, size, false),
@@ -437,6 +456,7 @@ fn collect<'a>(
                 offset,
                 size,
                 ccob,
+                relocatable: within.relocatable,
                 entries: Vec::new(),
             });
             claims.push((
@@ -450,7 +470,7 @@ fn collect<'a>(
         groups[g].entries.push((e, container));
     }
     for c in &node.children {
-        collect(c, source, depth + 1, container, claims, groups, by_place);
+        collect(c, source, depth + 1, within, claims, groups, by_place);
     }
 }
 
@@ -572,6 +592,18 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupRes
     let mut decoded = false;
     if let Some(nv) = first.nvidia {
         if let (Some(codec), Some(recorded)) = (nv.codec, nv.uncompressed_size) {
+            if nv.kind.is_opaque() {
+                // NVVM IR in NVIDIA's own encoding: its size, no kernels.
+                return GroupResult {
+                    profiles: vec![ImageProfile::whole(
+                        ImageKind::NvvmIr,
+                        recorded,
+                        "NVVM IR, not decoded",
+                    )],
+                    rest: 0,
+                    damage,
+                };
+            }
             if let Err(err) = profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE, scratch) {
                 damage.push(format!("fat binary entry {}: {err}", first.id));
                 for (e, _) in &g.entries {
@@ -624,11 +656,16 @@ fn nv_size(e: &Entry, recorded: u64, members: usize) -> u64 {
 /// The vendor and architecture an entry is for.
 fn vendor_arch(e: &Entry) -> (String, String) {
     if let Some(nv) = e.nvidia {
-        // PTX apart from cubins: `compute_90`, as nvcc's -gencode names
-        // virtual architectures.
-        let name = nv.arch.cuobjdump_name(nv.kind == EntryKind::Ptx);
+        // The variant always (`sm_100f`, which cuobjdump lists as
+        // `sm_100`): a family cubin is not an `sm_100` one, and its
+        // functions are no duplicates of that one's. PTX apart from
+        // cubins: `compute_90`, as nvcc's -gencode names virtual
+        // architectures.
+        let name = nv.arch.to_string();
         let arch = match (nv.kind, name.strip_prefix("sm_")) {
             (EntryKind::Ptx, Some(n)) => format!("compute_{n}"),
+            // nvcc's `code=lto_90`.
+            (EntryKind::NvvmIr, Some(n)) => format!("lto_{n}"),
             _ => name,
         };
         return ("nvidia".to_owned(), arch);
@@ -669,13 +706,18 @@ pub struct KernelRow {
     pub kernel: bool,
     /// Images holding it.
     pub copies: usize,
+    /// Of those, images in `__nv_relfatbin` ([`ImageRow::relocatable`]):
+    /// a function is a duplicate when the other copies are more than one.
+    pub relocatable: usize,
     /// Uncompressed bytes, all copies.
     pub bytes: u64,
     /// File bytes, all copies.
     pub share: u64,
-    /// Uncompressed bytes of the copies past the largest.
+    /// Uncompressed bytes of the copies past the largest (relocatable
+    /// copies not counted).
     pub extra_bytes: u64,
-    /// File bytes of the copies past the largest.
+    /// File bytes of the copies past the largest (relocatable copies not
+    /// counted).
     pub extra_share: u64,
     /// Where the copies are: (image index in [`Profiled::images`]).
     pub images: Vec<usize>,
@@ -685,8 +727,10 @@ pub struct KernelRow {
 pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
     type Key = (Arc<str>, Arc<str>);
     let mut rows: BTreeMap<Key, KernelRow> = BTreeMap::new();
-    // (largest bytes, its share) per row.
+    // (largest bytes, its share) per row, and the bytes and shares of all
+    // its copies: of the copies that are loaded (not relocatable).
     let mut largest: HashMap<Key, (u64, u64)> = HashMap::new();
+    let mut loaded: HashMap<Key, (u64, u64)> = HashMap::new();
     // Each name demangled once (a library repeats its names per
     // architecture), each architecture named once.
     let mut demangled: HashMap<Arc<str>, Arc<str>> = HashMap::new();
@@ -713,6 +757,7 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
                 ),
                 kernel: f.kernel,
                 copies: 0,
+                relocatable: 0,
                 bytes: 0,
                 share: 0,
                 extra_bytes: 0,
@@ -724,6 +769,12 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
             row.bytes += f.bytes;
             row.share += share;
             row.images.push(i);
+            if img.relocatable {
+                row.relocatable += 1;
+                continue;
+            }
+            let t = loaded.entry(key.clone()).or_insert((0, 0));
+            *t = (t.0 + f.bytes, t.1 + share);
             let l = largest.entry(key).or_insert((0, 0));
             if f.bytes > l.0 || (f.bytes == l.0 && share > l.1) {
                 *l = (f.bytes, share);
@@ -738,9 +789,10 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
                 .is_none_or(|re| re.is_match(&r.demangled) || re.is_match(&r.name))
         })
         .map(|(key, mut r)| {
-            let (b, s) = largest[&key];
-            r.extra_bytes = r.bytes - b;
-            r.extra_share = r.share.saturating_sub(s);
+            let (b, s) = largest.get(&key).copied().unwrap_or_default();
+            let (tb, ts) = loaded.get(&key).copied().unwrap_or_default();
+            r.extra_bytes = tb - b;
+            r.extra_share = ts.saturating_sub(s);
             r
         })
         .collect();
@@ -958,7 +1010,7 @@ pub fn text(p: &Profiled, opts: &Options, out: &mut String) {
             "  {:>15} {:>15} {:>6}  {:<14} {}{}",
             grouped(r.extra_share),
             grouped(r.extra_bytes),
-            r.copies,
+            r.copies - r.relocatable,
             r.arch,
             if r.kernel { "" } else { "* " },
             r.demangled
@@ -1112,7 +1164,10 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
 /// The rows of functions with more than one copy, by what the extra
 /// copies take.
 fn duplicates(rows: &[KernelRow]) -> Vec<&KernelRow> {
-    let mut dups: Vec<&KernelRow> = rows.iter().filter(|r| r.copies > 1).collect();
+    let mut dups: Vec<&KernelRow> = rows
+        .iter()
+        .filter(|r| r.copies - r.relocatable > 1)
+        .collect();
     dups.sort_by(|a, b| {
         b.extra_share
             .cmp(&a.extra_share)
@@ -1127,10 +1182,11 @@ fn kernel_json(r: &KernelRow, name: usize, out: &mut String) {
     use std::fmt::Write;
     let _ = write!(
         out,
-        "{{\"arch\":{},\"name\":{name},\"kernel\":{},\"copies\":{},\"bytes\":{},\"share\":{},\"extra_bytes\":{},\"extra_share\":{},\"images\":[",
+        "{{\"arch\":{},\"name\":{name},\"kernel\":{},\"copies\":{},\"relocatable\":{},\"bytes\":{},\"share\":{},\"extra_bytes\":{},\"extra_share\":{},\"images\":[",
         js(&r.arch),
         r.kernel,
         r.copies,
+        r.relocatable,
         r.bytes,
         r.share,
         r.extra_bytes,

@@ -80,9 +80,10 @@ fn entry_lines(file: &Source, e: &Entry) -> Vec<String> {
     let what = match (&e.payload, e.payload.as_ref().and_then(|p| p.target())) {
         (Some(p), Some(t)) => format!("{} {t}", p.name()),
         (Some(p), None) => p.name().to_owned(),
-        (None, _) => match e.nvidia.and_then(|n| n.codec) {
-            Some(c) => format!("stored compressed ({c})"),
-            None => "in compressed bundle".to_owned(),
+        (None, _) => match e.nvidia {
+            Some(n) if n.kind.is_opaque() => "NVVM IR".to_owned(),
+            Some(NvEntry { codec: Some(c), .. }) => format!("stored compressed ({c})"),
+            _ => "in compressed bundle".to_owned(),
         },
     };
     let _ = write!(first, "  [{what}, {}]", human(e.size));

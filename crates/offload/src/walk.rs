@@ -1082,14 +1082,21 @@ impl Walker {
                 unlisted_in: self.nv_section.is_some(),
                 stored,
             };
-            let head = if e.is_compressed() && self.headers_only {
+            // An opaque payload is not named (nothing would read it).
+            let head = if (e.is_compressed() && self.headers_only) || e.kind.is_opaque() {
                 Heads::Ready(Ok(Vec::new()))
             } else if e.is_compressed() {
                 Heads::Decode(*e)
             } else {
                 Heads::Ready(Ok(vec![fsio::head(e.payload, HEAD).into_owned()]))
             };
-            (vec![base(nv, e.payload.len() as u64)], head)
+            let mut entry = base(nv, e.payload.len() as u64);
+            if e.kind.is_opaque() {
+                entry.note = Some(
+                    "NVVM IR in NVIDIA's own encoding: not decoded, extracted as stored".to_owned(),
+                );
+            }
+            (vec![entry], head)
         } else {
             let mut entries = Vec::new();
             for m in &members {

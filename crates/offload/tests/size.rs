@@ -91,8 +91,11 @@ fn assert_adds_up(doc: &json::V, dir: &Path) {
     }
 }
 
-const NVIDIA: [&str; 10] = [
+const NVIDIA: [&str; 13] = [
     "embedded.o",
+    "rdclib.so",
+    "ldata.o",
+    "lto.o",
     "app",
     "compress-all.o",
     "concat.o",
@@ -483,6 +486,183 @@ fn images_among_other_data_are_found_and_extracted_byte_identical() {
     assert!(o.status.success());
     assert_adds_up(&doc, &dir);
     assert_eq!(images_of(&doc, 0).len(), 5);
+}
+
+/// lto.o (nvcc 13.5, `code=lto_90 --compress-mode=speed`: NVVM IR flagged
+/// 0x12011, and an LZ sm_80 cubin) and ldata.o (its fat binary in `.ldata`,
+/// as cuFFT 11.4 keeps 11,651 of them): the NVVM IR is listed as
+/// cuobjdump's `-all` lists it (recorded in lto.o.all), extracted as the
+/// bytes its header bounds (lto.o.entries: header at 0x6f0, 120 bytes,
+/// compressed size 2210), and sized as an `lto_90` image. Before, the
+/// `.ldata` container was counted as "not listed".
+#[test]
+fn nvvm_ir_is_listed_extracted_as_stored_and_sized() {
+    let dir = fixtures("nvidia");
+    // cuobjdump -all's blocks: (kind, arch, compressed), in file order.
+    let all = fs::read_to_string(dir.join("lto.o.all")).unwrap();
+    let mut blocks: Vec<(String, String, bool)> = Vec::new();
+    for line in all.lines() {
+        if let Some(k) = line.strip_prefix("Fatbin ") {
+            let kind = k.trim_end_matches(" code:").to_owned();
+            blocks.push((kind, String::new(), false));
+        } else if let (Some(b), Some(a)) = (blocks.last_mut(), line.strip_prefix("arch = ")) {
+            b.1 = a.to_owned();
+        } else if let (Some(b), "compressed") = (blocks.last_mut(), line) {
+            b.2 = true;
+        }
+    }
+    assert_eq!(
+        blocks,
+        [
+            ("nvvm".to_owned(), "sm_90".to_owned(), true),
+            ("elf".to_owned(), "sm_80".to_owned(), true)
+        ]
+    );
+    let lto = fs::read(dir.join("lto.o")).unwrap();
+    let stored = &lto[0x6f0 + 120..0x6f0 + 120 + 2210];
+    for (name, section) in [("lto.o", "__nv_relfatbin"), ("ldata.o", ".ldata")] {
+        let o = offload(&dir, &["ls", "--json", "--verify", name]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc = json::parse(&String::from_utf8(o.stdout).unwrap());
+        let nvvm: Vec<_> = ls_entries(&doc)
+            .into_iter()
+            .filter(|(_, e)| e.get("cuda").get("kind").str() == Some("nvvm"))
+            .collect();
+        assert_eq!(nvvm.len(), 1, "{name}");
+        // The same entries as cuobjdump's blocks.
+        let listed: Vec<(String, String, bool)> = ls_entries(&doc)
+            .iter()
+            .map(|(_, e)| {
+                let kind = match e.get("cuda").get("kind").str() {
+                    Some("cubin") => "elf",
+                    other => other.unwrap(),
+                };
+                (
+                    kind.to_owned(),
+                    e.get("cuda").get("arch").str().unwrap().to_owned(),
+                    e.get("compression").str().is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(listed, blocks, "{name}");
+        let (path, e) = &nvvm[0];
+        assert!(path.iter().any(|p| p == section), "{name}: {path:?}");
+        assert_eq!(e.get("cuda").get("arch").str(), Some("sm_90"));
+        assert_eq!(e.get("compression").str(), Some("nvidia-lz"));
+        assert_eq!(num(e, "uncompressed_size"), 2692);
+        let data = fs::read(dir.join(name)).unwrap();
+        let at = num(e.get("location"), "offset") as usize;
+        assert_eq!(&data[at..at + num(e, "size") as usize], stored, "{name}");
+        let tmp = tempfile::tempdir().unwrap();
+        let o = offload(&dir, &["extract", "-d", tmp.path().to_str().unwrap(), name]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let files: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".sm_90.nvvm"))
+            .collect();
+        assert_eq!(files.len(), 1, "{name}");
+        assert_eq!(fs::read(&files[0]).unwrap(), stored, "{name}");
+        let (doc, o) = size_json(&dir, &[name]);
+        assert!(o.status.success());
+        assert_adds_up(&doc, &dir);
+        let img: Vec<_> = images_of(&doc, 0)
+            .into_iter()
+            .filter(|i| i.get("kind").str() == Some("nvvm"))
+            .collect();
+        assert_eq!(img.len(), 1, "{name}");
+        assert_eq!(img[0].get("arch").str(), Some("lto_90"));
+        assert_eq!(
+            (num(img[0], "stored"), num(img[0], "uncompressed")),
+            (2210, 2692)
+        );
+        assert!(img[0].get("damage").arr().is_empty());
+    }
+}
+
+/// rdclib.so (nvcc 13.5, `-shared -rdc=true`): the device-linked sm_80
+/// cubin in `.nv_fatbin` and the relocatable one in `__nv_relfatbin`, each
+/// with kernels `double_all` and `double_first` (STO_CUDA_ENTRY) and the
+/// device function `twice`. The relocatable copies are no duplicates (as
+/// cubloaty 0.2 counts them: 2 kernels, 0 duplicates), and `twice` is no
+/// kernel although the relocatable cubin has a `.nv.info._Z5twicef`.
+/// Before, 3 duplicates and 3 kernels.
+#[test]
+fn relocatable_copies_are_no_duplicates_and_device_functions_no_kernels() {
+    let dir = fixtures("nvidia");
+    let (doc, o) = size_json(&dir, &["rdclib.so"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_adds_up(&doc, &dir);
+    assert_eq!(images_of(&doc, 0).len(), 2);
+    let mut rows: Vec<(String, bool, u64, u64)> = doc
+        .get("functions")
+        .arr()
+        .iter()
+        .map(|f| {
+            (
+                name_of(&doc, f).to_owned(),
+                f.get("kernel") == &json::V::Bool(true),
+                num(f, "copies"),
+                num(f, "relocatable"),
+            )
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            ("_Z5twicef".to_owned(), false, 2, 1),
+            ("double_all".to_owned(), true, 2, 1),
+            ("double_first".to_owned(), true, 2, 1),
+        ]
+    );
+    assert!(doc.get("duplicates").arr().is_empty());
+    // The relocatable cubin does name `twice` in a `.nv.info` section.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = offload(
+        &dir,
+        &["extract", "-d", tmp.path().to_str().unwrap(), "rdclib.so"],
+    );
+    assert!(o.status.success());
+    let rel = fs::read(tmp.path().join("rdclib.nv_relfatbin.1.sm_80.cubin")).unwrap();
+    assert!(rel.windows(18).any(|w| w == b".nv.info._Z5twicef"));
+    let o = offload(&dir, &["size", "rdclib.so"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("* twice(float)"), "{text}");
+    assert!(text.contains("Duplicates: 0 functions"), "{text}");
+}
+
+/// variants.o: the `code=sm_100f` cubin (cuobjdump lists it as `sm_100`)
+/// is an architecture of its own, `sm_100f`, as cubloaty 0.2 names it;
+/// before, it was counted under `sm_100`.
+#[test]
+fn family_cubins_keep_their_variant() {
+    let dir = fixtures("nvidia");
+    let (doc, o) = size_json(&dir, &["variants.o"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_adds_up(&doc, &dir);
+    let mut archs: Vec<&str> = doc.get("files").arr()[0]
+        .get("archs")
+        .arr()
+        .iter()
+        .map(|a| a.get("arch").str().unwrap())
+        .collect();
+    archs.sort();
+    assert_eq!(
+        archs,
+        [
+            "compute_100a",
+            "compute_90",
+            "sm_100a",
+            "sm_100f",
+            "sm_103a",
+            "sm_120a",
+            "sm_121a",
+            "sm_90a"
+        ]
+    );
+    let o = offload(&dir, &["ls", "variants.o"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sm_100.cubin"));
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //!   6  u16 header size (16): where the first entry starts
 //!   8  u64 size of everything after the header
 //! entry header (64 bytes or more)
-//!   0  u16 kind: 1 = PTX, 2 = ELF (cubin), 4 = NVVM IR
+//!   0  u16 kind: 1 = PTX, 2 = ELF (cubin), 8 = NVVM IR, 0x100 = concatenated
 //!   2  u16 entry format version (0x0101)
 //!   4  u32 header size: where the payload starts, from the entry's start
 //!   8  u64 payload size (stored bytes, padded to 8)
@@ -27,7 +27,8 @@
 //!  28  u32 SM architecture (e.g. 90 for sm_90)
 //!  32  u32 object name offset, 36 u32 object name length
 //!  40  u64 flags: 0x1 64-bit, 0x2 debug, 0x10 Linux host,
-//!      0x2000 compressed, 0x8000 compressed with zstd
+//!      0x2000 compressed, 0x8000 compressed with zstd,
+//!      0x10000 beside either on NVVM IR (NVIDIA's own encoding)
 //!  48  u64 reserved
 //!  56  u64 uncompressed size (when compressed)
 //! payload, then the next entry at header size + payload size
@@ -78,7 +79,10 @@ pub enum EntryKind {
     Ptx,
     /// An ELF device object (cubin).
     Elf,
-    /// NVVM IR (link-time optimisation input).
+    /// NVVM IR (link-time optimisation input, kind 8: nvcc's
+    /// `code=lto_XY`; cuobjdump's "Fatbin nvvm code"). Its payload is in an
+    /// encoding of NVIDIA's own, compressed or not (no LLVM bitcode magic):
+    /// see [`EntryKind::is_opaque`].
     NvvmIr,
     /// Several entries compressed together (CUDA 13's `--concat`, kind
     /// 0x100): see [`Entry::members`].
@@ -92,10 +96,21 @@ impl EntryKind {
         match code {
             1 => EntryKind::Ptx,
             2 => EntryKind::Elf,
-            4 => EntryKind::NvvmIr,
+            8 => EntryKind::NvvmIr,
             0x100 => EntryKind::Concatenated,
             other => EntryKind::Other(other),
         }
+    }
+
+    /// Whether this crate leaves the payload as stored, never decoding it:
+    /// NVVM IR, whose bytes are NVIDIA's own encoding even where the entry
+    /// flags a codec (nvcc 13's `code=lto_90` with `--compress-mode=speed`
+    /// or `size` sets 0x10000 beside 0x2000 or 0x8000, and the stream is
+    /// neither an LZ block nor a zstd frame; cuFFT 11.4's `.ldata` holds
+    /// 11,651 such entries). cuobjdump lists these entries and extracts
+    /// none of them.
+    pub fn is_opaque(self) -> bool {
+        self == EntryKind::NvvmIr
     }
 
     /// A short lower-case name (`ptx`, `elf`, `nvvm-ir`, `kind-N`).
@@ -169,6 +184,13 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// The codec this crate decodes the payload with: [`Entry::codec`],
+    /// except for an opaque kind ([`EntryKind::is_opaque`]), whose payload
+    /// is left as stored.
+    pub fn decoded_with(&self) -> Option<Codec> {
+        self.codec().filter(|_| !self.kind.is_opaque())
+    }
+
     /// `sm_90a`: the architecture as cuobjdump names this entry's kind
     /// (see [`CudaArch::cuobjdump_name`]).
     pub fn arch_name(&self) -> String {
@@ -183,8 +205,10 @@ impl<'a> Entry<'a> {
 
     /// The first `n` bytes (fewer if shorter) of the payload as decoded:
     /// only as much of a compressed stream is decoded as they need.
+    /// An opaque payload ([`EntryKind::is_opaque`]) is handed out as
+    /// stored.
     pub fn head(&self, n: usize) -> Result<Cow<'a, [u8]>, DecodeError> {
-        let Some(codec) = self.codec() else {
+        let Some(codec) = self.decoded_with() else {
             return Ok(Cow::Borrowed(&self.payload[..n.min(self.payload.len())]));
         };
         let mut out = Vec::with_capacity(n.min(crate::zstd_bounded::PIECE));
@@ -201,9 +225,10 @@ impl<'a> Entry<'a> {
     /// its end and decodes to exactly the size the header records (the
     /// check [`Entry::head`] makes only as far as it decodes). Returns the
     /// decoded size; a stored payload has nothing to decode (its stored
-    /// size). Memory: the codec's window and one piece.
+    /// size, as for an opaque one). Memory: the codec's window and one
+    /// piece.
     pub fn check_stream(&self) -> Result<u64, DecodeError> {
-        match self.codec() {
+        match self.decoded_with() {
             None => Ok(self.payload.len() as u64),
             Some(codec) => codec::decode(codec, self.payload, self.uncompressed_size, &mut |_| {
                 Ok(true)
@@ -215,7 +240,8 @@ impl<'a> Entry<'a> {
     /// it, decoding a compressed payload on the way (one piece at a time:
     /// the whole content is never held): a cubin without the padding after
     /// its last byte, PTX text up to its terminating NUL, anything else as
-    /// decoded. Returns the bytes written.
+    /// decoded; an opaque kind's payload as stored. Returns the bytes
+    /// written.
     pub fn write_content(&self, out: &mut dyn Write) -> Result<u64, DecodeError> {
         write_content(
             self.kind,
@@ -485,7 +511,7 @@ pub fn write_content(
 ) -> Result<u64, DecodeError> {
     let write =
         |out: &mut dyn Write, b: &[u8]| out.write_all(b).map_err(|e| DecodeError::Write(e.into()));
-    let Some(codec) = codec else {
+    let Some(codec) = codec.filter(|_| !kind.is_opaque()) else {
         let content = match kind {
             EntryKind::Elf => &payload[..elf_extent(payload)],
             EntryKind::Ptx => crate::bytes::until_nul(payload),
@@ -1250,5 +1276,48 @@ mod tests {
         }
         assert_eq!(scan(&[]), Scan::default());
         assert_eq!(scan(&[0; 100]), Scan::default());
+    }
+    /// NVVM IR (kind 8, cuobjdump's "nvvm") is NVIDIA's own encoding even
+    /// where its flags name a codec (nvcc 13's `code=lto_90` with
+    /// `--compress-mode=speed` sets 0x12011, and its stream is no LZ
+    /// block): it is read, checked and written as stored, never decoded.
+    #[test]
+    fn nvvm_ir_is_kind_8_and_left_as_stored() {
+        // Bytes that do not decode as an LZ block (a back-reference
+        // before the start), as in cuFFT's and nvcc's entries.
+        let stream = b"\x1b\x73\x6b\xe0\x20\x1d\x2f\x0e\xaa";
+        let data = fatbin_with(&[
+            FatbinEntry {
+                compressed_size: stream.len() as u32,
+                uncompressed_size: 2692,
+                header_size: 120,
+                ..entry(8, 90, 0x12011, stream)
+            },
+            FatbinEntry {
+                compressed_size: stream.len() as u32,
+                uncompressed_size: 2692,
+                ..entry(1, 90, 0x2011, stream)
+            },
+        ]);
+        let s = scan(&data);
+        assert!(s.damage.is_empty(), "{:?}", s.damage);
+        let e = &s.containers[0].entries;
+        assert_eq!(e[0].kind, EntryKind::NvvmIr);
+        assert!(e[0].kind.is_opaque() && !e[1].kind.is_opaque());
+        assert_eq!(e[0].codec(), Some(Codec::Lz));
+        assert_eq!(e[0].decoded_with(), None);
+        assert_eq!(e[0].head(4).unwrap().as_ref(), &stream[..4]);
+        assert_eq!(e[0].check_stream().unwrap(), stream.len() as u64);
+        assert_eq!(content(&e[0]).unwrap(), stream);
+        assert_eq!(e[0].cuobjdump_suffix(), "sm_90.nvvm");
+        // The same bytes as PTX are decoded, and fail.
+        assert!(e[1].head(4).is_err());
+        assert!(e[1].check_stream().is_err());
+        // Kind 4 is not NVVM IR (cuobjdump calls it "cubin").
+        let four = fatbin_with(&[entry(4, 90, 0x11, b"12345678")]);
+        assert_eq!(
+            scan(&four).containers[0].entries[0].kind,
+            EntryKind::Other(4)
+        );
     }
 }

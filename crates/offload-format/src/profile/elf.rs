@@ -213,13 +213,11 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
             }
         }
         for (i, name) in names.iter().enumerate() {
+            // A kernel is a symbol marked STO_CUDA_ENTRY (below), not a
+            // function with a `.nv.info.NAME`: relocatable cubins (-rdc)
+            // have one for device functions too.
             if owner_of[i].is_none() {
                 owner_of[i] = cubin_section_owner(name, &o.by_name);
-            }
-            if let Some(f) = name.strip_prefix(b".nv.info.") {
-                if let Some(&idx) = o.by_name.get(f) {
-                    o.functions[idx].kernel = true;
-                }
             }
         }
     }

@@ -63,10 +63,11 @@ pub struct Found<'a> {
     pub images: Vec<Image<'a>>,
     /// Headers that claim an image and fail a check.
     pub damage: Vec<Damage>,
-    /// Containers that read, but whose compressed entries do not start to
-    /// decode with this crate's codecs (cuFFT's `.ldata` holds such): not
-    /// listed, counted here, not damage (the bytes may be sound for a
-    /// codec this crate does not have).
+    /// Containers that read, but whose compressed cubins or PTX do not
+    /// start to decode with this crate's codecs: not listed, counted here,
+    /// not damage (the bytes may be sound for a codec this crate does not
+    /// have). NVVM IR entries are not decoded ([`fatbin::EntryKind::is_opaque`]):
+    /// cuFFT's `.ldata` containers of it are listed.
     pub undecoded: usize,
 }
 
@@ -356,5 +357,34 @@ mod tests {
         assert!(found.images.is_empty());
         assert_eq!(found.damage.len(), 1, "{:?}", found.damage);
         assert_eq!(found.damage[0].offset, 16);
+    }
+    /// cuFFT's `.ldata`: containers of compressed NVVM IR (NVIDIA's own
+    /// encoding, not decoded) are images; a container whose compressed
+    /// PTX does not decode is still counted apart, not listed.
+    #[test]
+    fn nvvm_ir_containers_are_images_and_bad_streams_are_counted() {
+        use test_support::{fatbin_with, FatbinEntry};
+        let stream = b"\x1b\x73\x6b\xe0\x20\x1d\x2f\x0e\xaa";
+        let one = |kind: u16| {
+            fatbin_with(&[FatbinEntry {
+                compressed_size: stream.len() as u32,
+                uncompressed_size: 2692,
+                ..FatbinEntry::new(kind, 50, 0x12011, stream)
+            }])
+        };
+        let mut data = vec![0x44u8; 24];
+        data.extend(one(8));
+        let nvvm_at = 24;
+        data.extend(one(1));
+        let found = scan(&data);
+        assert!(found.damage.is_empty(), "{:?}", found.damage);
+        assert_eq!(found.undecoded, 1);
+        assert_eq!(found.images.len(), 1);
+        let Image::Fatbin(c) = &found.images[0] else {
+            panic!("{:?}", found.images)
+        };
+        assert_eq!(c.offset, nvvm_at);
+        assert_eq!(c.entries[0].kind, fatbin::EntryKind::NvvmIr);
+        assert_eq!(c.entries[0].payload, stream);
     }
 }

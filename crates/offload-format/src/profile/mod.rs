@@ -52,6 +52,9 @@ pub enum ImageKind {
     Ptx,
     /// An AMD GPU code object (ELF, `EM_AMDGPU`).
     AmdgpuCodeObject,
+    /// NVIDIA NVVM IR (LTO IR), in NVIDIA's own encoding: one shared part,
+    /// not decoded.
+    NvvmIr,
     /// Anything else (SPIR-V, bitcode, host code, damage): one shared part.
     Other,
 }
@@ -63,6 +66,7 @@ impl ImageKind {
             ImageKind::Cubin => "cubin",
             ImageKind::Ptx => "ptx",
             ImageKind::AmdgpuCodeObject => "code-object",
+            ImageKind::NvvmIr => "nvvm",
             ImageKind::Other => "other",
         }
     }
