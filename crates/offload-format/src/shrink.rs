@@ -171,24 +171,31 @@ impl Layout {
     /// The whole output in one buffer (tests, fuzzing, small inputs).
     pub fn to_vec(&self, input: &[u8], rewrites: &[Rewrite<'_>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len as usize);
+        self.each_part(input, rewrites, &mut |part| match part {
+            Part::Bytes(b) => out.extend_from_slice(b),
+            Part::Zeros(n) => out.resize(out.len() + n as usize, 0),
+        });
+        out
+    }
+
+    /// Calls `f` with the output's bytes, in order, borrowed from
+    /// `input`, the rewrites and the pieces (nothing is copied).
+    fn each_part<'p>(
+        &'p self,
+        input: &'p [u8],
+        rewrites: &'p [Rewrite<'_>],
+        f: &mut dyn FnMut(Part<'p>),
+    ) {
         for p in &self.pieces {
             match p {
                 Out::Copy { from, len } => {
-                    out.extend_from_slice(&input[*from as usize..(*from + *len) as usize])
+                    f(Part::Bytes(&input[*from as usize..(*from + *len) as usize]))
                 }
-                Out::Container(i) => {
-                    for piece in used_pieces(&rewrites[*i].new) {
-                        match piece {
-                            Part::Bytes(b) => out.extend_from_slice(b),
-                            Part::Zeros(n) => out.resize(out.len() + n as usize, 0),
-                        }
-                    }
-                }
-                Out::Bytes(b) => out.extend_from_slice(b),
-                Out::Zeros(n) => out.resize(out.len() + *n as usize, 0),
+                Out::Container(i) => used_pieces(&rewrites[*i].new).for_each(&mut *f),
+                Out::Bytes(b) => f(Part::Bytes(b)),
+                Out::Zeros(n) => f(Part::Zeros(*n)),
             }
         }
-        out
     }
 }
 
