@@ -59,6 +59,13 @@
 //!    word of its loaded data sections holding an address in the section
 //!    must be a record's pointer, and gets its container's new address.
 //!
+//! Containers in a loaded section of another name (cuBLASLt's
+//! `.cask_resource`, which its own tables point into) keep their places
+//! in a library or program: laid out in place (as [`in_place`] does),
+//! their section's addresses and size unchanged, only its file offset
+//! moving with what follows a split section. A file with containers only
+//! in such sections is not shrunk.
+//!
 //! A relocatable object (`ET_REL`) has no segments: its containers are
 //! packed the same way, the section shortened, the later sections and the
 //! section header table moved down by a multiple of their largest
@@ -258,9 +265,10 @@ pub enum Fallback {
     /// linked executables, 32-bit or big-endian files, other machines,
     /// non-ELF files.
     Kind(&'static str),
-    /// A container is not inside a loaded `.nv_fatbin`, `__nv_relfatbin`
-    /// or `.hip_fatbin` section (or an object's containers are in more
-    /// than one).
+    /// A container is not inside one section, no container is inside a
+    /// loaded `.nv_fatbin`, `__nv_relfatbin` or `.hip_fatbin` section, or
+    /// an object's containers are in another section or in more than
+    /// one.
     Section(String),
     /// The section is not in exactly one `PT_LOAD`, consistently mapped.
     Segment,
@@ -826,15 +834,26 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
     let mut kind = None;
+    // Containers in a section of another name (cuBLASLt's
+    // `.cask_resource`, which its own tables point into) keep their
+    // places in a library or program: laid out in place, the section
+    // and every address in it unchanged, while the offload sections
+    // shrink. Only such sections: the file keeps its layout, saying why.
+    let foreign_why = |si: usize| {
+        Fallback::Section(format!(
+            "the containers are in {}, not .nv_fatbin, __nv_relfatbin or .hip_fatbin",
+            elf.name(si)
+        ))
+    };
+    let mut foreign: Vec<usize> = Vec::new();
     for (si, _) in &groups {
         let k = match elf.names[*si] {
             b".nv_fatbin" | b"__nv_relfatbin" => (&b".nvFatBinSegment"[..], NV_WRAPPER_MAGIC),
             b".hip_fatbin" => (&b".hipFatBinSegment"[..], HIP_WRAPPER_MAGIC),
+            _ if h.e_type == ET_REL => return Err(foreign_why(*si)),
             _ => {
-                return Err(Fallback::Section(format!(
-                    "the containers are in {}, not .nv_fatbin, __nv_relfatbin or .hip_fatbin",
-                    elf.name(*si)
-                )))
+                foreign.push(*si);
+                continue;
             }
         };
         if kind.is_some_and(|o| o != k) {
@@ -852,7 +871,10 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
     let Some((wrapper_section, magic)) = kind else {
-        return Err(Fallback::Section("no containers".to_owned()));
+        return Err(match foreign.first() {
+            Some(&si) => foreign_why(si),
+            None => Fallback::Section("no containers".to_owned()),
+        });
     };
     if h.e_type == ET_REL {
         let [(si, _)] = groups[..] else {
@@ -889,44 +911,12 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     // Each section packed, with the one PT_LOAD mapping it.
     let mut holes: Vec<Hole> = Vec::new();
     for (si, range) in &groups {
-        let sec = elf.secs[*si];
-        let sec_end = sec.offset + sec.size;
-        let addr_end = sec
-            .addr
-            .checked_add(sec.size)
-            .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
-        let loads: Vec<usize> = (0..phdrs.len())
-            .filter(|&i| {
-                let p = &phdrs[i];
-                p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
-            })
-            .collect();
-        let [li] = loads[..] else {
-            return Err(Fallback::Segment);
-        };
-        let load = phdrs[li];
-        if sec.offset < load.offset
-            || sec_end > load.offset + load.filesz
-            || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
-        {
-            return Err(Fallback::Segment);
-        }
-        let moves = pack(file, sec, rewrites, range.clone())
-            .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(*si))))?;
-        let lowest = align_up(sec.addr + moves.new_size, page).ok_or(Fallback::Segment)?;
-        holes.push(Hole {
-            si: *si,
-            range: range.clone(),
-            li,
-            addr_end,
-            lowest,
-            moves,
-            x: 0,
-            d: 0,
-            before: 0,
-            tab: None,
-            split: align_down(addr_end, page) > lowest,
-        });
+        let hole = place_hole(&elf, &phdrs, page, *si, range.clone(), rewrites);
+        let is_foreign = foreign.contains(si);
+        let mut hole = hole.map_err(|e| if is_foreign { foreign_why(*si) } else { e })?;
+        hole.foreign = is_foreign;
+        hole.split &= !is_foreign;
+        holes.push(hole);
     }
     // Which sections free whole pages, and the one holding the new
     // program header table (one entry longer per section split), right
@@ -938,6 +928,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     // freeing no page keeps its layout.
     let freed: u64 = holes
         .iter()
+        .filter(|o| !o.foreign)
         .map(|o| o.moves.sec.size - o.moves.new_size)
         .sum();
     let delta = |li: usize| phdrs[li].vaddr.wrapping_sub(phdrs[li].offset);
@@ -1293,7 +1284,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 let value = u64::from_le_bytes(raw.try_into().unwrap_or_default());
                 if let Some(m) = find(value) {
                     let at = (skip + k * 8) as u64;
-                    let new = fixer.fix(m, s.addr + at, value, &what)?;
+                    let new = fixer.fix(m, s.addr.wrapping_add(at), value, &what)?;
                     patches.push((s.offset + at, new.to_le_bytes().to_vec()));
                 }
             }
@@ -1437,6 +1428,57 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     })
 }
 
+/// Section `si`, holding `rewrites[range]`, packed, with the one
+/// `PT_LOAD` mapping it (pages of `page` bytes).
+fn place_hole(
+    elf: &Elf<'_>,
+    phdrs: &[ProgramHeader],
+    page: u64,
+    si: usize,
+    range: std::ops::Range<usize>,
+    rewrites: &[Rewrite<'_>],
+) -> Result<Hole, Fallback> {
+    let sec = elf.secs[si];
+    let sec_end = sec.offset + sec.size;
+    let addr_end = sec
+        .addr
+        .checked_add(sec.size)
+        .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
+    let loads: Vec<usize> = (0..phdrs.len())
+        .filter(|&i| {
+            let p = &phdrs[i];
+            p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
+        })
+        .collect();
+    let [li] = loads[..] else {
+        return Err(Fallback::Segment);
+    };
+    let load = phdrs[li];
+    if sec.offset < load.offset
+        || sec_end > load.offset + load.filesz
+        || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
+    {
+        return Err(Fallback::Segment);
+    }
+    let moves = pack(elf.file, sec, rewrites, range.clone())
+        .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
+    let lowest = align_up(sec.addr + moves.new_size, page).ok_or(Fallback::Segment)?;
+    Ok(Hole {
+        si,
+        range,
+        li,
+        addr_end,
+        lowest,
+        moves,
+        x: 0,
+        d: 0,
+        before: 0,
+        tab: None,
+        foreign: false,
+        split: align_down(addr_end, page) > lowest,
+    })
+}
+
 /// One offload section of a shared library, packed.
 struct Hole {
     /// Its section index.
@@ -1462,6 +1504,8 @@ struct Hole {
     tab: Option<(u64, u64)>,
     /// Whether it frees pages (else it keeps its layout).
     split: bool,
+    /// Whether it is a section of another name (which keeps its layout).
+    foreign: bool,
 }
 
 impl Hole {

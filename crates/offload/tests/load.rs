@@ -759,6 +759,68 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
     }
 }
 
+/// Containers in a section of another name (cuBLASLt keeps some in
+/// `.cask_resource`, right after `.nv_fatbin`, and points at them from
+/// its own tables) keep their places: the library shrinks by what
+/// `.nv_fatbin` frees, `.cask_resource` keeps its address and size, and
+/// every container, moved or not, registers exactly its kept entries (here
+/// records point into both sections). A library with containers only
+/// there keeps its layout, saying why.
+#[test]
+fn containers_in_another_section_keep_their_places_while_the_library_shrinks() {
+    let Some(lab) = lab() else { return };
+    let link = |name: &str, sections: &[(&str, usize)]| {
+        let lib = lab.dir.join(name);
+        let mut c = Command::new("cc");
+        c.arg("-shared");
+        for &(section, copies) in sections {
+            for copy in 0..copies {
+                let tag = format!("_{}{copy}", &section[1..3]);
+                for u in NV_UNITS {
+                    c.arg(nv_unit_in(&lab, u, true, section, &tag));
+                }
+            }
+        }
+        c.arg("-L")
+            .arg(&lab.rt)
+            .arg("-l:libcudart.so.13")
+            .arg("-o")
+            .arg(&lib);
+        run_ok(&mut c);
+        lib
+    };
+    let lib = link("libcask.so", &[(".nv_fatbin", 2), (".cask_resource", 1)]);
+    let cask = |f: &Path| {
+        let data = fs::read(f).unwrap();
+        let elf = offload_format::objfile::elf::ElfFile::parse(&data[..]).unwrap();
+        let i = elf
+            .section_index_by_name(b".cask_resource")
+            .unwrap()
+            .unwrap();
+        let h = elf.section_header(i).unwrap();
+        let nv = elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap();
+        let nv = elf.section_header(nv).unwrap();
+        (h.addr, h.size, h.offset, nv.offset)
+    };
+    let before = cask(&lib);
+    assert!(before.2 > before.3, ".cask_resource follows .nv_fatbin");
+    let thinned = thin_both_ways(&lab, &lib, "sm_90");
+    assert_shrunk(&lib, &thinned);
+    let after = cask(&thinned);
+    assert_eq!((after.0, after.1), (before.0, before.1));
+    assert!(after.2 < before.2, "its bytes moved down in the file");
+    check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
+    other_tools_agree(&lib, &thinned);
+    let only = link("libcaskonly.so", &[(".cask_resource", 2)]);
+    falls_back(
+        &lab,
+        "libcaskonly.so.copy",
+        &fs::read(&only).unwrap(),
+        "the containers are in section .cask_resource, not .nv_fatbin, __nv_relfatbin or \
+         .hip_fatbin",
+    );
+}
+
 /// A record of `__nv_relfatbin` made to point at the first container of
 /// `.nv_fatbin`, which another record points at: the library is not
 /// shrunk but rewritten in place, as `--keep-layout` rewrites it.
