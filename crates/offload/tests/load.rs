@@ -1073,6 +1073,33 @@ fn nvidia_like_programs_pie_and_not_register_exactly_the_kept_entries() {
         other_tools_agree(&exe, &thinned);
         hostile_programs_fall_back(&lab, &exe, pic);
     }
+    // lld puts read-only data, the fat binaries with it, in the first
+    // segment, before the code: the new table goes into the first
+    // PT_LOAD (three copies of the units, so that a page is freed).
+    if !have("clang-22") || !have("ld.lld-22") {
+        eprintln!("skipped the lld program: no clang-22 or ld.lld-22");
+        return;
+    }
+    let exe = lab.dir.join("nv-lld");
+    let mut c = Command::new("clang-22");
+    c.args(["-fuse-ld=lld", "-pie"]);
+    for copy in ["a", "b", "c"] {
+        for u in NV_UNITS {
+            c.arg(nv_unit_in(&lab, u, true, ".nv_fatbin", &format!("_{copy}")));
+        }
+    }
+    c.arg(standin("main.c"))
+        .arg("-L")
+        .arg(&lab.rt)
+        .arg("-l:libcudart.so.13")
+        .arg("-o")
+        .arg(&exe);
+    run_ok(&mut c);
+    let thinned = thin_both_ways(&lab, &exe, "sm_90");
+    assert_shrunk(&exe, &thinned);
+    program_headers_loadable(&exe, &thinned);
+    check_load(&lab, &exe, &thinned, true, Registers::All, nv_kept);
+    other_tools_agree(&exe, &thinned);
 }
 
 #[test]
