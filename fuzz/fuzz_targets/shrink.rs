@@ -6,14 +6,14 @@
 //! file, is smaller by a whole number of pages, and reads back as ELF
 //! whose `PT_LOAD` segments keep offsets congruent with addresses (each
 //! keeping its `p_align` or getting the page size moved by) and whose
-//! other sections keep their addresses; the in-place layout keeps the
-//! size.
+//! other sections keep their addresses, whose `PT_PHDR` is mapped where
+//! every loader looks for it; the in-place layout keeps the size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin;
-use offload_format::objfile::elf::{ElfFile, EM_AARCH64, PT_LOAD};
+use offload_format::objfile::elf::{ElfFile, EM_AARCH64, PT_LOAD, PT_PHDR};
 use offload_format::shrink::{self, Out, Rewrite};
 use offload_format::thin::{Piece, Thinned};
 
@@ -125,6 +125,28 @@ fuzz_target!(|data: &[u8]| {
             p.offset + p.filesz <= out.len() as u64,
             "a segment past the end"
         );
+    }
+    // A PT_PHDR (as the input had, where it had one) describes the table
+    // at e_phoff, mapped there by a PT_LOAD; in a program (PT_INTERP),
+    // at the address old kernels compute from the first PT_LOAD.
+    let h = new.header();
+    if let Some(ph) = phdrs.iter().find(|p| p.p_type == PT_PHDR) {
+        assert_eq!(ph.offset, h.phoff, "PT_PHDR is not at e_phoff");
+        assert!(
+            phdrs.iter().any(|l| l.p_type == PT_LOAD
+                && ph.offset >= l.offset
+                && ph.offset + ph.filesz <= l.offset + l.filesz
+                && ph.vaddr.wrapping_sub(l.vaddr) == ph.offset - l.offset),
+            "PT_PHDR is not mapped at its address"
+        );
+        if phdrs.iter().any(|p| p.p_type == 3) {
+            let first = phdrs.iter().find(|p| p.p_type == PT_LOAD).unwrap();
+            assert_eq!(
+                first.vaddr.wrapping_sub(first.offset).wrapping_add(h.phoff),
+                ph.vaddr,
+                "old kernels would compute another AT_PHDR"
+            );
+        }
     }
     // Every section keeps its address and type; one shrinks.
     let (old, new) = (elf.section_headers(), new.section_headers());

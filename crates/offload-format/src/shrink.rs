@@ -8,10 +8,10 @@
 //! which the caller writes in order (unchanged ranges never need to be
 //! read into memory). Nothing here reads or writes a file.
 //!
-//! # Shrinking a shared library
+//! # Shrinking a shared library or a program
 //!
-//! In a shared library (`ET_DYN` without `PT_INTERP`, 64-bit
-//! little-endian x86-64 or AArch64)
+//! In a shared library or a dynamically linked program (`ET_DYN`, or
+//! `ET_EXEC` with `PT_INTERP`; 64-bit little-endian x86-64 or AArch64)
 //! the containers lie in one or more sections (`.nv_fatbin` and nvcc
 //! `-rdc`'s `__nv_relfatbin`, or `.hip_fatbin`), each in the middle of a
 //! read-only `PT_LOAD` segment: the sections after it in the segment
@@ -34,9 +34,19 @@
 //!    congruent with its address; a section freeing no whole page keeps
 //!    its layout (its containers rewritten in place) and its segment;
 //! 3. writes one new program header table, one entry longer per split,
-//!    at the `X` of the section that loses least to it (the old table has
-//!    no spare slot; it stays, unused, where it was), and points
-//!    `e_phoff` and `PT_PHDR` at it;
+//!    right after the packed section that loses least to it, the first
+//!    part of its segment growing to hold it (the old table has no spare
+//!    slot; it stays, unused, where it was), and points `e_phoff` and
+//!    `PT_PHDR` at it. Where the kernel may run the file (a program, or
+//!    any file with an entry point) the table follows the first section
+//!    to split, and only if its segment's offsets and addresses differ as
+//!    the first `PT_LOAD`'s do: kernels before Linux 5.18 give the
+//!    program `AT_PHDR` = the first `PT_LOAD`'s address - its offset +
+//!    `e_phoff`, later ones map `e_phoff` through the `PT_LOAD` holding
+//!    it, and the dynamic loader takes the load address from `AT_PHDR`
+//!    and `PT_PHDR`; all three then agree. A program must have a
+//!    `PT_PHDR` that describes the table at `e_phoff`, mapped by a
+//!    `PT_LOAD` at its address, before and after;
 //! 4. moves every later section, segment and the section header table
 //!    down by the sum of the `D`s before it, and shortens the section's
 //!    `sh_size`;
@@ -44,7 +54,17 @@
 //!    `R_X86_64_RELATIVE` (`R_AARCH64_RELATIVE`) relocations of the
 //!    registration records (`.nvFatBinSegment`, `.hipFatBinSegment`), in
 //!    `SHT_RELA` addends and in place (`SHT_RELR`, `SHT_REL`), and the
-//!    symbols (`.symtab`, `.dynsym`) that name a container.
+//!    symbols (`.symtab`, `.dynsym`) that name a container. A program
+//!    that is not position-independent has no relocations: every aligned
+//!    word of its loaded data sections holding an address in the section
+//!    must be a record's pointer, and gets its container's new address.
+//!
+//! Containers in a loaded section of another name (cuBLASLt's
+//! `.cask_resource`, which its own tables point into) keep their places
+//! in a library or program: laid out in place (as [`in_place`] does),
+//! their section's addresses and size unchanged, only its file offset
+//! moving with what follows a split section. A file with containers only
+//! in such sections is not shrunk.
 //!
 //! A relocatable object (`ET_REL`) has no segments: its containers are
 //! packed the same way, the section shortened, the later sections and the
@@ -63,7 +83,9 @@
 //! relocation applied inside the section, a record pointing into the
 //! middle of a container, outside the section or at a container another
 //! record points at, a section or segment overlapping the freed range,
-//! less than a page freed, another kind of file. Addresses outside the
+//! less than a page freed, a program header table the loaders would not
+//! find (see step 3), a statically linked executable, another kind of
+//! file. Addresses outside the
 //! sections never change. Debug information describing the section's
 //! symbols is not updated (it is not read to load or run the library).
 
@@ -73,7 +95,7 @@ use crate::bytes::{Bytes, Endian};
 use crate::objfile::elf::{
     self, ElfFile, ProgramHeader, SectionHeader, EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, ET_REL,
     PT_LOAD, PT_PHDR, R_AARCH64_RELATIVE, R_X86_64_RELATIVE, SHN_ABS, SHN_UNDEF, SHT_DYNSYM,
-    SHT_NOBITS, SHT_REL, SHT_RELA, SHT_SYMTAB,
+    SHT_NOBITS, SHT_PROGBITS, SHT_REL, SHT_RELA, SHT_SYMTAB,
 };
 use crate::thin::{Piece, Thinned};
 
@@ -87,6 +109,10 @@ const PT_INTERP: u32 = 3;
 const SHF_EXECINSTR: u64 = 0x4;
 /// `PF_X`.
 const PF_X: u32 = 0x1;
+/// `SHT_INIT_ARRAY`, `SHT_FINI_ARRAY`, `SHT_PREINIT_ARRAY`.
+const SHT_INIT_ARRAY: u32 = 14;
+const SHT_FINI_ARRAY: u32 = 15;
+const SHT_PREINIT_ARRAY: u32 = 16;
 /// `SHT_RELR`: packed relative relocations.
 const SHT_RELR: u32 = 19;
 /// `__fatBinC_Wrapper_t`'s magic.
@@ -152,24 +178,31 @@ impl Layout {
     /// The whole output in one buffer (tests, fuzzing, small inputs).
     pub fn to_vec(&self, input: &[u8], rewrites: &[Rewrite<'_>]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.len as usize);
+        self.each_part(input, rewrites, &mut |part| match part {
+            Part::Bytes(b) => out.extend_from_slice(b),
+            Part::Zeros(n) => out.resize(out.len() + n as usize, 0),
+        });
+        out
+    }
+
+    /// Calls `f` with the output's bytes, in order, borrowed from
+    /// `input`, the rewrites and the pieces (nothing is copied).
+    fn each_part<'p>(
+        &'p self,
+        input: &'p [u8],
+        rewrites: &'p [Rewrite<'_>],
+        f: &mut dyn FnMut(Part<'p>),
+    ) {
         for p in &self.pieces {
             match p {
                 Out::Copy { from, len } => {
-                    out.extend_from_slice(&input[*from as usize..(*from + *len) as usize])
+                    f(Part::Bytes(&input[*from as usize..(*from + *len) as usize]))
                 }
-                Out::Container(i) => {
-                    for piece in used_pieces(&rewrites[*i].new) {
-                        match piece {
-                            Part::Bytes(b) => out.extend_from_slice(b),
-                            Part::Zeros(n) => out.resize(out.len() + n as usize, 0),
-                        }
-                    }
-                }
-                Out::Bytes(b) => out.extend_from_slice(b),
-                Out::Zeros(n) => out.resize(out.len() + *n as usize, 0),
+                Out::Container(i) => used_pieces(&rewrites[*i].new).for_each(&mut *f),
+                Out::Bytes(b) => f(Part::Bytes(b)),
+                Out::Zeros(n) => f(Part::Zeros(*n)),
             }
         }
-        out
     }
 }
 
@@ -228,12 +261,14 @@ pub fn in_place(len: u64, rewrites: &[Rewrite<'_>]) -> Layout {
 pub enum Fallback {
     /// The file cannot be read as ELF.
     Unreadable(String),
-    /// A kind of file not shrunk (yet): non-GNU archives, programs, executables,
-    /// 32-bit or big-endian files, other machines, non-ELF files.
+    /// A kind of file not shrunk (yet): non-GNU archives, statically
+    /// linked executables, 32-bit or big-endian files, other machines,
+    /// non-ELF files.
     Kind(&'static str),
-    /// A container is not inside a loaded `.nv_fatbin`, `__nv_relfatbin`
-    /// or `.hip_fatbin` section (or an object's containers are in more
-    /// than one).
+    /// A container is not inside one section, no container is inside a
+    /// loaded `.nv_fatbin`, `__nv_relfatbin` or `.hip_fatbin` section, or
+    /// an object's containers are in another section or in more than
+    /// one.
     Section(String),
     /// The section is not in exactly one `PT_LOAD`, consistently mapped.
     Segment,
@@ -250,6 +285,9 @@ pub enum Fallback {
         /// The largest alignment of the sections after it.
         align: u64,
     },
+    /// The program header table is not where the loaders look for it
+    /// (or could not be put where they would).
+    ProgramHeaders(&'static str),
     /// No whole page would be freed once the new program header table is
     /// placed.
     TooLittle {
@@ -266,7 +304,8 @@ impl fmt::Display for Fallback {
             Fallback::Unreadable(e) => write!(f, "cannot read it as ELF: {e}"),
             Fallback::Kind(k) => write!(
                 f,
-                "{k}: only shared libraries and relocatable objects are shrunk"
+                "{k}: only shared libraries, dynamically linked programs and \
+                 relocatable objects are shrunk"
             ),
             Fallback::Section(e) => f.write_str(e),
             Fallback::Segment => {
@@ -274,6 +313,7 @@ impl fmt::Display for Fallback {
             }
             Fallback::Overlap(what) => write!(f, "{what} overlaps the offload section"),
             Fallback::Reference(what) => write!(f, "{what}"),
+            Fallback::ProgramHeaders(why) => write!(f, "the program header table {why}"),
             Fallback::TooLittleToMove { freed, align } => write!(
                 f,
                 "the packed section is only {freed} bytes shorter, less than the \
@@ -294,6 +334,64 @@ impl std::error::Error for Fallback {}
 /// would not shrink (it keeps its size).
 pub fn shrunk_size(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<u64, Fallback> {
     shrink(file, rewrites).map(|l| l.len)
+}
+
+/// The `PT_LOAD` whose file range holds `off..off + len`, mapped so that
+/// `off` is at `vaddr`.
+fn load_holding(phdrs: &[ProgramHeader], off: u64, len: u64, vaddr: u64) -> bool {
+    phdrs.iter().any(|p| {
+        p.p_type == PT_LOAD
+            && off >= p.offset
+            && off.saturating_add(len) <= p.offset.saturating_add(p.filesz)
+            && vaddr.wrapping_sub(p.vaddr) == off - p.offset
+    })
+}
+
+/// The address kernels before Linux 5.18 give a program as `AT_PHDR`
+/// (the first `PT_LOAD`'s address minus its offset, plus `e_phoff`),
+/// before the load bias.
+fn kernel_phdr(phdrs: &[ProgramHeader], phoff: u64) -> Option<u64> {
+    let first = phdrs.iter().find(|p| p.p_type == PT_LOAD)?;
+    Some(first.vaddr.wrapping_sub(first.offset).wrapping_add(phoff))
+}
+
+/// The program header table is where every loader finds it: `PT_PHDR`
+/// (which a `program`, one with an interpreter, must have) describes the
+/// table at `e_phoff`, inside a `PT_LOAD` that maps it at `PT_PHDR`'s
+/// address, and where the kernel may run the file (`run`) its `AT_PHDR`
+/// is that address too. [`shrink`] writes its new table so that this
+/// stays true.
+fn check_phdr(
+    h: &elf::Header,
+    phdrs: &[ProgramHeader],
+    program: bool,
+    run: bool,
+) -> Result<(), Fallback> {
+    let mut tables = phdrs.iter().filter(|p| p.p_type == PT_PHDR);
+    let ph = match (tables.next(), tables.next()) {
+        (None, _) if !program => return Ok(()),
+        (None, _) => return Err(Fallback::ProgramHeaders("of a program has no PT_PHDR")),
+        (Some(_), Some(_)) => return Err(Fallback::ProgramHeaders("has two PT_PHDR entries")),
+        (Some(ph), None) => ph,
+    };
+    let size = u64::from(h.phnum) * 56;
+    if ph.offset != h.phoff || ph.filesz != size {
+        return Err(Fallback::ProgramHeaders(
+            "is not where PT_PHDR says (e_phoff, e_phnum)",
+        ));
+    }
+    if !load_holding(phdrs, ph.offset, size, ph.vaddr) {
+        return Err(Fallback::ProgramHeaders(
+            "(PT_PHDR) is not mapped by a PT_LOAD at its address",
+        ));
+    }
+    if run && kernel_phdr(phdrs, h.phoff) != Some(ph.vaddr) {
+        return Err(Fallback::ProgramHeaders(
+            "is not at the address kernels before Linux 5.18 compute from the first \
+             PT_LOAD and e_phoff",
+        ));
+    }
+    Ok(())
 }
 
 /// Appends a copy of `from..to` of the input to `pieces`, with `patches`
@@ -675,21 +773,22 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             ))
         }
     };
-    match h.e_type {
-        ET_DYN | ET_REL => {}
-        ET_EXEC => return Err(Fallback::Kind("an executable (not position-independent)")),
-        _ => return Err(Fallback::Kind("an ELF file of another type")),
+    if !matches!(h.e_type, ET_DYN | ET_REL | ET_EXEC) {
+        return Err(Fallback::Kind("an ELF file of another type"));
     }
     let unreadable = |e: crate::objfile::Error| Fallback::Unreadable(e.to_string());
     let phdrs = parsed.program_headers().map_err(unreadable)?;
-    // A program (position-independent, with an interpreter): kernels
-    // before Linux 5.18 tell the dynamic loader where its program headers
-    // are from e_phoff as an address, which the moved table breaks.
-    if phdrs.iter().any(|p| p.p_type == PT_INTERP) {
-        return Err(Fallback::Kind(
-            "a program (PT_INTERP): older kernels find its program headers by file offset",
-        ));
+    // A program (with an interpreter): the kernel tells the dynamic
+    // loader where its program headers are in memory.
+    let program = phdrs.iter().any(|p| p.p_type == PT_INTERP);
+    if h.e_type == ET_EXEC && !program {
+        return Err(Fallback::Kind("a statically linked executable"));
     }
+    // Whether the kernel may run it (a program, a static PIE, a library
+    // with an entry point): then its new program header table must be
+    // where the kernel says it is.
+    let run = program || h.entry != 0;
+    check_phdr(&h, &phdrs, program, run)?;
     let secs = parsed.section_headers().to_vec();
     let shstr = parsed
         .string_table(usize::from(h.shstrndx))
@@ -735,15 +834,26 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
     let mut kind = None;
+    // Containers in a section of another name (cuBLASLt's
+    // `.cask_resource`, which its own tables point into) keep their
+    // places in a library or program: laid out in place, the section
+    // and every address in it unchanged, while the offload sections
+    // shrink. Only such sections: the file keeps its layout, saying why.
+    let foreign_why = |si: usize| {
+        Fallback::Section(format!(
+            "the containers are in {}, not .nv_fatbin, __nv_relfatbin or .hip_fatbin",
+            elf.name(si)
+        ))
+    };
+    let mut foreign: Vec<usize> = Vec::new();
     for (si, _) in &groups {
         let k = match elf.names[*si] {
             b".nv_fatbin" | b"__nv_relfatbin" => (&b".nvFatBinSegment"[..], NV_WRAPPER_MAGIC),
             b".hip_fatbin" => (&b".hipFatBinSegment"[..], HIP_WRAPPER_MAGIC),
+            _ if h.e_type == ET_REL => return Err(foreign_why(*si)),
             _ => {
-                return Err(Fallback::Section(format!(
-                    "the containers are in {}, not .nv_fatbin, __nv_relfatbin or .hip_fatbin",
-                    elf.name(*si)
-                )))
+                foreign.push(*si);
+                continue;
             }
         };
         if kind.is_some_and(|o| o != k) {
@@ -761,7 +871,10 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
     let Some((wrapper_section, magic)) = kind else {
-        return Err(Fallback::Section("no containers".to_owned()));
+        return Err(match foreign.first() {
+            Some(&si) => foreign_why(si),
+            None => Fallback::Section("no containers".to_owned()),
+        });
     };
     if h.e_type == ET_REL {
         let [(si, _)] = groups[..] else {
@@ -798,53 +911,32 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
     // Each section packed, with the one PT_LOAD mapping it.
     let mut holes: Vec<Hole> = Vec::new();
     for (si, range) in &groups {
-        let sec = elf.secs[*si];
-        let sec_end = sec.offset + sec.size;
-        let addr_end = sec
-            .addr
-            .checked_add(sec.size)
-            .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
-        let loads: Vec<usize> = (0..phdrs.len())
-            .filter(|&i| {
-                let p = &phdrs[i];
-                p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
-            })
-            .collect();
-        let [li] = loads[..] else {
-            return Err(Fallback::Segment);
-        };
-        let load = phdrs[li];
-        if sec.offset < load.offset
-            || sec_end > load.offset + load.filesz
-            || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
-        {
-            return Err(Fallback::Segment);
-        }
-        let moves = pack(file, sec, rewrites, range.clone())
-            .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(*si))))?;
-        let lowest = align_up(sec.addr + moves.new_size, page).ok_or(Fallback::Segment)?;
-        holes.push(Hole {
-            si: *si,
-            range: range.clone(),
-            li,
-            addr_end,
-            lowest,
-            moves,
-            x: 0,
-            d: 0,
-            before: 0,
-            split: align_down(addr_end, page) > lowest,
-        });
+        let hole = place_hole(&elf, &phdrs, page, *si, range.clone(), rewrites);
+        let is_foreign = foreign.contains(si);
+        let mut hole = hole.map_err(|e| if is_foreign { foreign_why(*si) } else { e })?;
+        hole.foreign = is_foreign;
+        hole.split &= !is_foreign;
+        holes.push(hole);
     }
     // Which sections free whole pages, and the one holding the new
-    // program header table (one entry longer per section split): the
-    // one losing least to it. A section freeing no page keeps its
-    // layout.
+    // program header table (one entry longer per section split), right
+    // after its packed containers, in the part of the segment that keeps
+    // its place: the one losing least to it. Where the kernel may run the
+    // file, only the first section to split (nothing before it moves) in
+    // a segment mapped as the first `PT_LOAD` is (its offset and address
+    // then differ as the first's do: see [`kernel_phdr`]). A section
+    // freeing no page keeps its layout.
     let freed: u64 = holes
         .iter()
+        .filter(|o| !o.foreign)
         .map(|o| o.moves.sec.size - o.moves.new_size)
         .sum();
-    let (phsz, host) = loop {
+    let delta = |li: usize| phdrs[li].vaddr.wrapping_sub(phdrs[li].offset);
+    let first_delta = phdrs
+        .iter()
+        .position(|p| p.p_type == PT_LOAD)
+        .map_or(0, delta);
+    let (phsz, host, tab) = loop {
         let splits = holes.iter().filter(|o| o.split).count() as u64;
         if splits == 0 {
             return Err(Fallback::TooLittle { freed, page });
@@ -854,16 +946,25 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             return Err(Fallback::Overlap("the program header count".to_owned()));
         }
         let phsz = 56 * phnum;
+        let first_split = holes.iter().position(|o| o.split);
+        if run && first_split.is_some_and(|k| delta(holes[k].li) != first_delta) {
+            return Err(Fallback::ProgramHeaders(
+                "cannot follow the offload section: its segment's offsets and addresses \
+                 differ by another amount than the first PT_LOAD's, and kernels before \
+                 Linux 5.18 would compute another address for it",
+            ));
+        }
         let best = (0..holes.len())
-            .filter(|&k| holes[k].split)
+            .filter(|&k| holes[k].split && (!run || Some(k) == first_split))
             .filter_map(|k| {
                 let o = &holes[k];
-                let x = align_down(o.addr_end.checked_sub(phsz)?, page);
-                (x > o.lowest).then(|| (align_down(o.addr_end, page) - x, k))
+                let tab = align_up(o.moves.sec.addr + o.moves.new_size, 8)?;
+                let lowest = align_up(tab.checked_add(phsz)?, page)?;
+                (align_down(o.addr_end, page) > lowest).then_some((lowest - o.lowest, k, tab))
             })
-            .min_by_key(|&(loss, k)| (loss, k));
-        if let Some((_, k)) = best {
-            break (phsz, k);
+            .min_by_key(|&(loss, k, _)| (loss, k));
+        if let Some((_, k, tab)) = best {
+            break (phsz, k, tab);
         }
         // No room: the section freeing least keeps its layout.
         if let Some(k) = (0..holes.len())
@@ -879,8 +980,11 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         if !o.split {
             continue;
         }
-        let room = if k == host { phsz } else { 0 };
-        o.x = align_down(o.addr_end - room, page);
+        if k == host {
+            o.tab = Some((tab, phsz));
+            o.lowest = align_up(tab + phsz, page).ok_or(Fallback::Segment)?;
+        }
+        o.x = align_down(o.addr_end, page);
         o.d = o.x - o.lowest;
         total += o.d;
     }
@@ -1152,14 +1256,52 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         }
     }
 
+    // A program that is not position-independent has no relocations for
+    // its pointers: they are stored as addresses. Every aligned word of
+    // its loaded data (not code, not the offload sections, not the
+    // symbol tables read above) holding an address in a moved section
+    // must be a registration record's pointer, and gets its container's
+    // new address.
+    if h.e_type == ET_EXEC {
+        for (i, s) in elf.secs.iter().enumerate() {
+            let data_kind = matches!(
+                s.sh_type,
+                SHT_PROGBITS | SHT_INIT_ARRAY | SHT_FINI_ARRAY | SHT_PREINIT_ARRAY
+            );
+            if !data_kind
+                || s.flags & SHF_ALLOC == 0
+                || s.flags & SHF_EXECINSTR != 0
+                || holes.iter().any(|o| o.si == i)
+            {
+                continue;
+            }
+            let data = elf.contents(i).ok_or_else(|| {
+                Fallback::Unreadable(format!("{} is outside the file", elf.name(i)))
+            })?;
+            let what = format!("an address stored in {}", elf.name(i));
+            let skip = ((8 - s.addr % 8) % 8) as usize;
+            for (k, raw) in data.get(skip..).unwrap_or(&[]).chunks_exact(8).enumerate() {
+                let value = u64::from_le_bytes(raw.try_into().unwrap_or_default());
+                if let Some(m) = find(value) {
+                    let at = (skip + k * 8) as u64;
+                    let new = fixer.fix(m, s.addr.wrapping_add(at), value, &what)?;
+                    patches.push((s.offset + at, new.to_le_bytes().to_vec()));
+                }
+            }
+        }
+    }
+
     // The new program header table: each PT_LOAD holding split sections
     // becomes one segment more per section, the first keeping its start
-    // and ending with the first packed section, each next one starting
-    // at the page below that section's old end.
+    // and ending with the first packed section (and the table, after the
+    // section holding it), each next one starting at the page below that
+    // section's old end.
     let x_new_off = |o: &Hole| o.x_old_off(&phdrs) - o.before - o.d;
-    let mut table = Vec::with_capacity(phsz as usize);
+    let host_hole = &holes[host];
+    let tab_off = shift(host_hole.part_end_off() - phsz);
+    let mut table: Vec<ProgramHeader> = Vec::with_capacity(phsz as usize / 56);
     let mut put = |p: &ProgramHeader| {
-        let p = &ProgramHeader {
+        table.push(ProgramHeader {
             align: if p.p_type == PT_LOAD
                 && p.align > page
                 && p.vaddr.wrapping_sub(p.offset) % p.align != 0
@@ -1169,17 +1311,12 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 p.align
             },
             ..*p
-        };
-        table.extend_from_slice(&p.p_type.to_le_bytes());
-        table.extend_from_slice(&p.flags.to_le_bytes());
-        for v in [p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.align] {
-            table.extend_from_slice(&v.to_le_bytes());
-        }
+        })
     };
     for (i, p) in phdrs.iter().enumerate() {
         let cuts: Vec<&&Hole> = moved.iter().filter(|o| o.li == i).collect();
         if let Some(first) = cuts.first() {
-            let head_len = first.new_end_off() - p.offset;
+            let head_len = first.part_end_off() - p.offset;
             put(&ProgramHeader {
                 offset: shift(p.offset),
                 filesz: head_len,
@@ -1189,7 +1326,7 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             for (j, o) in cuts.iter().enumerate() {
                 let start_off = o.x_old_off(&phdrs);
                 let (filesz, memsz) = match cuts.get(j + 1) {
-                    Some(n) => (n.new_end_off() - start_off, n.new_end_off() - start_off),
+                    Some(n) => (n.part_end_off() - start_off, n.part_end_off() - start_off),
                     None => (p.offset + p.filesz - start_off, p.vaddr + p.memsz - o.x),
                 };
                 // A later part keeps execute permission only if it holds
@@ -1211,11 +1348,11 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
                 });
             }
         } else if p.p_type == PT_PHDR {
-            let o = &holes[host];
+            let (addr, _) = host_hole.tab.unwrap_or_default();
             put(&ProgramHeader {
-                offset: x_new_off(o),
-                vaddr: o.x,
-                paddr: o.x,
+                offset: tab_off,
+                vaddr: addr,
+                paddr: p.paddr.wrapping_add(addr.wrapping_sub(p.vaddr)),
                 filesz: phsz,
                 memsz: phsz,
                 ..*p
@@ -1227,11 +1364,29 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             });
         }
     }
+    // The loaders find the new table as they found the old one.
+    let new_header = elf::Header {
+        phoff: tab_off,
+        phnum: table.len() as u16,
+        ..h.clone()
+    };
+    check_phdr(&new_header, &table, program, run)?;
+    let table: Vec<u8> = table
+        .iter()
+        .flat_map(|p| {
+            let mut b = Vec::with_capacity(56);
+            b.extend_from_slice(&p.p_type.to_le_bytes());
+            b.extend_from_slice(&p.flags.to_le_bytes());
+            for v in [p.offset, p.vaddr, p.paddr, p.filesz, p.memsz, p.align] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            b
+        })
+        .collect();
     // The file header: e_phoff, e_shoff, e_phnum.
-    patches.push((32, x_new_off(&holes[host]).to_le_bytes().to_vec()));
+    patches.push((32, tab_off.to_le_bytes().to_vec()));
     patches.push((40, shift(h.shoff).to_le_bytes().to_vec()));
-    let phnum = (phsz / 56) as u16;
-    patches.push((56, phnum.to_le_bytes().to_vec()));
+    patches.push((56, new_header.phnum.to_le_bytes().to_vec()));
     // The section headers: offsets, and the sections' sizes.
     let sizes: Vec<(usize, u64)> = moved.iter().map(|o| (o.si, o.moves.new_size)).collect();
     finish_patches(&elf, &h, &sizes, &shift, &clear, &mut patches)?;
@@ -1244,15 +1399,13 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
             copy(&mut pieces, pos, sec.offset, &patches);
             let end = o.moves.pieces(rewrites, &mut pieces);
             debug_assert_eq!(end, o.new_end_off());
-            let x_old_off = o.x_old_off(&phdrs);
-            pieces.push(Out::Zeros(x_old_off - o.d - end));
-            let rest = o.sec_end() - x_old_off;
             if k == host {
+                pieces.push(Out::Zeros(o.part_end_off() - phsz - end));
                 pieces.push(Out::Bytes(table.clone()));
-                pieces.push(Out::Zeros(rest - phsz));
-            } else {
-                pieces.push(Out::Zeros(rest));
             }
+            let x_old_off = o.x_old_off(&phdrs);
+            pieces.push(Out::Zeros(x_old_off - o.d - o.part_end_off()));
+            pieces.push(Out::Zeros(o.sec_end() - x_old_off));
             pos = o.sec_end();
         } else {
             for i in o.range.clone() {
@@ -1272,6 +1425,57 @@ pub fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallback>
         pieces,
         len,
         shrunk: true,
+    })
+}
+
+/// Section `si`, holding `rewrites[range]`, packed, with the one
+/// `PT_LOAD` mapping it (pages of `page` bytes).
+fn place_hole(
+    elf: &Elf<'_>,
+    phdrs: &[ProgramHeader],
+    page: u64,
+    si: usize,
+    range: std::ops::Range<usize>,
+    rewrites: &[Rewrite<'_>],
+) -> Result<Hole, Fallback> {
+    let sec = elf.secs[si];
+    let sec_end = sec.offset + sec.size;
+    let addr_end = sec
+        .addr
+        .checked_add(sec.size)
+        .ok_or_else(|| Fallback::Unreadable("section past the address space".to_owned()))?;
+    let loads: Vec<usize> = (0..phdrs.len())
+        .filter(|&i| {
+            let p = &phdrs[i];
+            p.p_type == PT_LOAD && p.offset < sec_end && sec.offset < p.offset + p.filesz
+        })
+        .collect();
+    let [li] = loads[..] else {
+        return Err(Fallback::Segment);
+    };
+    let load = phdrs[li];
+    if sec.offset < load.offset
+        || sec_end > load.offset + load.filesz
+        || sec.addr.checked_sub(load.vaddr) != Some(sec.offset - load.offset)
+    {
+        return Err(Fallback::Segment);
+    }
+    let moves = pack(elf.file, sec, rewrites, range.clone())
+        .ok_or_else(|| Fallback::Section(format!("{} is misaligned", elf.name(si))))?;
+    let lowest = align_up(sec.addr + moves.new_size, page).ok_or(Fallback::Segment)?;
+    Ok(Hole {
+        si,
+        range,
+        li,
+        addr_end,
+        lowest,
+        moves,
+        x: 0,
+        d: 0,
+        before: 0,
+        tab: None,
+        foreign: false,
+        split: align_down(addr_end, page) > lowest,
     })
 }
 
@@ -1295,8 +1499,13 @@ struct Hole {
     d: u64,
     /// How far earlier sections moved the file down before it.
     before: u64,
+    /// The new program header table's address and size, when it follows
+    /// this section.
+    tab: Option<(u64, u64)>,
     /// Whether it frees pages (else it keeps its layout).
     split: bool,
+    /// Whether it is a section of another name (which keeps its layout).
+    foreign: bool,
 }
 
 impl Hole {
@@ -1307,6 +1516,15 @@ impl Hole {
     /// The old file offset of the packed section's end.
     fn new_end_off(&self) -> u64 {
         self.moves.sec.offset + self.moves.new_size
+    }
+
+    /// The old file offset of the end of the first part of the segment:
+    /// the packed section's end, or the new program header table's.
+    fn part_end_off(&self) -> u64 {
+        match self.tab {
+            Some((addr, len)) => self.moves.sec.offset + (addr - self.moves.sec.addr) + len,
+            None => self.new_end_off(),
+        }
     }
 
     /// The old file offset of `x`.

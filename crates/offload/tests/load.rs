@@ -21,7 +21,7 @@
 //! dynamic symbol keeps its address, and LLVM lists the kept entries.
 //!
 //! The checks hold for either layout `thin` writes (in place or shrunk);
-//! the libraries that free a page or more must have shrunk. Tests
+//! the libraries and programs that free a page or more must have shrunk. Tests
 //! need a C compiler with libzstd-dev and zlib1g-dev (CI installs them) and
 //! say why they skip where one is missing; clang-22 and the LLVM tools
 //! likewise.
@@ -752,6 +752,68 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
     }
 }
 
+/// Containers in a section of another name (cuBLASLt keeps some in
+/// `.cask_resource`, right after `.nv_fatbin`, and points at them from
+/// its own tables) keep their places: the library shrinks by what
+/// `.nv_fatbin` frees, `.cask_resource` keeps its address and size, and
+/// every container, moved or not, registers exactly its kept entries (here
+/// records point into both sections). A library with containers only
+/// there keeps its layout, saying why.
+#[test]
+fn containers_in_another_section_keep_their_places_while_the_library_shrinks() {
+    let Some(lab) = lab() else { return };
+    let link = |name: &str, sections: &[(&str, usize)]| {
+        let lib = lab.dir.join(name);
+        let mut c = Command::new("cc");
+        c.arg("-shared");
+        for &(section, copies) in sections {
+            for copy in 0..copies {
+                let tag = format!("_{}{copy}", &section[1..3]);
+                for u in NV_UNITS {
+                    c.arg(nv_unit_in(&lab, u, true, section, &tag));
+                }
+            }
+        }
+        c.arg("-L")
+            .arg(&lab.rt)
+            .arg("-l:libcudart.so.13")
+            .arg("-o")
+            .arg(&lib);
+        run_ok(&mut c);
+        lib
+    };
+    let lib = link("libcask.so", &[(".nv_fatbin", 2), (".cask_resource", 1)]);
+    let cask = |f: &Path| {
+        let data = fs::read(f).unwrap();
+        let elf = offload_format::objfile::elf::ElfFile::parse(&data[..]).unwrap();
+        let i = elf
+            .section_index_by_name(b".cask_resource")
+            .unwrap()
+            .unwrap();
+        let h = elf.section_header(i).unwrap();
+        let nv = elf.section_index_by_name(b".nv_fatbin").unwrap().unwrap();
+        let nv = elf.section_header(nv).unwrap();
+        (h.addr, h.size, h.offset, nv.offset)
+    };
+    let before = cask(&lib);
+    assert!(before.2 > before.3, ".cask_resource follows .nv_fatbin");
+    let thinned = thin_both_ways(&lab, &lib, "sm_90");
+    assert_shrunk(&lib, &thinned);
+    let after = cask(&thinned);
+    assert_eq!((after.0, after.1), (before.0, before.1));
+    assert!(after.2 < before.2, "its bytes moved down in the file");
+    check_load(&lab, &lib, &thinned, false, Registers::All, nv_kept);
+    other_tools_agree(&lib, &thinned);
+    let only = link("libcaskonly.so", &[(".cask_resource", 2)]);
+    falls_back(
+        &lab,
+        "libcaskonly.so.copy",
+        &fs::read(&only).unwrap(),
+        "the containers are in section .cask_resource, not .nv_fatbin, __nv_relfatbin or \
+         .hip_fatbin",
+    );
+}
+
 /// A record of `__nv_relfatbin` made to point at the first container of
 /// `.nv_fatbin`, which another record points at: the library is not
 /// shrunk but rewritten in place, as `--keep-layout` rewrites it.
@@ -838,6 +900,157 @@ fn as_cuobjdump_read_it(lab: &Lab, thinned: &Path) {
     assert_eq!(ours, theirs);
 }
 
+/// A program's headers are where every loader looks for them: `PT_PHDR`
+/// describes the table at `e_phoff`, a `PT_LOAD` maps that file range at
+/// `PT_PHDR`'s address, and kernels before Linux 5.18, which compute
+/// `AT_PHDR` as the first `PT_LOAD`'s address minus its offset plus
+/// `e_phoff`, get that address too. `PT_INTERP` is mapped by a `PT_LOAD`
+/// and still names the original's interpreter.
+fn program_headers_loadable(original: &Path, thinned: &Path) {
+    use offload_format::objfile::elf::{ElfFile, ProgramHeader, PT_LOAD, PT_PHDR};
+    let data = fs::read(thinned).unwrap();
+    let elf = ElfFile::parse(&data[..]).unwrap();
+    let h = elf.header();
+    let phdrs = elf.program_headers().unwrap();
+    let mapped = |p: &ProgramHeader| {
+        phdrs.iter().any(|l| {
+            l.p_type == PT_LOAD
+                && p.offset >= l.offset
+                && p.offset + p.filesz <= l.offset + l.filesz
+                && p.vaddr - l.vaddr == p.offset - l.offset
+        })
+    };
+    let ph = phdrs.iter().find(|p| p.p_type == PT_PHDR).expect("PT_PHDR");
+    assert_eq!(ph.offset, h.phoff, "{}", thinned.display());
+    assert_eq!(ph.filesz, u64::from(h.phnum) * 56);
+    assert!(mapped(ph), "{}: PT_PHDR {ph:?}", thinned.display());
+    let first = phdrs.iter().find(|p| p.p_type == PT_LOAD).unwrap();
+    assert_eq!(first.vaddr - first.offset + h.phoff, ph.vaddr, "AT_PHDR");
+    let interp = |d: &[u8]| {
+        let e = ElfFile::parse(d).unwrap();
+        let p = e
+            .program_headers()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.p_type == 3);
+        let p = p.expect("PT_INTERP");
+        (
+            p,
+            d[p.offset as usize..(p.offset + p.filesz) as usize].to_vec(),
+        )
+    };
+    let (p, name) = interp(&data);
+    assert!(mapped(&p), "{}: PT_INTERP {p:?}", thinned.display());
+    assert_eq!(name, interp(&fs::read(original).unwrap()).1);
+}
+
+/// `offload thin --keep sm_90` of `data` (written as `name`) is not shrunk,
+/// the report saying `why`, and writes what `--keep-layout` writes.
+fn falls_back(lab: &Lab, name: &str, data: &[u8], why: &str) {
+    let input = lab.dir.join(name);
+    fs::write(&input, data).unwrap();
+    let (out, kept) = (
+        lab.dir.join(format!("{name}.out")),
+        lab.dir.join(format!("{name}.kept")),
+    );
+    let o = offload(&["thin", "--keep", "sm_90", "-o", s(&out), s(&input)]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(report.contains(&format!("not shrunk ({why}")), "{report}");
+    offload(&[
+        "thin",
+        "--keep",
+        "sm_90",
+        "--keep-layout",
+        "-o",
+        s(&kept),
+        s(&input),
+    ]);
+    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
+}
+
+/// Programs whose headers are not where the loaders look, or (not
+/// position-independent) that store another address in the section,
+/// keep their layout: `exe` edited so.
+fn hostile_programs_fall_back(lab: &Lab, exe: &Path, pic: bool) {
+    use offload_format::objfile::elf::{ElfFile, PT_PHDR};
+    let data = fs::read(exe).unwrap();
+    let (phoff, phnum, phdr, fatbin, dat) = {
+        let elf = ElfFile::parse(&data[..]).unwrap();
+        let h = elf.header();
+        let phdrs = elf.program_headers().unwrap();
+        let k = phdrs.iter().position(|p| p.p_type == PT_PHDR).unwrap();
+        let sec = |n: &[u8]| {
+            let i = elf.section_index_by_name(n).unwrap().unwrap();
+            let h = elf.section_header(i).unwrap();
+            (h.offset, h.addr)
+        };
+        (
+            h.phoff as usize,
+            usize::from(h.phnum),
+            h.phoff as usize + k * 56,
+            sec(b".nv_fatbin"),
+            sec(b".data"),
+        )
+    };
+    let name = exe.file_name().unwrap().to_str().unwrap();
+    // PT_PHDR's address moved where no PT_LOAD maps its table.
+    let mut bad = data.clone();
+    let vaddr = u64::from_le_bytes(bad[phdr + 16..phdr + 24].try_into().unwrap());
+    bad[phdr + 16..phdr + 24].copy_from_slice(&(vaddr + 0x4000_0000).to_le_bytes());
+    falls_back(
+        lab,
+        &format!("{name}-phdr-unmapped"),
+        &bad,
+        "the program header table (PT_PHDR) is not mapped by a PT_LOAD at its address",
+    );
+    // The table copied to the end of the file, e_phoff and PT_PHDR
+    // pointing there, outside every PT_LOAD.
+    let mut bad = data.clone();
+    let end = bad.len().next_multiple_of(8);
+    bad.resize(end, 0);
+    bad.extend_from_slice(&data[phoff..phoff + phnum * 56]);
+    bad[32..40].copy_from_slice(&(end as u64).to_le_bytes());
+    let moved = end + (phdr - phoff);
+    bad[moved + 8..moved + 16].copy_from_slice(&(end as u64).to_le_bytes());
+    falls_back(
+        lab,
+        &format!("{name}-phdr-at-end"),
+        &bad,
+        "the program header table (PT_PHDR) is not mapped by a PT_LOAD at its address",
+    );
+    // No PT_PHDR at all (made PT_NULL).
+    let mut bad = data.clone();
+    bad[phdr..phdr + 4].copy_from_slice(&0u32.to_le_bytes());
+    falls_back(
+        lab,
+        &format!("{name}-no-phdr"),
+        &bad,
+        "the program header table of a program has no PT_PHDR",
+    );
+    if !pic {
+        // The first container's address stored in .data as well as in
+        // its record (a pointer with no relocation to find it by).
+        let mut bad = data.clone();
+        let at = dat.0 as usize;
+        bad[at..at + 8].copy_from_slice(&fatbin.1.to_le_bytes());
+        falls_back(
+            lab,
+            &format!("{name}-stray-pointer"),
+            &bad,
+            &format!(
+                "an address stored in section .data at {:#x} points into the offload section",
+                dat.1
+            ),
+        );
+    }
+}
+
+/// Programs, position-independent or not, shrink like libraries: the new
+/// program header table follows the packed `.nv_fatbin` in the part of
+/// its segment that keeps its place, so every loader finds it (see
+/// [`program_headers_loadable`]); run, each registers exactly the kept
+/// entries. A non-PIE program's records hold plain addresses (no
+/// relocations), which follow their containers.
 #[test]
 fn nvidia_like_programs_pie_and_not_register_exactly_the_kept_entries() {
     let Some(lab) = lab() else { return };
@@ -847,9 +1060,39 @@ fn nvidia_like_programs_pie_and_not_register_exactly_the_kept_entries() {
     ] {
         let exe = nv_link(&lab, name, runtime, pic, flags, true);
         let thinned = thin_both_ways(&lab, &exe, "sm_90");
+        assert_shrunk(&exe, &thinned);
+        program_headers_loadable(&exe, &thinned);
         check_load(&lab, &exe, &thinned, true, Registers::All, nv_kept);
         other_tools_agree(&exe, &thinned);
+        hostile_programs_fall_back(&lab, &exe, pic);
     }
+    // lld puts read-only data, the fat binaries with it, in the first
+    // segment, before the code: the new table goes into the first
+    // PT_LOAD (three copies of the units, so that a page is freed).
+    if !have("clang-22") || !have("ld.lld-22") {
+        eprintln!("skipped the lld program: no clang-22 or ld.lld-22");
+        return;
+    }
+    let exe = lab.dir.join("nv-lld");
+    let mut c = Command::new("clang-22");
+    c.args(["-fuse-ld=lld", "-pie"]);
+    for copy in ["a", "b", "c"] {
+        for u in NV_UNITS {
+            c.arg(nv_unit_in(&lab, u, true, ".nv_fatbin", &format!("_{copy}")));
+        }
+    }
+    c.arg(standin("main.c"))
+        .arg("-L")
+        .arg(&lab.rt)
+        .arg("-l:libcudart.so.13")
+        .arg("-o")
+        .arg(&exe);
+    run_ok(&mut c);
+    let thinned = thin_both_ways(&lab, &exe, "sm_90");
+    assert_shrunk(&exe, &thinned);
+    program_headers_loadable(&exe, &thinned);
+    check_load(&lab, &exe, &thinned, true, Registers::All, nv_kept);
+    other_tools_agree(&exe, &thinned);
 }
 
 #[test]
@@ -873,6 +1116,11 @@ fn nvcc_built_library_and_program_register_exactly_the_kept_entries() {
         let input = lab.dir.join(name);
         fs::copy(fixtures.join(name), &input).unwrap();
         let thinned = thin_both_ways(&lab, &input, keep);
+        if program {
+            // nvcc's program frees a page once its sm_90 cubins go.
+            assert_shrunk(&input, &thinned);
+            program_headers_loadable(&input, &thinned);
+        }
         check_load(&lab, &input, &thinned, program, Registers::Some, kept);
         other_tools_agree(&input, &thinned);
     }

@@ -8,8 +8,9 @@
 //! HIP DLL (`.hip_fat`, `.hipFatB`) keeps its bundles 4096-aligned and
 //! `clang-offload-bundler-22` lists each with only the kept target.
 //! Hostile DLLs (a record into the middle of a container, two records
-//! for one container, a signed DLL, a checksum, another pointer or an
-//! export into the section) fall back to that rewrite, byte for byte.
+//! for one container, a signed DLL, another pointer or an export into the
+//! section) fall back to that rewrite, byte for byte. A DLL with a
+//! `CheckSum` (lld-link `/release`) gets the checksum of the shrunk file.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -67,6 +68,18 @@ const HIP: Vendor = Vendor {
 
 /// [`build`] for `v`'s sections with `container` twice.
 fn build_with(d: &Path, name: &str, v: &Vendor, container: &[u8], extra: &str) -> Option<PathBuf> {
+    build_linked(d, name, v, container, extra, &[])
+}
+
+/// [`build_with`], `link` passed to lld-link as well.
+fn build_linked(
+    d: &Path,
+    name: &str,
+    v: &Vendor,
+    container: &[u8],
+    extra: &str,
+    link: &[&str],
+) -> Option<PathBuf> {
     if !have("clang-22") || !have("lld-link-22") {
         return None;
     }
@@ -112,6 +125,7 @@ fn build_with(d: &Path, name: &str, v: &Vendor, container: &[u8], extra: &str) -
             &out,
             s(&obj),
         ])
+        .args(link)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -310,9 +324,6 @@ fn hostile_dlls_fall_back_to_the_layout_preserving_rewrite() {
     put(&mut signed, o + 112 + 4 * 8, &0x400u32.to_le_bytes());
     put(&mut signed, o + 112 + 4 * 8 + 4, &0x10u32.to_le_bytes());
     cases.push(("signed", signed, "signed"));
-    let mut sum = base.clone();
-    put(&mut sum, o + 64, &0x1234u32.to_le_bytes());
-    cases.push(("checksum", sum, "CheckSum"));
     if let Some(p) = build(d, "stray", "const void *stray = fb1 + 8;") {
         cases.push(("stray", fs::read(p).unwrap(), "not a registration record"));
     }
@@ -333,6 +344,68 @@ fn hostile_dlls_fall_back_to_the_layout_preserving_rewrite() {
         assert_eq!(after, kept, "{name}");
         assert_eq!(after.len(), data.len(), "{name}");
     }
+}
+
+/// The PE image checksum of `data` as the test computes it, on its own:
+/// the 16-bit little-endian words (the `CheckSum` field as zero, an odd
+/// last byte padded), each sum folded to 16 bits, plus the length.
+fn pe_checksum(data: &[u8]) -> u32 {
+    let field = opt(data) + 64;
+    let mut sum = 0u32;
+    for (i, pair) in data.chunks(2).enumerate() {
+        let word = if i * 2 == field || i * 2 == field + 2 {
+            0
+        } else {
+            u32::from(pair[0]) | u32::from(*pair.get(1).unwrap_or(&0)) << 8
+        };
+        sum += word;
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum + data.len() as u32
+}
+
+fn stored_checksum(data: &[u8]) -> u32 {
+    let at = opt(data) + 64;
+    u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
+}
+
+/// lld-link `/release` writes a `CheckSum`; the test's own computation
+/// gives the same value on the original (which proves it), and the
+/// shrunk DLL's stored checksum is its own computed checksum, not the
+/// original's. A DLL whose stored checksum was wrong gets the right one;
+/// one without keeps zero.
+#[test]
+fn dlls_with_a_checksum_shrink_with_it_recomputed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let Some(dll) = build_linked(d, "sum", &NVIDIA, &fatbin(), "", &["/release"]) else {
+        return;
+    };
+    let before = fs::read(&dll).unwrap();
+    assert_ne!(stored_checksum(&before), 0, "lld-link /release sets it");
+    assert_eq!(stored_checksum(&before), pe_checksum(&before));
+    let (report, after, _) = thin_both(&dll);
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert!(after.len() < before.len());
+    assert_eq!(stored_checksum(&after), pe_checksum(&after));
+    assert_ne!(stored_checksum(&after), stored_checksum(&before));
+    // A wrong stored checksum: the shrunk file's is right.
+    let mut wrong = before.clone();
+    let o = opt(&wrong);
+    put(&mut wrong, o + 64, &0x1234u32.to_le_bytes());
+    let p = d.join("wrong.dll");
+    fs::write(&p, &wrong).unwrap();
+    let (report, after_wrong, _) = thin_both(&p);
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert_eq!(after_wrong, after);
+    // Without /release: zero stays zero.
+    let Some(plain) = build(d, "plain", "") else {
+        return;
+    };
+    assert_eq!(stored_checksum(&fs::read(&plain).unwrap()), 0);
+    let (report, after_plain, _) = thin_both(&plain);
+    assert!(report.contains("  shrunk: "), "{report}");
+    assert_eq!(stored_checksum(&after_plain), 0);
 }
 
 #[test]

@@ -21,14 +21,18 @@
 //!    address. Its base relocation (`IMAGE_REL_BASED_DIR64`) marks the
 //!    record's place, which does not move, so the relocation table stays.
 //!
+//! A nonzero `CheckSum` is recomputed for the output (the standard image
+//! checksum: 16-bit words summed with end-around carry, the field taken
+//! as zero, plus the file's length); a zero one stays zero.
+//!
 //! No address (RVA) changes. A signed DLL (a certificate table: its
-//! signature covers the bytes), a nonzero `CheckSum`, another base
+//! signature covers the bytes), another base
 //! relocation, export or symbol pointing into the section, a record
 //! pointing outside the section or into the middle of a container,
 //! two records for one container, a base relocation applied inside the
 //! section, or sections overlapping it fall back (a [`Fallback`]).
 
-use super::{copy, pack, Fallback, Layout, Out, Rewrite};
+use super::{copy, pack, Fallback, Layout, Out, Part, Rewrite};
 use crate::bytes::{Bytes, Endian};
 use crate::objfile::coff::{CoffFile, SectionHeader, SECTION_HEADER_SIZE};
 use crate::objfile::elf;
@@ -111,11 +115,9 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
     if !file_align.is_power_of_two() || !(512..=65536).contains(&file_align) {
         return Err(unreadable("bad FileAlignment"));
     }
-    if field(64)? != 0 {
-        return Err(Fallback::Reference(
-            "the DLL has a CheckSum (not recomputed)".to_owned(),
-        ));
-    }
+    // A nonzero CheckSum is recomputed for the output (zero stays zero).
+    let checksum_at = opt + 64;
+    let has_checksum = field(64)? != 0;
     let ndirs = u64::from(field(108)?);
     let dir = |i: u64| -> Result<(u64, u64), Fallback> {
         if i >= ndirs {
@@ -455,6 +457,10 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
                 .to_vec(),
         ));
     }
+    if has_checksum {
+        // Zero while the output is summed; then the sum.
+        patches.push((checksum_at, vec![0; 4]));
+    }
     patches.sort_by_key(|p| p.0);
     if patches
         .windows(2)
@@ -477,11 +483,59 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         pos = k.old_end;
     }
     copy(&mut pieces, pos, file.len() as u64, &patches);
-    Ok(Layout {
+    let mut layout = Layout {
         pieces,
         len: file.len() as u64 - total,
         shrunk: true,
-    })
+    };
+    if has_checksum {
+        let sum = image_checksum(&layout, file, rewrites);
+        // The headers do not move: the field's piece is at its offset.
+        let mut at = 0;
+        let field = layout.pieces.iter_mut().find(|p| {
+            let start = at;
+            at += p.len(rewrites);
+            start == checksum_at && matches!(p, Out::Bytes(b) if b.len() == 4)
+        });
+        match field {
+            Some(p) => *p = Out::Bytes(sum.to_le_bytes().to_vec()),
+            None => return Err(Fallback::Overlap("the CheckSum field".to_owned())),
+        }
+    }
+    Ok(layout)
+}
+
+/// The PE image checksum of `layout`'s output (its `CheckSum` field
+/// zero): the file's 16-bit little-endian words (an odd last byte
+/// padded with zero) added with end-around carry, folded to 16 bits,
+/// plus the file's length.
+pub(super) fn image_checksum(layout: &Layout, input: &[u8], rewrites: &[Rewrite<'_>]) -> u32 {
+    let mut sum = 0u64;
+    let mut odd = false;
+    layout.each_part(input, rewrites, &mut |part| match part {
+        Part::Zeros(n) => odd ^= n & 1 == 1,
+        Part::Bytes(mut b) => {
+            if odd {
+                if let Some((&first, rest)) = b.split_first() {
+                    sum += u64::from(first) << 8;
+                    b = rest;
+                    odd = false;
+                }
+            }
+            let words = b.chunks_exact(2);
+            if let [last] = words.remainder() {
+                sum += u64::from(*last);
+                odd = true;
+            }
+            sum += words
+                .map(|w| u64::from(u16::from_le_bytes([w[0], w[1]])))
+                .sum::<u64>();
+        }
+    });
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    (sum as u32).wrapping_add(layout.len as u32)
 }
 
 /// One offload section packed.
@@ -497,4 +551,55 @@ struct Packed {
     /// How many bytes leave the file.
     cut: u64,
     moves: super::Moves,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thin::{Piece, Thinned};
+
+    /// The checksum of pieces of odd lengths (bytes, zeros, a container)
+    /// is that of the bytes they make, summed word by word in one buffer.
+    #[test]
+    fn checksum_follows_word_boundaries_across_pieces() {
+        let input: Vec<u8> = (0..=255u8).cycle().take(1001).collect();
+        let rewrites = vec![Rewrite {
+            offset: 0,
+            size: 9,
+            new: Thinned {
+                pieces: vec![Piece::Bytes(vec![0xfe; 5]), Piece::Zeros(4)],
+                used: 5,
+                kept: Vec::new(),
+                dropped: Vec::new(),
+            },
+        }];
+        let pieces = vec![
+            Out::Copy { from: 3, len: 7 },
+            Out::Zeros(3),
+            Out::Container(0),
+            Out::Bytes(vec![0xff, 0x80, 0x01]),
+            Out::Copy {
+                from: 100,
+                len: 901,
+            },
+        ];
+        let len = pieces.iter().map(|p| p.len(&rewrites)).sum();
+        let layout = Layout {
+            pieces,
+            len,
+            shrunk: true,
+        };
+        let bytes = layout.to_vec(&input, &rewrites);
+        let mut sum = 0u64;
+        for w in bytes.chunks(2) {
+            sum += u64::from(w[0]) | u64::from(*w.get(1).unwrap_or(&0)) << 8;
+        }
+        while sum >> 16 != 0 {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(
+            image_checksum(&layout, &input, &rewrites),
+            sum as u32 + bytes.len() as u32
+        );
+    }
 }
