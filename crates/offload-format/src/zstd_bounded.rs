@@ -83,16 +83,13 @@ fn decode_with<E>(
     }
 }
 
-/// All of `src` decoded into `out` (cleared first) in one call, straight
-/// into its memory (no window buffer, no pieces), for a caller that holds
-/// the whole output anyway. The output must be exactly `recorded` bytes;
-/// zstd writes no further than `out`'s capacity (room for `recorded`, or
-/// what an earlier call left, which the caller bounds), so a stream that
-/// produces more fails there or at the size check.
+/// All of `src` decoded into `out` in one call, straight into its memory
+/// (no window buffer, no pieces), for a caller that holds the whole output
+/// anyway. The output must be exactly `out.len()` bytes; zstd writes no
+/// further than that, so a stream that produces more fails there.
 #[cfg(feature = "inspect")]
-pub(crate) fn decode_whole(src: &[u8], recorded: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    out.clear();
-    out.reserve_exact(recorded);
+pub(crate) fn decode_whole(src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let recorded = out.len();
     // The thread's context, as [`decode`] lends it: a new one per entry
     // (its tables and workspace allocated and cleared) cost a tenth of the
     // time of profiling a library of small entries. The one-shot call
@@ -100,7 +97,6 @@ pub(crate) fn decode_whole(src: &[u8], recorded: usize, out: &mut Vec<u8>) -> Re
     let mut context = CONTEXT
         .with(|c| c.take())
         .unwrap_or_else(zstd::zstd_safe::DCtx::create);
-    // The call fills `out`'s spare capacity.
     let result = context.decompress(out, src);
     CONTEXT.with(|c| c.set(Some(context)));
     match result {

@@ -513,12 +513,12 @@ fn run_parallel(
         .collect()
 }
 
-/// Decoding buffers larger than this are handed back after their image,
-/// so that what workers keep between images stays within [`IN_FLIGHT`].
+/// Images up to this size are decoded into the worker's buffer, kept
+/// between images; larger ones into memory of their own, handed back to
+/// the system after.
 const SCRATCH_KEPT: usize = 4 << 20;
 
-/// [`profile_group`], then `done` on its result; a large decoding buffer
-/// is let go.
+/// [`profile_group`], then `done` on its result.
 fn profile_done(
     g: &Group<'_>,
     bytes: &[u8],
@@ -526,9 +526,6 @@ fn profile_done(
     done: &(dyn Fn(&Group<'_>, &mut GroupResult) + Sync),
 ) -> GroupResult {
     let mut r = profile_group(g, bytes, scratch);
-    if scratch.capacity() > SCRATCH_KEPT {
-        *scratch = Vec::new();
-    }
     done(g, &mut r);
     r
 }
@@ -580,28 +577,59 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupRes
     // One stored payload: plain, or an NVIDIA entry (compressed, or
     // concatenated members).
     let first = g.entries[0].0;
-    let mut decoded = false;
+    // A large image's memory comes from the system and goes back to it
+    // when the image is done (the allocator would keep it, per thread).
+    let mut large: Option<fsio::Anonymous> = None;
+    let mut decoded: Option<usize> = None;
     if let Some(nv) = first.nvidia {
         if let (Some(codec), Some(recorded)) = (nv.codec, nv.uncompressed_size) {
-            if let Err(err) = profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE, scratch) {
-                damage.push(format!("fat binary entry {}: {err}", first.id));
-                for (e, _) in &g.entries {
-                    profiles.push(not_profiled(
-                        nv_size(e, recorded, g.entries.len()),
-                        "not decoded",
-                    ));
+            let out: Result<&mut [u8], String> = match usize::try_from(recorded) {
+                Ok(n) if recorded <= MAX_IMAGE && n <= SCRATCH_KEPT => {
+                    if scratch.len() < n {
+                        scratch.resize(n, 0);
+                    }
+                    Ok(&mut scratch[..n])
                 }
-                let used: u64 = profiles.iter().map(|p| p.size).sum();
-                return GroupResult {
-                    profiles,
-                    rest: recorded.saturating_sub(used),
-                    damage,
-                };
+                Ok(n) if recorded <= MAX_IMAGE => match fsio::Anonymous::new(n) {
+                    Ok(m) => Ok(&mut large.insert(m)[..]),
+                    Err(e) => Err(format!(
+                        "cannot hold its {n} bytes: {}",
+                        offload_cli::diag::os_error_text(&e)
+                    )),
+                },
+                _ => Err(format!(
+                    "records {recorded} bytes uncompressed, more than the {MAX_IMAGE} profiled at once"
+                )),
+            };
+            let result = out.and_then(|out| {
+                let n = out.len();
+                profile::decode_nvidia(codec, stored, out).map(|()| n)
+            });
+            match result {
+                Ok(n) => decoded = Some(n),
+                Err(err) => {
+                    damage.push(format!("fat binary entry {}: {err}", first.id));
+                    for (e, _) in &g.entries {
+                        profiles.push(not_profiled(
+                            nv_size(e, recorded, g.entries.len()),
+                            "not decoded",
+                        ));
+                    }
+                    let used: u64 = profiles.iter().map(|p| p.size).sum();
+                    return GroupResult {
+                        profiles,
+                        rest: recorded.saturating_sub(used),
+                        damage,
+                    };
+                }
             }
-            decoded = true;
         }
     }
-    let whole: &[u8] = if decoded { scratch } else { stored };
+    let whole: &[u8] = match (decoded, &large) {
+        (Some(_), Some(m)) => m,
+        (Some(n), None) => &scratch[..n],
+        (None, _) => stored,
+    };
     let mut used = 0u64;
     for (e, _) in &g.entries {
         let image = match e.nvidia.and_then(|nv| nv.member) {
