@@ -11,7 +11,6 @@
 //! [`MAX_IMAGE`] bytes; the pages of an image's stored bytes are dropped
 //! as soon as it is profiled.
 
-use std::collections::HashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +18,7 @@ use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 
 use offload_cli::fsio;
+use offload_format::hash::bytes_map::{BytesMap, BytesSet};
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::profile::{self, split_proportional, ImageKind, ImageProfile};
@@ -144,7 +144,7 @@ pub struct Profiled {
 pub fn profile(roots: &[Node]) -> Profiled {
     let mut out = Profiled::default();
     // One copy of each function name, however many images hold it.
-    let names: Names = Mutex::new(HashSet::new());
+    let names: Names = Mutex::new(BytesSet::default());
     for root in roots {
         let file = out.files.len();
         let mut row = FileRow {
@@ -249,7 +249,7 @@ fn wheel(
 
 /// One copy of each function name, however many images hold it (filled
 /// by the workers as they finish images).
-type Names = Mutex<HashSet<Arc<str>>>;
+type Names = Mutex<BytesSet<Arc<str>>>;
 
 /// What one byte space (a file, or a decoded zip member) holds.
 struct Space {
@@ -724,7 +724,7 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
     // (names are shared per profile, so each text is hashed about once),
     // and per architecture.
     let mut name_at: HashMap<usize, usize> = HashMap::new();
-    let mut name_of: HashMap<&str, usize> = HashMap::new();
+    let mut name_of: BytesMap<&str, usize> = BytesMap::default();
     let mut arch_of: HashMap<&str, usize> = HashMap::new();
     let mut archs: Vec<Arc<str>> = Vec::new();
     let mut rows: Vec<KernelRow> = Vec::new();
@@ -785,7 +785,7 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
     if let Some(re) = &opts.filter {
         // Each name demangled once (a library repeats its names per
         // architecture), and only to be matched.
-        let mut matches: HashMap<&str, bool> = HashMap::new();
+        let mut matches: BytesMap<&str, bool> = BytesMap::default();
         let mut keep = Vec::with_capacity(rows.len());
         for r in &rows {
             keep.push(
