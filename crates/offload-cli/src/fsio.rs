@@ -36,6 +36,38 @@ const COPY_THRESHOLD: usize = 64 * 1024;
 /// conservative).
 const PAGE: u64 = 4096;
 
+/// Zeroed memory of its own from the system (an anonymous mapping),
+/// handed back to it when dropped: for a large buffer that lives a short
+/// while, which the allocator would otherwise keep for the thread that
+/// freed it.
+pub struct Anonymous(memmap2::MmapMut, usize);
+
+impl Anonymous {
+    /// `len` bytes, all zero.
+    pub fn new(len: usize) -> io::Result<Anonymous> {
+        // A mapping has at least one byte.
+        let m = memmap2::MmapMut::map_anon(len.max(1))?;
+        // In huge pages where the system has them: each page of a fresh
+        // mapping costs a fault when first written, and a 40 MiB buffer
+        // is 10,240 small pages but 20 huge ones. Only a hint.
+        let _ = m.advise(memmap2::Advice::HugePage);
+        Ok(Anonymous(m, len))
+    }
+}
+
+impl std::ops::Deref for Anonymous {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0[..self.1]
+    }
+}
+
+impl std::ops::DerefMut for Anonymous {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0[..self.1]
+    }
+}
+
 /// The bytes of one input: a memory mapping for regular files of some
 /// size, else the bytes read (stdin, pipes, small files).
 ///

@@ -6,11 +6,11 @@
 //! images' stored bytes are split in proportion to their uncompressed
 //! sizes, and so are a compressed wheel member's.
 //!
-//! The images are decoded and profiled on every core, a batch of at most
-//! [`BATCH_BYTES`] stored bytes at a time (whose pages are dropped after),
-//! each decoded image at most [`MAX_IMAGE`] bytes.
+//! The images are decoded and profiled on every core, at most
+//! [`IN_FLIGHT`] decoded bytes at a time, each decoded image at most
+//! [`MAX_IMAGE`] bytes; the pages of an image's stored bytes are dropped
+//! as soon as it is profiled.
 
-use std::collections::HashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 
 use offload_cli::fsio;
+use offload_format::hash::bytes_map::{BytesMap, BytesSet};
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::profile::{self, split_proportional, ImageKind, ImageProfile};
@@ -75,9 +76,6 @@ fn weight(g: &Group<'_>) -> u64 {
         .unwrap_or(0)
         .min(MAX_IMAGE)
 }
-
-/// Stored bytes profiled per batch before their pages are dropped.
-const BATCH_BYTES: u64 = 32 << 20;
 
 /// What a file's bytes hold, by category.
 #[derive(Clone, Debug, Default)]
@@ -150,7 +148,7 @@ pub struct Profiled {
 pub fn profile(roots: &[Node]) -> Profiled {
     let mut out = Profiled::default();
     // One copy of each function name, however many images hold it.
-    let mut names: HashSet<Arc<str>> = HashSet::new();
+    let names: Names = Mutex::new(BytesSet::default());
     for root in roots {
         let file = out.files.len();
         let mut row = FileRow {
@@ -176,17 +174,9 @@ pub fn profile(roots: &[Node]) -> Profiled {
         };
         row.size = input.len() as u64;
         if zip::has_magic(&input) && root.children.iter().all(|c| c.file.is_zip_member()) {
-            wheel(root, &input, file, &mut row, &mut out.images, &mut names);
+            wheel(root, &input, file, &mut row, &mut out.images, &names);
         } else {
-            let space = space(
-                root,
-                &input,
-                &input,
-                file,
-                None,
-                &mut row.damage,
-                &mut names,
-            );
+            let space = space(root, &input, &input, file, None, &mut row.damage, &names);
             row.host = space.host;
             row.overhead = space.overhead;
             out.images.extend(space.images);
@@ -204,7 +194,7 @@ fn wheel(
     file: usize,
     row: &mut FileRow,
     images: &mut Vec<ImageRow>,
-    names: &mut HashSet<Arc<str>>,
+    names: &Names,
 ) {
     let archive = match zip::Archive::parse(input) {
         Ok(a) => a,
@@ -261,6 +251,10 @@ fn wheel(
     row.other = row.size.saturating_sub(claimed);
 }
 
+/// One copy of each function name, however many images hold it (filled
+/// by the workers as they finish images).
+type Names = Mutex<BytesSet<Arc<str>>>;
+
 /// What one byte space (a file, or a decoded zip member) holds.
 struct Space {
     host: u64,
@@ -297,7 +291,7 @@ fn space(
     file: usize,
     member: Option<&String>,
     damage: &mut Vec<String>,
-    names: &mut HashSet<Arc<str>>,
+    names: &Names,
 ) -> Space {
     let mut claims: Vec<(u64, u64, u8, Claimant)> = Vec::new();
     let mut groups: Vec<Group<'_>> = Vec::new();
@@ -327,77 +321,69 @@ fn space(
     let (won, uncovered) = profile::resolve(len, &resolve_claims, 2 + groups.len());
     let mut host = won[0] + uncovered;
     let mut overhead = won[1];
-    // Profile the groups, a batch at a time, on every core.
+    // Profile the groups on every core, in file order; each group's
+    // stored pages are dropped as soon as it is done, and its names
+    // interned, so that what stays is one copy of each name.
     let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by_key(|&g| groups[g].offset);
+    let jobs: Vec<&Group<'_>> = order.iter().map(|&g| &groups[g]).collect();
+    let base = offset_in(owner, bytes);
+    let input: &fsio::Input = owner;
+    let done = |g: &Group<'_>, result: &mut GroupResult| {
+        if let (Some(base), Ok(o), Ok(n)) =
+            (base, usize::try_from(g.offset), usize::try_from(g.size))
+        {
+            input.release(base + o..base + o.saturating_add(n).min(bytes.len()));
+        }
+        let mut names = names.lock().unwrap_or_else(|e| e.into_inner());
+        for f in result.profiles.iter_mut().flat_map(|p| &mut p.functions) {
+            match names.get(&f.name) {
+                Some(n) => f.name = Arc::clone(n),
+                None => {
+                    names.insert(Arc::clone(&f.name));
+                }
+            }
+        }
+    };
+    let results = run_parallel(&jobs, bytes, &done);
     let mut images = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start;
-        let mut batch = 0u64;
-        while end < order.len() && (end == start || batch < BATCH_BYTES) {
-            batch += groups[order[end]].size;
-            end += 1;
-        }
-        let jobs: Vec<&Group<'_>> = order[start..end].iter().map(|&g| &groups[g]).collect();
-        let results = run_parallel(&jobs, bytes);
-        for (&g, result) in order[start..end].iter().zip(results) {
-            let group = &groups[g];
-            let share = won[2 + g];
-            let GroupResult {
-                profiles,
-                rest,
-                damage: d,
-            } = result;
-            damage.extend(d);
-            let mut weights: Vec<u64> = profiles.iter().map(|p| p.size).collect();
-            weights.push(rest);
-            let split = split_proportional(share, &weights);
-            overhead += split[split.len() - 1];
-            for (((entry, container), mut prof), &stored) in
-                group.entries.iter().zip(profiles).zip(&split)
-            {
-                for f in &mut prof.functions {
-                    match names.get(&f.name) {
-                        Some(n) => f.name = Arc::clone(n),
-                        None => {
-                            names.insert(Arc::clone(&f.name));
-                        }
-                    }
-                }
-                if entry.is_host() {
-                    host += stored;
-                    continue;
-                }
-                if stored == 0 && prof.size == 0 {
-                    // An empty entry (a placeholder for a target with no
-                    // code) holds nothing.
-                    continue;
-                }
-                let (vendor, arch) = vendor_arch(entry);
-                images.push(ImageRow {
-                    file,
-                    member: member.cloned(),
-                    container: *container,
-                    entry: entry.id.clone(),
-                    vendor,
-                    arch,
-                    stored,
-                    profile: prof,
-                    relocatable: group.relocatable,
-                });
+    for (&g, result) in order.iter().zip(results) {
+        let group = &groups[g];
+        let share = won[2 + g];
+        let GroupResult {
+            profiles,
+            rest,
+            damage: d,
+        } = result;
+        damage.extend(d);
+        let mut weights: Vec<u64> = profiles.iter().map(|p| p.size).collect();
+        weights.push(rest);
+        let split = split_proportional(share, &weights);
+        overhead += split[split.len() - 1];
+        for (((entry, container), prof), &stored) in group.entries.iter().zip(profiles).zip(&split)
+        {
+            if entry.is_host() {
+                host += stored;
+                continue;
             }
-        }
-        // The pages of the batch's stored bytes are done with.
-        if let Some(base) = offset_in(owner, bytes) {
-            for &g in &order[start..end] {
-                let gr = &groups[g];
-                if let (Ok(o), Ok(n)) = (usize::try_from(gr.offset), usize::try_from(gr.size)) {
-                    owner.release(base + o..base + o.saturating_add(n).min(bytes.len()));
-                }
+            if stored == 0 && prof.size == 0 {
+                // An empty entry (a placeholder for a target with no
+                // code) holds nothing.
+                continue;
             }
+            let (vendor, arch) = vendor_arch(entry);
+            images.push(ImageRow {
+                file,
+                member: member.cloned(),
+                container: *container,
+                entry: entry.id.clone(),
+                vendor,
+                arch,
+                stored,
+                profile: prof,
+                relocatable: group.relocatable,
+            });
         }
-        start = end;
     }
     Space {
         host,
@@ -483,18 +469,23 @@ struct GroupResult {
     damage: Vec<String>,
 }
 
-/// Profiles the groups on every core (each job on one thread).
-fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
+/// Profiles the groups on every core (each job on one thread), calling
+/// `done` on each result as it is made (on the worker's thread).
+fn run_parallel(
+    jobs: &[&Group<'_>],
+    bytes: &[u8],
+    done: &(dyn Fn(&Group<'_>, &mut GroupResult) + Sync),
+) -> Vec<GroupResult> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(16)
         .min(jobs.len())
         .max(1);
     if threads == 1 {
-        let mut scratch = Vec::new();
+        let mut scratch = Scratch::new(threads);
         return jobs
             .iter()
-            .map(|g| profile_group(g, bytes, &mut scratch))
+            .map(|g| profile_done(g, bytes, &mut scratch, done))
             .collect();
     }
     let next = AtomicUsize::new(0);
@@ -503,19 +494,18 @@ fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
         freed: Condvar::new(),
     };
     let mut results: Vec<Option<GroupResult>> = (0..jobs.len()).map(|_| None).collect();
-    let done: Vec<Vec<(usize, GroupResult)>> = std::thread::scope(|s| {
+    let finished: Vec<Vec<(usize, GroupResult)>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut mine = Vec::new();
-                    // The worker's decoding buffer, reused.
-                    let mut scratch = Vec::new();
+                    let mut scratch = Scratch::new(threads);
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(g) = jobs.get(i) else { break };
                         let held = weight(g);
                         budget.take(held);
-                        mine.push((i, profile_group(g, bytes, &mut scratch)));
+                        mine.push((i, profile_done(g, bytes, &mut scratch, done)));
                         budget.give(held);
                     }
                     mine
@@ -527,7 +517,7 @@ fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
             .map(|w| w.join().expect("profiling does not panic"))
             .collect()
     });
-    for (i, r) in done.into_iter().flatten() {
+    for (i, r) in finished.into_iter().flatten() {
         results[i] = Some(r);
     }
     results
@@ -542,9 +532,44 @@ fn run_parallel(jobs: &[&Group<'_>], bytes: &[u8]) -> Vec<GroupResult> {
         .collect()
 }
 
+/// A worker's decoding buffer, kept between images, for images of at most
+/// `most` bytes; larger ones are decoded into memory of their own, handed
+/// back to the system after.
+struct Scratch {
+    buf: Vec<u8>,
+    most: usize,
+}
+
+impl Scratch {
+    /// One of `threads` workers' buffers: together they keep at most half
+    /// of [`IN_FLIGHT`], between 1 and 16 MiB each. (Kept buffers save
+    /// the system the faults of fresh memory: on onnxruntime-gpu's
+    /// library at 2 workers, 10 MiB each took a tenth less CPU time than
+    /// 4 MiB.)
+    fn new(threads: usize) -> Scratch {
+        let half = usize::try_from(IN_FLIGHT / 2).unwrap_or(usize::MAX);
+        Scratch {
+            buf: Vec::new(),
+            most: (half / threads.max(1)).clamp(1 << 20, 16 << 20),
+        }
+    }
+}
+
+/// [`profile_group`], then `done` on its result.
+fn profile_done(
+    g: &Group<'_>,
+    bytes: &[u8],
+    scratch: &mut Scratch,
+    done: &(dyn Fn(&Group<'_>, &mut GroupResult) + Sync),
+) -> GroupResult {
+    let mut r = profile_group(g, bytes, scratch);
+    done(g, &mut r);
+    r
+}
+
 /// Decodes and profiles one group's entries (`scratch`: the worker's
 /// decoding buffer).
-fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupResult {
+fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Scratch) -> GroupResult {
     let stored = usize::try_from(g.offset)
         .ok()
         .zip(usize::try_from(g.offset.saturating_add(g.size)).ok())
@@ -589,7 +614,10 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupRes
     // One stored payload: plain, or an NVIDIA entry (compressed, or
     // concatenated members).
     let first = g.entries[0].0;
-    let mut decoded = false;
+    // A large image's memory comes from the system and goes back to it
+    // when the image is done (the allocator would keep it, per thread).
+    let mut large: Option<fsio::Anonymous> = None;
+    let mut decoded: Option<usize> = None;
     if let Some(nv) = first.nvidia {
         if let (Some(codec), Some(recorded)) = (nv.codec, nv.uncompressed_size) {
             if nv.kind.is_opaque() {
@@ -604,25 +632,53 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Vec<u8>) -> GroupRes
                     damage,
                 };
             }
-            if let Err(err) = profile::decode_nvidia(codec, stored, recorded, MAX_IMAGE, scratch) {
-                damage.push(format!("fat binary entry {}: {err}", first.id));
-                for (e, _) in &g.entries {
-                    profiles.push(not_profiled(
-                        nv_size(e, recorded, g.entries.len()),
-                        "not decoded",
-                    ));
+            let out: Result<&mut [u8], String> = match usize::try_from(recorded) {
+                Ok(n) if recorded <= MAX_IMAGE && n <= scratch.most => {
+                    if scratch.buf.len() < n {
+                        scratch.buf.resize(n, 0);
+                    }
+                    Ok(&mut scratch.buf[..n])
                 }
-                let used: u64 = profiles.iter().map(|p| p.size).sum();
-                return GroupResult {
-                    profiles,
-                    rest: recorded.saturating_sub(used),
-                    damage,
-                };
+                Ok(n) if recorded <= MAX_IMAGE => match fsio::Anonymous::new(n) {
+                    Ok(m) => Ok(&mut large.insert(m)[..]),
+                    Err(e) => Err(format!(
+                        "cannot hold its {n} bytes: {}",
+                        offload_cli::diag::os_error_text(&e)
+                    )),
+                },
+                _ => Err(format!(
+                    "records {recorded} bytes uncompressed, more than the {MAX_IMAGE} profiled at once"
+                )),
+            };
+            let result = out.and_then(|out| {
+                let n = out.len();
+                profile::decode_nvidia(codec, stored, out).map(|()| n)
+            });
+            match result {
+                Ok(n) => decoded = Some(n),
+                Err(err) => {
+                    damage.push(format!("fat binary entry {}: {err}", first.id));
+                    for (e, _) in &g.entries {
+                        profiles.push(not_profiled(
+                            nv_size(e, recorded, g.entries.len()),
+                            "not decoded",
+                        ));
+                    }
+                    let used: u64 = profiles.iter().map(|p| p.size).sum();
+                    return GroupResult {
+                        profiles,
+                        rest: recorded.saturating_sub(used),
+                        damage,
+                    };
+                }
             }
-            decoded = true;
         }
     }
-    let whole: &[u8] = if decoded { scratch } else { stored };
+    let whole: &[u8] = match (decoded, &large) {
+        (Some(_), Some(m)) => m,
+        (Some(n), None) => &scratch.buf[..n],
+        (None, _) => stored,
+    };
     let mut used = 0u64;
     for (e, _) in &g.entries {
         let image = match e.nvidia.and_then(|nv| nv.member) {
@@ -698,10 +754,8 @@ pub struct Options {
 pub struct KernelRow {
     /// Architecture.
     pub arch: Arc<str>,
-    /// Stored name.
+    /// Stored name (demangled where printed: [`demangle`]).
     pub name: Arc<str>,
-    /// Demangled name.
-    pub demangled: Arc<str>,
     /// A kernel, not a device function.
     pub kernel: bool,
     /// Images holding it.
@@ -725,45 +779,57 @@ pub struct KernelRow {
 
 /// The functions, one row per (architecture, name), largest first.
 pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
-    type Key = (Arc<str>, Arc<str>);
-    let mut rows: BTreeMap<Key, KernelRow> = BTreeMap::new();
-    // (largest bytes, its share) per row, and the bytes and shares of all
-    // its copies: of the copies that are loaded (not relocatable).
-    let mut largest: HashMap<Key, (u64, u64)> = HashMap::new();
-    let mut loaded: HashMap<Key, (u64, u64)> = HashMap::new();
-    // Each name demangled once (a library repeats its names per
-    // architecture), each architecture named once.
-    let mut demangled: HashMap<Arc<str>, Arc<str>> = HashMap::new();
-    let mut archs: HashMap<&str, Arc<str>> = HashMap::new();
+    // A number per distinct name, found by the address of its shared text
+    // (names are shared per profile, so each text is hashed about once),
+    // and per architecture.
+    let mut name_at: HashMap<usize, usize> = HashMap::new();
+    let mut name_of: BytesMap<&str, usize> = BytesMap::default();
+    let mut arch_of: HashMap<&str, usize> = HashMap::new();
+    let mut archs: Vec<Arc<str>> = Vec::new();
+    let mut rows: Vec<KernelRow> = Vec::new();
+    let mut row_of: HashMap<(usize, usize), usize> = HashMap::new();
+    // (largest bytes, its share) per row.
+    let mut largest: Vec<(u64, u64)> = Vec::new();
+    // The bytes and shares of the copies that are loaded (not relocatable).
+    let mut loaded: Vec<(u64, u64)> = Vec::new();
     for (i, img) in p.images.iter().enumerate() {
         if !arch_selected(&img.arch, &opts.arch) {
             continue;
         }
-        let arch = Arc::clone(
-            archs
-                .entry(img.arch.as_str())
-                .or_insert_with(|| img.arch.as_str().into()),
-        );
+        let a = *arch_of.entry(img.arch.as_str()).or_insert_with(|| {
+            archs.push(img.arch.as_str().into());
+            archs.len() - 1
+        });
         let shares = img.shares();
         for (f, &share) in img.profile.functions.iter().zip(&shares) {
-            let key: Key = (Arc::clone(&arch), Arc::clone(&f.name));
-            let row = rows.entry(key.clone()).or_insert_with(|| KernelRow {
-                arch: Arc::clone(&arch),
-                name: Arc::clone(&f.name),
-                demangled: Arc::clone(
-                    demangled
-                        .entry(Arc::clone(&f.name))
-                        .or_insert_with(|| demangle(&f.name).into()),
-                ),
-                kernel: f.kernel,
-                copies: 0,
-                relocatable: 0,
-                bytes: 0,
-                share: 0,
-                extra_bytes: 0,
-                extra_share: 0,
-                images: Vec::new(),
+            let at = Arc::as_ptr(&f.name) as *const u8 as usize;
+            let n = match name_at.get(&at) {
+                Some(&n) => n,
+                None => {
+                    let next = name_of.len();
+                    let n = *name_of.entry(&f.name).or_insert(next);
+                    name_at.insert(at, n);
+                    n
+                }
+            };
+            let r = *row_of.entry((a, n)).or_insert_with(|| {
+                rows.push(KernelRow {
+                    arch: Arc::clone(&archs[a]),
+                    name: Arc::clone(&f.name),
+                    kernel: f.kernel,
+                    copies: 0,
+                    relocatable: 0,
+                    bytes: 0,
+                    share: 0,
+                    extra_bytes: 0,
+                    extra_share: 0,
+                    images: Vec::new(),
+                });
+                largest.push((0, 0));
+                loaded.push((0, 0));
+                rows.len() - 1
             });
+            let row = &mut rows[r];
             row.kernel |= f.kernel;
             row.copies += 1;
             row.bytes += f.bytes;
@@ -773,37 +839,41 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
                 row.relocatable += 1;
                 continue;
             }
-            let t = loaded.entry(key.clone()).or_insert((0, 0));
+            let t = &mut loaded[r];
             *t = (t.0 + f.bytes, t.1 + share);
-            let l = largest.entry(key).or_insert((0, 0));
+            let l = &mut largest[r];
             if f.bytes > l.0 || (f.bytes == l.0 && share > l.1) {
                 *l = (f.bytes, share);
             }
         }
     }
-    let mut out: Vec<KernelRow> = rows
-        .into_iter()
-        .filter(|(_, r)| {
-            opts.filter
-                .as_ref()
-                .is_none_or(|re| re.is_match(&r.demangled) || re.is_match(&r.name))
-        })
-        .map(|(key, mut r)| {
-            let (b, s) = largest.get(&key).copied().unwrap_or_default();
-            let (tb, ts) = loaded.get(&key).copied().unwrap_or_default();
-            r.extra_bytes = tb - b;
-            r.extra_share = ts.saturating_sub(s);
-            r
-        })
-        .collect();
-    out.sort_by(|a, b| {
+    for ((r, &(b, s)), &(tb, ts)) in rows.iter_mut().zip(&largest).zip(&loaded) {
+        r.extra_bytes = tb - b;
+        r.extra_share = ts.saturating_sub(s);
+    }
+    if let Some(re) = &opts.filter {
+        // Each name demangled once (a library repeats its names per
+        // architecture), and only to be matched.
+        let mut matches: BytesMap<&str, bool> = BytesMap::default();
+        let mut keep = Vec::with_capacity(rows.len());
+        for r in &rows {
+            keep.push(
+                *matches
+                    .entry(&r.name)
+                    .or_insert_with(|| re.is_match(&demangle(&r.name)) || re.is_match(&r.name)),
+            );
+        }
+        let mut keep = keep.into_iter();
+        rows.retain(|_| keep.next().unwrap_or(false));
+    }
+    rows.sort_by(|a, b| {
         b.share
             .cmp(&a.share)
             .then(b.bytes.cmp(&a.bytes))
             .then(a.arch.cmp(&b.arch))
             .then(a.name.cmp(&b.name))
     });
-    out
+    rows
 }
 
 /// Whether `arch` is one `--arch` names (all when none): equal, or the
@@ -982,7 +1052,7 @@ pub fn text(p: &Profiled, opts: &Options, out: &mut String) {
             r.copies,
             r.arch,
             if r.kernel { "" } else { "* " },
-            r.demangled
+            demangle(&r.name)
         );
     }
     let dups = duplicates(&rows);
@@ -1013,7 +1083,7 @@ pub fn text(p: &Profiled, opts: &Options, out: &mut String) {
             r.copies - r.relocatable,
             r.arch,
             if r.kernel { "" } else { "* " },
-            r.demangled
+            demangle(&r.name)
         );
     }
 }
@@ -1034,13 +1104,16 @@ pub fn json(p: &Profiled, opts: &Options, out: &mut String) {
         }
     }
     out.push_str("{\"schema_version\":1,\"command\":\"size\",\"names\":[");
-    let mut demangled: HashMap<&str, String> = HashMap::new();
     for (k, n) in names.iter().enumerate() {
         if k > 0 {
             out.push(',');
         }
-        let d = demangled.entry(n).or_insert_with(|| demangle(n));
-        let _ = write!(out, "{{\"name\":{},\"demangled\":{}}}", js(n), js(d));
+        let _ = write!(
+            out,
+            "{{\"name\":{},\"demangled\":{}}}",
+            js(n),
+            js(&demangle(n))
+        );
     }
     out.push_str("],\"files\":[");
     for (i, f) in p.files.iter().enumerate() {

@@ -404,6 +404,68 @@ fn damaged_images_are_reported_not_fatal() {
     assert_adds_up(&doc, tmp.path());
 }
 
+/// PTX text of `n` one-line kernels.
+fn ptx_of(n: usize) -> Vec<u8> {
+    let mut t = b"//\n.version 8.0\n.target sm_80\n.address_size 64\n\n".to_vec();
+    for i in 0..n {
+        t.extend_from_slice(
+            format!(".visible .entry k{i}(\n.param .u64 p\n)\n{{\n\tret;\n}}\n").as_bytes(),
+        );
+    }
+    // NULs to a multiple of 8, so that the stored copy has no padding of
+    // its own.
+    t.resize((t.len() + 1).next_multiple_of(8), 0);
+    t
+}
+
+#[test]
+fn compressed_images_profile_as_their_stored_copies() {
+    // Each PTX stored as is and zstd-compressed, one of 17 MB (decoded
+    // into memory of its own: workers keep buffers of 16 MiB at most) and
+    // one of 100 KB (into the worker's buffer): each compressed copy must
+    // profile exactly as its stored twin.
+    let tmp = tempfile::tempdir().unwrap();
+    let (big, small) = (ptx_of(340_000), ptx_of(2_000));
+    assert!(big.len() > 16 << 20 && small.len() < 1 << 20);
+    let (zbig, zsmall) = (
+        zstd::bulk::compress(&big, 3).unwrap(),
+        zstd::bulk::compress(&small, 3).unwrap(),
+    );
+    let packed = |plain: &[u8], z: &'static [u8]| test_support::FatbinEntry {
+        compressed_size: z.len() as u32,
+        uncompressed_size: plain.len() as u64,
+        ..test_support::FatbinEntry::new(1, 80, 0x8011, z)
+    };
+    let (zbig, zsmall): (&'static [u8], &'static [u8]) = (zbig.leak(), zsmall.leak());
+    let fatbin = test_support::fatbin_with(&[
+        test_support::FatbinEntry::new(1, 80, 0x11, &big),
+        packed(&big, zbig),
+        test_support::FatbinEntry::new(1, 80, 0x11, &small),
+        packed(&small, zsmall),
+    ]);
+    fs::write(tmp.path().join("twins.fatbin"), &fatbin).unwrap();
+    let (doc, o) = size_json(tmp.path(), &["twins.fatbin"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_adds_up(&doc, tmp.path());
+    let images = images_of(&doc, 0);
+    assert_eq!(images.len(), 4);
+    let parts = |img: &json::V| -> (u64, Vec<(String, u64, u64)>) {
+        let f = img
+            .get("functions")
+            .arr()
+            .iter()
+            .map(|f| (name_of(&doc, f).to_owned(), num(f, "code"), num(f, "bytes")))
+            .collect();
+        (num(img, "uncompressed"), f)
+    };
+    for (stored, packed, n, len) in [(0, 1, 340_000, big.len()), (2, 3, 2_000, small.len())] {
+        let (size, functions) = parts(images[stored]);
+        assert_eq!((size, functions.len()), (len as u64, n));
+        assert_eq!(parts(images[packed]), (size, functions));
+        assert!(num(images[packed], "stored") < num(images[stored], "stored") / 10);
+    }
+}
+
 /// Every entry of an `ls --json` listing: (section names on its path,
 /// entry).
 fn ls_entries(doc: &json::V) -> Vec<(Vec<String>, json::V)> {

@@ -9,7 +9,11 @@
 //! * [`dense_map`]: the bucket order of `DenseMap<StringRef, _>`, the order
 //!   `llvm-offload-binary` writes string entries in.
 //! * [`xxh3`]: xxh3 and the `StringMap` iteration order.
+//!
+//! And one of our own: [`bytes_map`], hash tables keyed by names read
+//! from a file, hashed with xxh3.
 
+pub mod bytes_map;
 pub mod city;
 pub mod dense_map;
 pub mod xxh3;

@@ -2,7 +2,8 @@
 //! symbol.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+
+use crate::hash::bytes_map::BytesMap;
 
 use super::resolve::{resolve, Claim};
 use super::{Function, ImageKind, ImageProfile, Shared, EM_AMDGPU, EM_CUDA};
@@ -29,9 +30,9 @@ const RANK_STRING: u8 = 3;
 /// looked up as the image's own bytes (nothing copied per section).
 struct Owners<'a> {
     functions: Vec<Function>,
-    by_name: HashMap<&'a [u8], usize>,
+    by_name: BytesMap<&'a [u8], usize>,
     shared: Vec<String>,
-    shared_index: HashMap<String, usize>,
+    shared_index: BytesMap<String, usize>,
     claims: Vec<Claim>,
 }
 
@@ -119,7 +120,7 @@ fn file_range(h: &SectionHeader) -> Option<(u64, u64)> {
 }
 
 /// The cubin function that a section named `name` is made for.
-fn cubin_section_owner(name: &[u8], functions: &HashMap<&[u8], usize>) -> Option<usize> {
+fn cubin_section_owner(name: &[u8], functions: &BytesMap<&[u8], usize>) -> Option<usize> {
     let rest = name
         .strip_prefix(b".rela")
         .or_else(|| name.strip_prefix(b".rel"))
@@ -155,9 +156,9 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
     let mut damage = Vec::new();
     let mut o = Owners {
         functions: Vec::new(),
-        by_name: HashMap::new(),
+        by_name: BytesMap::default(),
         shared: Vec::new(),
-        shared_index: HashMap::new(),
+        shared_index: BytesMap::default(),
         claims: Vec::new(),
     };
     let class = elf.class();

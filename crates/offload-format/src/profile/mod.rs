@@ -154,23 +154,13 @@ pub fn profile(data: &[u8]) -> ImageProfile {
     ImageProfile::whole(ImageKind::Other, data.len() as u64, "image")
 }
 
-/// Decodes a compressed NVIDIA fat binary payload whole into `out`
-/// (cleared first; its capacity is reused), refusing one that records or
-/// decodes to more than `max` bytes; the codec checks the stream against
-/// the `recorded` size.
-pub fn decode_nvidia(
-    codec: Codec,
-    payload: &[u8],
-    recorded: u64,
-    max: u64,
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
-    out.clear();
-    if recorded > max {
-        return Err(format!(
-            "records {recorded} bytes uncompressed, more than the {max} profiled at once"
-        ));
-    }
+/// Decodes a compressed NVIDIA fat binary payload whole into `out`,
+/// whose length is the uncompressed size its entry records (the caller
+/// bounds that size and provides the memory, so that a large image can
+/// live in memory it hands back to the system after); the codec checks
+/// the stream against it.
+pub fn decode_nvidia(codec: Codec, payload: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let recorded = out.len() as u64;
     if codec == Codec::Zstd {
         if let Some(frame) = crate::zstd_bounded::content_size(payload) {
             if frame != recorded {
@@ -179,24 +169,21 @@ pub fn decode_nvidia(
                 ));
             }
         }
-        let recorded = usize::try_from(recorded).map_err(|_| "too large".to_owned())?;
-        return crate::zstd_bounded::decode_whole(payload, recorded, out);
+        return crate::zstd_bounded::decode_whole(payload, out);
     }
-    out.reserve(usize::try_from(recorded).unwrap_or(0));
-    let mut over = false;
-    let result = crate::nvidia::codec::decode(codec, payload, recorded, &mut |piece| {
-        if out.len() as u64 + piece.len() as u64 > max {
-            over = true;
-            return Ok(false);
+    // The codec stops at the recorded size, so every piece fits.
+    let mut at = 0usize;
+    crate::nvidia::codec::decode(codec, payload, recorded, &mut |piece| {
+        let end = at + piece.len();
+        match out.get_mut(at..end) {
+            Some(dst) => {
+                dst.copy_from_slice(piece);
+                at = end;
+                Ok(true)
+            }
+            None => Err(crate::nvidia::codec::DecodeError::Overrun { limit: recorded }),
         }
-        out.extend_from_slice(piece);
-        Ok(true)
-    });
-    if over {
-        return Err(format!(
-            "decodes to more than the {max} bytes profiled at once"
-        ));
-    }
-    result.map_err(|e| e.to_string())?;
+    })
+    .map_err(|e| e.to_string())?;
     Ok(())
 }
