@@ -318,7 +318,7 @@ pub fn amd_runs_on(have: &TargetId, want: &TargetId) -> bool {
 fn is_ptx(e: &Entry) -> bool {
     match &e.nvidia {
         Some(nv) => nv.kind == EntryKind::Ptx,
-        None => matches!(e.payload, Some(Payload::Ptx)),
+        None => matches!(e.payload.as_deref(), Some(Payload::Ptx)),
     }
 }
 

@@ -442,6 +442,14 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
             // Damaged inputs are reported as such below.
             continue;
         }
+        if opened
+            .iter()
+            .zip(&roots)
+            .any(|(o, r)| !deferred_sound(o, r, args))
+        {
+            // So are those whose damage the walk left to the check.
+            continue;
+        }
         unmatched = true;
         let (err, notes) = unmatched_value("--drop", text, &roots, &args.files);
         diag.error(err);
@@ -604,6 +612,15 @@ fn run_tree(
             // use (cuFFT's one sm_75 stub, say): left as it is, reported,
             // not a failure.
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
+                if !deferred_sound(&o, &root, args) {
+                    // Damage the walk left to the check comes first, as
+                    // it always did: the file is skipped as damaged.
+                    skipped += 1;
+                    let again = Walker::default().input(file, Ok(input.clone()));
+                    let why = preflight(&shown, &again, sel).err().unwrap_or(u);
+                    diag.error(format!("{} (skipped)", Error::Refused(why.message())));
+                    continue;
+                }
                 merge_matches(
                     &mut matches,
                     &keep_matches(&all_entries(std::slice::from_ref(&root)), sel),
@@ -866,8 +883,8 @@ fn thin_file(
     if let (Some(i), Dest::To(_)) = (out, dest) {
         copy_mode(outputs, i, file);
     }
-    let mut lines = report_header(&shown, dest, args, file);
-    report_alone(&alone, &mut lines);
+    report.push_str(&report_header(&shown, dest, args, file));
+    report_alone(&alone, report);
     // What the walk of a real run left to check (the first block of each
     // compressed NVIDIA payload, see `walker`) is checked on other threads
     // while the file is written; nothing is committed before it is done.
@@ -882,10 +899,10 @@ fn thin_file(
                     _ => file,
                 };
                 let sink = outputs.file(i);
-                thin_input(&shown, &plans, bytes, Some((sink, t)), args, &mut lines)
+                thin_input(&shown, &plans, bytes, Some((sink, t)), args, report)
                     .map(|totals| (totals, Some((i, t))))
             }
-            None => thin_input::<OutputFile>(&shown, &plans, bytes, None, args, &mut lines)
+            None => thin_input::<OutputFile>(&shown, &plans, bytes, None, args, report)
                 .map(|totals| (totals, None)),
         };
         let sound = checking.is_none_or(|c| c.join().expect("checking payloads does not panic"));
@@ -911,7 +928,6 @@ fn thin_file(
             outputs.finish(i).map_err(|e| Error::io(t.display(), e))?;
         }
     }
-    report.push_str(&lines);
     totals.matches = keep_matches(&all_entries(std::slice::from_ref(root)), sel);
     report_totals(
         &totals,
@@ -922,6 +938,16 @@ fn thin_file(
         report,
     );
     Ok(totals)
+}
+
+/// Whether what the walk of `o` (`root`) left to check is sound, for the
+/// decisions made before anything is written ([`thin_file`] checks
+/// beside the write): always, for a dry run, which defers nothing.
+fn deferred_sound(o: &Opened, root: &Node, args: &ThinArgs) -> bool {
+    match &o.input {
+        Ok(i) if !args.dry_run => crate::walk::check_deferred(i, root, check_threads()),
+        _ => true,
+    }
 }
 
 /// How many threads check the payloads beside the write.
@@ -1302,8 +1328,9 @@ struct Behind<'i> {
 
 impl<'i> Behind<'i> {
     /// How much is let go of at a time: resident memory stays under this
-    /// (plus the mapping's own slack) whatever the file's layout.
-    const STEP: usize = 8 << 20;
+    /// (plus the mapping's own slack) whatever the file's layout. (A
+    /// `madvise` per 2 MiB is 700 calls for a 1.4 GB library.)
+    const STEP: usize = 2 << 20;
 
     fn new(input: &'i fsio::Input) -> Behind<'i> {
         Behind {

@@ -660,8 +660,8 @@ impl Walker {
                         vendor: Vendor::Nvidia,
                         target: Some(Target::Cuda(arch)),
                         standardised: None,
-                        note: Some("a bare cubin among other data".to_owned()),
-                        payload: Some(Payload::Cubin { sm: *sm }),
+                        note: Some("a bare cubin among other data".into()),
+                        payload: Some(Box::new(Payload::Cubin { sm: *sm })),
                         payload_matches: Some(true),
                         size: bytes.len() as u64,
                         stored: bytes.len() as u64,
@@ -1135,11 +1135,14 @@ impl Walker {
                     stored,
                 };
                 let mut entry = base(nv, m.size);
-                entry.note = Some(format!(
-                    "one of {} entries compressed together, at {} in the decoded payload",
-                    members.len(),
-                    m.offset
-                ));
+                entry.note = Some(
+                    format!(
+                        "one of {} entries compressed together, at {} in the decoded payload",
+                        members.len(),
+                        m.offset
+                    )
+                    .into(),
+                );
                 entries.push(entry);
             }
             let ranges: Vec<(u64, u64)> = members.iter().map(|m| (m.offset, m.size)).collect();
@@ -1357,7 +1360,8 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
     let standardised = lenient
         .standardised
         .clone()
-        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
+        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()))
+        .map(String::into_boxed_str);
     let mut entry = Entry {
         id: id.to_owned(),
         kind: parsed.map(|p| OffloadKind::parse(p.kind())),
@@ -1365,8 +1369,9 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         vendor,
         target: target_text.map(|t| Target::parse(t, vendor)),
         standardised,
-        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p)),
-        payload: Some(p),
+        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p))
+            .map(String::into_boxed_str),
+        payload: Some(Box::new(p)),
         payload_matches,
         size: data.len() as u64,
         stored: data.len() as u64,
@@ -1510,7 +1515,7 @@ impl<'a> HeadBatch<'a> {
                             });
                         }
                         entry.payload_matches = check.matches();
-                        entry.payload = Some(p);
+                        entry.payload = Some(Box::new(p));
                     }
                 }
                 Err(err) => {
@@ -1548,11 +1553,12 @@ fn header_check(nv: &NvEntry, head: &[u8]) -> (Payload, payload::HeaderCheck) {
 /// walk would have: whether each stream decodes that far and each
 /// header agrees with its payload. Returns whether all do; where not,
 /// walking the file again without deferring puts the damage where `ls`
-/// shows it. The pages read are let go of a few MiB at a time.
+/// shows it. The pages read are let go of a run ([`CHECK_RUN`]) at a
+/// time.
 pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     // The containers whose payloads were deferred, in order, cut into
-    // runs of about BATCH_BYTES (the unit of work and of letting go).
+    // runs of about CHECK_RUN bytes (the unit of work and of letting go).
     let mut containers: Vec<&Node> = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         let n = path[path.len() - 1];
@@ -1567,7 +1573,7 @@ pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool 
         if span(containers[i])
             .end
             .saturating_sub(span(containers[start]).start)
-            >= BATCH_BYTES as u64
+            >= CHECK_RUN
             || i + 1 == containers.len()
         {
             runs.push(start..i + 1);
@@ -1604,6 +1610,11 @@ pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool 
     }
     !bad.load(Ordering::Relaxed)
 }
+
+/// The bytes of containers [`check_deferred`] takes at a time, and lets
+/// go of the pages of together: with a run per thread in flight beside
+/// the writer's, small enough to keep memory low.
+const CHECK_RUN: u64 = 1 << 20;
 
 /// Whether the walk left the naming of `e`'s payload to
 /// [`check_deferred`]: a compressed fat binary entry stored in the file
@@ -1707,8 +1718,8 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
         vendor,
         target: (!arch.is_empty()).then(|| Target::parse(&arch, vendor)),
         standardised: None,
-        note: Some(format!("image kind {}", bin.image_kind.extension())),
-        payload: Some(p),
+        note: Some(format!("image kind {}", bin.image_kind.extension()).into()),
+        payload: Some(Box::new(p)),
         payload_matches,
         size: bin.image.len() as u64,
         stored: bin.image.len() as u64,
