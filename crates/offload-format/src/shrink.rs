@@ -510,10 +510,12 @@ impl Moves {
 
     fn map(&self, addr: u64) -> Option<Target> {
         let off = self.sec.offset + (addr - self.sec.addr);
-        let b = self
-            .blocks
-            .iter()
-            .find(|b| off >= b.old.0 && off < b.old.1)?;
+        // The blocks are in file order and do not overlap (see `pack`):
+        // a binary search, as a library has tens of thousands of them
+        // and a relocation per container.
+        let b = self.blocks[self.blocks.partition_point(|b| b.old.1 <= off)..]
+            .first()
+            .filter(|b| off >= b.old.0)?;
         let new = self.sec.addr + (b.new - self.sec.offset) + (off - b.old.0);
         match b.rewrite {
             Some(i) if off == b.old.0 => Some(Target::Container(i, new)),

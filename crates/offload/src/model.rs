@@ -199,8 +199,9 @@ pub enum Target {
     /// An AMDGPU target ID: processor (canonical) and features, and the
     /// spelling stored.
     Amd {
-        /// The parsed target ID.
-        id: TargetId,
+        /// The parsed target ID (boxed: a library's model holds tens of
+        /// thousands of entries, most of them not AMD's).
+        id: Box<TargetId>,
         /// As stored (`gfx90a:xnack+`).
         stored: String,
     },
@@ -216,7 +217,7 @@ impl Target {
         match vendor {
             Vendor::Amd => match TargetId::parse(text, &Triple::new("amdgcn-amd-amdhsa")) {
                 Ok(id) => Target::Amd {
-                    id,
+                    id: Box::new(id),
                     stored: text.to_owned(),
                 },
                 Err(_) => Target::Other(text.to_owned()),
@@ -254,12 +255,14 @@ pub struct Entry {
     /// What it is built for (`None`: no target given).
     pub target: Option<Target>,
     /// The ID in LLVM 22's standardised spelling, when it differs.
-    pub standardised: Option<String>,
+    pub standardised: Option<Box<str>>,
     /// Remarks on the stored spelling (old ROCm forms).
-    pub note: Option<String>,
+    pub note: Option<Box<str>>,
     /// What the payload is, or `None` when it was not looked at (inside a
     /// CCOB, a compressed NVIDIA entry read for its header only).
-    pub payload: Option<Payload>,
+    /// (Boxed: most entries of a large library have none, a compressed
+    /// NVIDIA entry's model being its header's facts.)
+    pub payload: Option<Box<Payload>>,
     /// Whether the payload's own target agrees with the entry's.
     pub payload_matches: Option<bool>,
     /// Size of the entry's bytes (decoded, inside a CCOB or a
@@ -299,7 +302,7 @@ impl Entry {
     /// The AMDGPU target ID, for an AMD entry.
     pub fn amd_target(&self) -> Option<&TargetId> {
         match &self.target {
-            Some(Target::Amd { id, .. }) => Some(id),
+            Some(Target::Amd { id, .. }) => Some(&**id),
             _ => None,
         }
     }

@@ -150,12 +150,3 @@ pub fn targets_present(entries: &[&Entry]) -> String {
         out.join(", ")
     }
 }
-
-/// Every entry of one tree, owned, in listing order.
-pub fn owned_entries(root: &Node) -> Vec<Entry> {
-    let mut all = Vec::new();
-    root.visit(&mut Vec::new(), &mut |path| {
-        all.extend(path[path.len() - 1].entries.iter().cloned());
-    });
-    all
-}

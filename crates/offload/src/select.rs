@@ -37,7 +37,7 @@ use offload_format::triple::Triple;
 
 use crate::cli::KNOWN_KINDS;
 use crate::model::{Entry, Node, Vendor};
-use crate::present::{nearest, owned_entries, spellings_present, targets_present};
+use crate::present::{all_entries, nearest, spellings_present, targets_present};
 
 /// One selection value, read.
 #[derive(Clone, Debug)]
@@ -318,7 +318,7 @@ pub fn amd_runs_on(have: &TargetId, want: &TargetId) -> bool {
 fn is_ptx(e: &Entry) -> bool {
     match &e.nvidia {
         Some(nv) => nv.kind == EntryKind::Ptx,
-        None => matches!(e.payload, Some(Payload::Ptx)),
+        None => matches!(e.payload.as_deref(), Some(Payload::Ptx)),
     }
 }
 
@@ -548,7 +548,7 @@ impl KeepMatch {
 }
 
 /// What each `--keep` finds among `all`, the entries of a file.
-pub(crate) fn keep_matches(all: &[Entry], sel: &Selection) -> Vec<KeepMatch> {
+pub(crate) fn keep_matches(all: &[&Entry], sel: &Selection) -> Vec<KeepMatch> {
     sel.keep
         .iter()
         .map(|(_, s)| KeepMatch {
@@ -591,11 +591,10 @@ pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec
         )));
     }
     // Every --keep must name something the file has.
-    let all = owned_entries(root);
+    let all = all_entries(std::slice::from_ref(root));
     for ((text, _), found) in sel.keep.iter().zip(keep_matches(&all, sel)) {
         if found.missed() {
-            let refs: Vec<&Entry> = all.iter().collect();
-            let present = spellings_present(&refs);
+            let present = spellings_present(&all);
             let gpu = sel.keep.iter().any(|(t, s)| t == text && s.names_gpu());
             let mean = nearest(text, &present)
                 .filter(|_| !gpu)
@@ -605,14 +604,14 @@ pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec
                 shown: shown.to_owned(),
                 keep: text.clone(),
                 mean,
-                present: targets_present(&refs),
+                present: targets_present(&all),
             });
         }
     }
     // A vendor whose code is here but no --keep names is left alone.
     let mut alone: Vec<Vendor> = Vec::new();
     if !sel.keep.is_empty() && !sel.keep.iter().any(|(_, s)| s.vendor().is_none()) {
-        for e in &all {
+        for e in all {
             let v = e.vendor;
             if v != Vendor::Other
                 && !alone.contains(&v)

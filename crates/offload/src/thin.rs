@@ -25,7 +25,7 @@ use crate::error::Error;
 
 use crate::extract::unmatched_value;
 use crate::model::{Entry, Linkage, Node, NodeKind, Source, Vendor};
-use crate::present::owned_entries;
+use crate::present::all_entries;
 use crate::select::{keep_matches, merge_matches, preflight, KeepMatch, Selection, Unfit};
 use crate::walk::Walker;
 
@@ -322,7 +322,11 @@ impl Opened {
             Ok(i) => Ok(i.clone()),
             Err(e) => Err(io::Error::new(e.kind(), os_error_text(e))),
         };
-        walker(args).input(&self.path, input)
+        // A real run names compressed NVIDIA payloads beside the write
+        // (see `thin_file`).
+        walker(args)
+            .defer_decodes(!args.dry_run)
+            .input(&self.path, input)
     }
 }
 
@@ -426,14 +430,24 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     // than rewrite nothing.
     let mut unmatched = false;
     for (text, s) in args.drop.iter().zip(&sel.drop) {
-        if roots
-            .iter()
-            .any(|r| r.counts().2 == 0 && owned_entries(r).iter().any(|e| s.matches(e, false)))
-        {
+        if roots.iter().any(|r| {
+            r.counts().2 == 0
+                && all_entries(std::slice::from_ref(r))
+                    .iter()
+                    .any(|e| s.matches(e, false))
+        }) {
             continue;
         }
         if roots.iter().any(|r| r.counts().2 > 0) {
             // Damaged inputs are reported as such below.
+            continue;
+        }
+        if opened
+            .iter()
+            .zip(&roots)
+            .any(|(o, r)| !deferred_sound(o, r, args))
+        {
+            // So are those whose damage the walk left to the check.
             continue;
         }
         unmatched = true;
@@ -446,7 +460,13 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     if unmatched {
         return ExitCode::FAILURE;
     }
-    let mut outputs = Outputs::durable();
+    // Replacing a file (the only copy) is made to survive a crash; a new
+    // file (`-o`) is written as `cp` writes one (see docs/tools/offload.md).
+    let mut outputs = if in_place {
+        Outputs::durable()
+    } else {
+        Outputs::new()
+    };
     let mut report = same;
     // Zip members left unchanged (reported): the status says so.
     let mut members_left = 0usize;
@@ -592,7 +612,19 @@ fn run_tree(
             // use (cuFFT's one sm_75 stub, say): left as it is, reported,
             // not a failure.
             if let Err(u @ Unfit::NothingFor { .. }) = preflight(&shown, &root, sel) {
-                merge_matches(&mut matches, &keep_matches(&owned_entries(&root), sel));
+                if !deferred_sound(&o, &root, args) {
+                    // Damage the walk left to the check comes first, as
+                    // it always did: the file is skipped as damaged.
+                    skipped += 1;
+                    let again = Walker::default().input(file, Ok(input.clone()));
+                    let why = preflight(&shown, &again, sel).err().unwrap_or(u);
+                    diag.error(format!("{} (skipped)", Error::Refused(why.message())));
+                    continue;
+                }
+                merge_matches(
+                    &mut matches,
+                    &keep_matches(&all_entries(std::slice::from_ref(&root)), sel),
+                );
                 say(&format!("{shown}: left unchanged: {}\n", u.reason()));
                 unchanged += 1;
                 continue;
@@ -763,7 +795,9 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> (Vec<crate::summary::Fre
 /// The walk that finds what to thin. A dry run reads NVIDIA entry headers
 /// only (what it reports needs nothing more); a real run also decodes the
 /// first block of each compressed payload, so that a damaged stream stops
-/// the file before anything is written.
+/// the file before anything is committed: in a zip member as the walk
+/// goes, in a file beside the write ([`Opened::walk`] defers those
+/// decodes, [`thin_file`] runs them).
 fn walker(args: &ThinArgs) -> Walker {
     Walker::default().headers_only(args.dry_run)
 }
@@ -784,7 +818,7 @@ fn containers(root: &Node) -> usize {
 #[allow(clippy::too_many_arguments)]
 fn thin_any(
     file: &Path,
-    input: &fsio::Input,
+    input: &Rc<fsio::Input>,
     root: &Node,
     dest: Dest<'_>,
     sel: &Selection,
@@ -828,7 +862,7 @@ fn copy_mode(outputs: &mut Outputs, i: usize, input: &Path) {
 #[allow(clippy::too_many_arguments)]
 fn thin_file(
     file: &Path,
-    input: &fsio::Input,
+    input: &Rc<fsio::Input>,
     root: &Node,
     dest: Dest<'_>,
     sel: &Selection,
@@ -851,25 +885,50 @@ fn thin_file(
     }
     report.push_str(&report_header(&shown, dest, args, file));
     report_alone(&alone, report);
-    let mut totals = match out {
-        Some(i) => {
-            let t = match dest {
-                Dest::To(t) => t,
-                _ => file,
-            };
-            let sink = outputs.file(i);
-            let totals = thin_input(&shown, &plans, input, Some((sink, t)), args, report)?;
-            if totals.rewritten == 0 && matches!(dest, Dest::Replace(..)) {
-                // Nothing changed: the original stays as it is.
-                outputs.discard(i);
-            } else {
-                outputs.finish(i).map_err(|e| Error::io(t.display(), e))?;
+    // What the walk of a real run left to check (the first block of each
+    // compressed NVIDIA payload, see `walker`) is checked on other threads
+    // while the file is written; nothing is committed before it is done.
+    let bytes: &fsio::Input = input;
+    let (result, sound) = std::thread::scope(|s| {
+        let checking = (!args.dry_run)
+            .then(|| s.spawn(|| crate::walk::check_deferred(bytes, root, check_threads())));
+        let result = match out {
+            Some(i) => {
+                let t = match dest {
+                    Dest::To(t) => t,
+                    _ => file,
+                };
+                let sink = outputs.file(i);
+                thin_input(&shown, &plans, bytes, Some((sink, t)), args, report)
+                    .map(|totals| (totals, Some((i, t))))
             }
-            totals
+            None => thin_input::<OutputFile>(&shown, &plans, bytes, None, args, report)
+                .map(|totals| (totals, None)),
+        };
+        let sound = checking.is_none_or(|c| c.join().expect("checking payloads does not panic"));
+        (result, sound)
+    });
+    if !sound {
+        // Damage in a stream: found again where `ls` finds it, and the file
+        // refused as if the walk had seen it, its output dropped.
+        let again = Walker::default().input(file, Ok(input.clone()));
+        if let Err(u) = preflight(&shown, &again, sel) {
+            if let Some(i) = out {
+                outputs.discard(i);
+            }
+            return Err(Error::Refused(u.message()));
         }
-        None => thin_input::<OutputFile>(&shown, &plans, input, None, args, report)?,
-    };
-    totals.matches = keep_matches(&owned_entries(root), sel);
+    }
+    let (mut totals, written) = result?;
+    if let Some((i, t)) = written {
+        if totals.rewritten == 0 && matches!(dest, Dest::Replace(..)) {
+            // Nothing changed: the original stays as it is.
+            outputs.discard(i);
+        } else {
+            outputs.finish(i).map_err(|e| Error::io(t.display(), e))?;
+        }
+    }
+    totals.matches = keep_matches(&all_entries(std::slice::from_ref(root)), sel);
     report_totals(
         &totals,
         containers(root),
@@ -879,6 +938,21 @@ fn thin_file(
         report,
     );
     Ok(totals)
+}
+
+/// Whether what the walk of `o` (`root`) left to check is sound, for the
+/// decisions made before anything is written ([`thin_file`] checks
+/// beside the write): always, for a dry run, which defers nothing.
+fn deferred_sound(o: &Opened, root: &Node, args: &ThinArgs) -> bool {
+    match &o.input {
+        Ok(i) if !args.dry_run => crate::walk::check_deferred(i, root, check_threads()),
+        _ => true,
+    }
+}
+
+/// How many threads check the payloads beside the write.
+fn check_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 
 /// Says which vendors' code is left alone.
@@ -1254,8 +1328,9 @@ struct Behind<'i> {
 
 impl<'i> Behind<'i> {
     /// How much is let go of at a time: resident memory stays under this
-    /// (plus the mapping's own slack) whatever the file's layout.
-    const STEP: usize = 8 << 20;
+    /// (plus the mapping's own slack) whatever the file's layout. (A
+    /// `madvise` per 2 MiB is 700 calls for a 1.4 GB library.)
+    const STEP: usize = 2 << 20;
 
     fn new(input: &'i fsio::Input) -> Behind<'i> {
         Behind {
@@ -1438,7 +1513,7 @@ fn thin_zip(
         let mut sub = String::new();
         merge_matches(
             &mut totals.matches,
-            &keep_matches(&owned_entries(&root), sel),
+            &keep_matches(&all_entries(std::slice::from_ref(&root)), sel),
         );
         let alone = match preflight(&mshown, &root, sel) {
             Ok(a) => a,

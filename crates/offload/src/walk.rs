@@ -97,6 +97,13 @@ pub struct Walker {
     /// the architectures and sizes the headers give; damage inside a
     /// compressed stream is then not seen).
     headers_only: bool,
+    /// Compressed NVIDIA payloads stored in the input file itself are not
+    /// decoded to be named: [`check_deferred`] decodes them later, beside
+    /// other work (`thin`, which writes while they are checked).
+    defer: bool,
+    /// The file given to [`Walker::input`]: the one whose payloads are
+    /// deferred.
+    top: Option<Rc<fsio::Input>>,
     /// NVIDIA entries met so far in the current file: (ELF, PTX), for
     /// cuobjdump's numbering.
     nv_numbers: (usize, usize),
@@ -128,11 +135,30 @@ impl Walker {
         self
     }
 
+    /// Defers the naming of compressed NVIDIA payloads (see the field):
+    /// the model then holds their headers' facts only, as with
+    /// [`Walker::headers_only`], and [`check_deferred`] does the rest.
+    pub fn defer_decodes(mut self, on: bool) -> Walker {
+        self.defer = on;
+        self
+    }
+
+    /// Whether the payloads of fat binary entries at `place` are left to
+    /// [`check_deferred`]: deferring, and `place` lies in the file given
+    /// to [`Walker::input`] at the offsets the model records.
+    fn defers(&self, place: Place) -> bool {
+        self.defer
+            && matches!(place, Place::At(_))
+            && self.base == 0
+            && matches!((&self.current, &self.top), (Some(c), Some(t)) if Rc::ptr_eq(c, t))
+    }
+
     /// Inspects the bytes of the input file `path`, already read (or the
     /// error met reading it, which becomes damage of the file node).
     pub fn input(&mut self, path: &Path, input: io::Result<Rc<fsio::Input>>) -> Node {
         // Containers are numbered per input.
         self.next_index = 0;
+        self.top = input.as_ref().ok().cloned();
         self.nv_numbers = (0, 0);
         self.nv_unlisted.clear();
         let mut node = Node::new(
@@ -158,6 +184,7 @@ impl Walker {
                 message: format!("cannot read: {}", offload_cli::diag::os_error_text(&e)),
             }),
         }
+        self.top = None;
         node
     }
 
@@ -633,8 +660,8 @@ impl Walker {
                         vendor: Vendor::Nvidia,
                         target: Some(Target::Cuda(arch)),
                         standardised: None,
-                        note: Some("a bare cubin among other data".to_owned()),
-                        payload: Some(Payload::Cubin { sm: *sm }),
+                        note: Some("a bare cubin among other data".into()),
+                        payload: Some(Box::new(Payload::Cubin { sm: *sm })),
                         payload_matches: Some(true),
                         size: bytes.len() as u64,
                         stored: bytes.len() as u64,
@@ -967,6 +994,10 @@ impl Walker {
             n.name = format!("fatbin #{}", n.index.unwrap_or(0));
             n.offset = place.plus(c.offset).offset();
             n.size = Some(c.len());
+            // Exactly as many (one per stored entry, or more for a
+            // concatenated one): a library holds tens of thousands of
+            // containers, and the model entries are its largest part.
+            n.entries.reserve_exact(c.entries.len());
             for (i, e) in c.entries.iter().enumerate() {
                 let (entries, heads) = self.fatbin_entries(data, (i, e), place, &mut n.damage);
                 let at = place.plus(e.offset).offset();
@@ -1083,17 +1114,19 @@ impl Walker {
                 stored,
             };
             // An opaque payload is not named (nothing would read it).
-            let head = if (e.is_compressed() && self.headers_only) || e.kind.is_opaque() {
+            let head = if e.kind.is_opaque()
+                || (e.is_compressed() && (self.headers_only || self.defers(place)))
+            {
                 Heads::Ready(Ok(Vec::new()))
             } else if e.is_compressed() {
-                Heads::Decode(*e)
+                Heads::Decode(e.stored())
             } else {
                 Heads::Ready(Ok(vec![fsio::head(e.payload, HEAD).into_owned()]))
             };
             let mut entry = base(nv, e.payload.len() as u64);
             if e.kind.is_opaque() {
                 entry.note = Some(
-                    "NVVM IR in NVIDIA's own encoding: not decoded, extracted as stored".to_owned(),
+                    "NVVM IR in NVIDIA's own encoding: not decoded, extracted as stored".into(),
                 );
             }
             (vec![entry], head)
@@ -1111,19 +1144,22 @@ impl Walker {
                     stored,
                 };
                 let mut entry = base(nv, m.size);
-                entry.note = Some(format!(
-                    "one of {} entries compressed together, at {} in the decoded payload",
-                    members.len(),
-                    m.offset
-                ));
+                entry.note = Some(
+                    format!(
+                        "one of {} entries compressed together, at {} in the decoded payload",
+                        members.len(),
+                        m.offset
+                    )
+                    .into(),
+                );
                 entries.push(entry);
             }
             let ranges: Vec<(u64, u64)> = members.iter().map(|m| (m.offset, m.size)).collect();
             let last = ranges.iter().map(|r| r.0).max().unwrap_or(0);
-            let heads = if last > HEADS_DECODE_MAX || self.headers_only {
+            let heads = if last > HEADS_DECODE_MAX || self.headers_only || self.defers(place) {
                 Heads::Ready(Ok(Vec::new()))
             } else {
-                Heads::Ranges(*e, ranges)
+                Heads::Ranges(e.stored(), ranges)
             };
             (entries, heads)
         };
@@ -1333,7 +1369,8 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
     let standardised = lenient
         .standardised
         .clone()
-        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()));
+        .filter(|s| s != id && parsed.is_some_and(|p| p.is_kind_valid()))
+        .map(String::into_boxed_str);
     let mut entry = Entry {
         id: id.to_owned(),
         kind: parsed.map(|p| OffloadKind::parse(p.kind())),
@@ -1341,8 +1378,9 @@ fn bundle_entry_with_head(id: &str, data: &[u8], head: &[u8], place: Place) -> E
         vendor,
         target: target_text.map(|t| Target::parse(t, vendor)),
         standardised,
-        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p)),
-        payload: Some(p),
+        note: join_notes(lenient.note.map(str::to_owned), payload_note(&p))
+            .map(String::into_boxed_str),
+        payload: Some(Box::new(p)),
         payload_matches,
         size: data.len() as u64,
         stored: data.len() as u64,
@@ -1362,9 +1400,9 @@ enum Heads<'a> {
     /// Already read (stored payloads: from the file, with `pread`).
     Ready(Result<Vec<Vec<u8>>, DecodeError>),
     /// Decoded from a compressed entry's stream.
-    Decode(fatbin::Entry<'a>),
+    Decode(fatbin::StoredPayload<'a>),
     /// Decoded from a concatenated entry, one head per range.
-    Ranges(fatbin::Entry<'a>, Vec<(u64, u64)>),
+    Ranges(fatbin::StoredPayload<'a>, Vec<(u64, u64)>),
 }
 
 impl Heads<'_> {
@@ -1472,10 +1510,7 @@ impl<'a> HeadBatch<'a> {
                 Ok(heads) => {
                     for (entry, head) in n.entries[first..].iter_mut().zip(&heads) {
                         let Some(nv) = entry.nvidia else { continue };
-                        let p = payload::classify(head);
-                        // The header is what thin decides on: one that
-                        // its payload contradicts is damage.
-                        let check = payload::check_nvidia_header(nv.kind, nv.arch, &p, head);
+                        let (p, check) = header_check(&nv, head);
                         if let payload::HeaderCheck::Disagrees(why) = &check {
                             // cuobjdump's number, where it lists the kind.
                             let which = match nv.kind {
@@ -1489,7 +1524,7 @@ impl<'a> HeadBatch<'a> {
                             });
                         }
                         entry.payload_matches = check.matches();
-                        entry.payload = Some(p);
+                        entry.payload = Some(Box::new(p));
                     }
                 }
                 Err(err) => {
@@ -1510,6 +1545,152 @@ impl<'a> HeadBatch<'a> {
         }
         out.append(&mut self.nodes);
     }
+}
+
+/// What a fat binary entry's payload is, named from its first bytes, and
+/// whether its header agrees with it. The header is what thin decides
+/// on: one that its payload contradicts is damage.
+fn header_check(nv: &NvEntry, head: &[u8]) -> (Payload, payload::HeaderCheck) {
+    let p = payload::classify(head);
+    let check = payload::check_nvidia_header(nv.kind, nv.arch, &p, head);
+    (p, check)
+}
+
+/// Decodes what a walk of `input` with [`Walker::defer_decodes`] left
+/// out, the first bytes of each compressed NVIDIA payload of the file
+/// (`root` is that walk), on `threads` threads, and checks them as the
+/// walk would have: whether each stream decodes that far and each
+/// header agrees with its payload. Returns whether all do; where not,
+/// walking the file again without deferring puts the damage where `ls`
+/// shows it. The pages read are let go of a run ([`CHECK_RUN`]) at a
+/// time.
+pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // The containers whose payloads were deferred, in order, cut into
+    // runs of about CHECK_RUN bytes (the unit of work and of letting go).
+    let mut containers: Vec<&Node> = Vec::new();
+    root.visit(&mut Vec::new(), &mut |path| {
+        let n = path[path.len() - 1];
+        if n.kind == NodeKind::Fatbin && n.file == root.file && n.entries.iter().any(deferred) {
+            containers.push(n);
+        }
+    });
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    for i in 0..containers.len() {
+        let span = |n: &Node| n.offset.unwrap_or(0)..n.offset.unwrap_or(0) + n.size.unwrap_or(0);
+        if span(containers[i])
+            .end
+            .saturating_sub(span(containers[start]).start)
+            >= CHECK_RUN
+            || i + 1 == containers.len()
+        {
+            runs.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let bad = AtomicBool::new(false);
+    let work = || {
+        while !bad.load(Ordering::Relaxed) {
+            let Some(run) = runs.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            let run = &containers[run.clone()];
+            if !run.iter().all(|n| payloads_agree(input, n)) {
+                bad.store(true, Ordering::Relaxed);
+            }
+            let from = run[0].offset.unwrap_or(0);
+            let to = run[run.len() - 1].offset.unwrap_or(0) + run[run.len() - 1].size.unwrap_or(0);
+            if let (Ok(from), Ok(to)) = (usize::try_from(from), usize::try_from(to)) {
+                input.release(from..to);
+            }
+        }
+    };
+    let threads = threads.clamp(1, runs.len().max(1));
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    !bad.load(Ordering::Relaxed)
+}
+
+/// The bytes of containers [`check_deferred`] takes at a time, and lets
+/// go of the pages of together: with a run per thread in flight beside
+/// the writer's, small enough to keep memory low.
+const CHECK_RUN: u64 = 1 << 20;
+
+/// Whether the walk left the naming of `e`'s payload to
+/// [`check_deferred`]: a compressed fat binary entry stored in the file
+/// (see [`Walker::defers`]).
+fn deferred(e: &Entry) -> bool {
+    e.payload.is_none()
+        && matches!(e.location, Location::File { .. })
+        && e.nvidia
+            .is_some_and(|nv| nv.codec.is_some() && !nv.kind.is_opaque())
+}
+
+/// [`check_deferred`] for the deferred entries of one fat binary
+/// container: each stored entry's stream (its members together, for a
+/// concatenated one) decoded as far as the walk decodes it.
+fn payloads_agree(input: &[u8], n: &Node) -> bool {
+    let mut i = 0;
+    while i < n.entries.len() {
+        // The model entries of one stored entry: one, or its members.
+        let stored = n.entries[i].nvidia.map(|nv| nv.stored);
+        let end = i + n.entries[i..]
+            .iter()
+            .take_while(|e| e.nvidia.map(|nv| nv.stored) == stored)
+            .count()
+            .max(1);
+        let group = &n.entries[i..end];
+        i = end;
+        let (first, Some(nv)) = (&group[0], group[0].nvidia) else {
+            continue;
+        };
+        if !deferred(first) {
+            continue;
+        }
+        let Location::File { offset, size } = first.location else {
+            continue;
+        };
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(offset.saturating_add(size)).ok());
+        let Some(payload) = range.and_then(|(a, b)| input.get(a..b)) else {
+            return false;
+        };
+        let stored = fatbin::StoredPayload {
+            codec: nv.codec,
+            payload,
+            uncompressed_size: nv.uncompressed_size.unwrap_or(0),
+        };
+        let heads = if nv.member.is_none() {
+            Heads::Decode(stored)
+        } else {
+            let ranges: Vec<(u64, u64)> = group.iter().filter_map(|e| e.nvidia?.member).collect();
+            if ranges.iter().map(|r| r.0).max().unwrap_or(0) > HEADS_DECODE_MAX {
+                // Not named by the walk either.
+                continue;
+            }
+            Heads::Ranges(stored, ranges)
+        };
+        let Ok(heads) = heads.get() else {
+            return false;
+        };
+        for (e, head) in group.iter().zip(&heads) {
+            let Some(nv) = &e.nvidia else { continue };
+            if let (_, payload::HeaderCheck::Disagrees(_)) = header_check(nv, head) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Whether a payload agrees with the target ID or architecture its entry
@@ -1547,8 +1728,8 @@ fn binary_entry(blob: &[u8], bin: &ob_read::Binary<'_>, place: Place) -> Entry {
         vendor,
         target: (!arch.is_empty()).then(|| Target::parse(&arch, vendor)),
         standardised: None,
-        note: Some(format!("image kind {}", bin.image_kind.extension())),
-        payload: Some(p),
+        note: Some(format!("image kind {}", bin.image_kind.extension()).into()),
+        payload: Some(Box::new(p)),
         payload_matches,
         size: bin.image.len() as u64,
         stored: bin.image.len() as u64,

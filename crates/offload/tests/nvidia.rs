@@ -741,6 +741,27 @@ fn a_header_its_payload_contradicts_is_damage_and_thin_leaves_the_file() {
     );
     has(&o.stdout, "1 files with device code thinned");
     assert_eq!(fs::read(tree.join("k.o")).unwrap(), flipped);
+    // With nothing in it for the --keep (no code an sm_52 GPU runs), the
+    // damage still comes first: a real run checks the payloads its walk
+    // left to the write before it calls the file left unchanged.
+    let other = tmp.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("k.o"), &flipped).unwrap();
+    let o = run_in(
+        tmp.path(),
+        &["thin", "--keep", "sm_52", "--in-place", "other"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    has(
+        &o.stderr,
+        "other/k.o: not thinned, it holds damage (.nv_fatbin: fatbin #0",
+    );
+    assert!(
+        !text(&o.stdout).contains("left unchanged"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(fs::read(other.join("k.o")).unwrap(), flipped);
     // Reading headers only (a summary, a dry run), a compressed payload
     // is not decoded, so this header is not checked there: the real run
     // is what refuses. A stored payload's first bytes are read even then.

@@ -203,21 +203,21 @@ impl<'a> Entry<'a> {
         format!("{}.{}", self.arch_name(), self.kind.extension())
     }
 
+    /// The payload as stored, with what decoding it needs.
+    pub fn stored(&self) -> StoredPayload<'a> {
+        StoredPayload {
+            codec: self.decoded_with(),
+            payload: self.payload,
+            uncompressed_size: self.uncompressed_size,
+        }
+    }
+
     /// The first `n` bytes (fewer if shorter) of the payload as decoded:
     /// only as much of a compressed stream is decoded as they need.
     /// An opaque payload ([`EntryKind::is_opaque`]) is handed out as
     /// stored.
     pub fn head(&self, n: usize) -> Result<Cow<'a, [u8]>, DecodeError> {
-        let Some(codec) = self.decoded_with() else {
-            return Ok(Cow::Borrowed(&self.payload[..n.min(self.payload.len())]));
-        };
-        let mut out = Vec::with_capacity(n.min(crate::zstd_bounded::PIECE));
-        codec::decode(codec, self.payload, self.uncompressed_size, &mut |piece| {
-            let take = piece.len().min(n - out.len());
-            out.extend_from_slice(&piece[..take]);
-            Ok(out.len() < n)
-        })?;
-        Ok(Cow::Owned(out))
+        self.stored().head(n)
     }
 
     /// Decodes the whole payload of a compressed entry, one piece at a
@@ -425,6 +425,43 @@ impl<'a> Entry<'a> {
     /// The first `n` bytes of each of `ranges` (offset, size) of the
     /// decoded payload, decoding only as far as the last of them needs.
     pub fn range_heads(&self, ranges: &[(u64, u64)], n: u64) -> Result<Vec<Vec<u8>>, DecodeError> {
+        self.stored().range_heads(ranges, n)
+    }
+}
+
+/// An entry's payload as stored (compressed or not) and what decoding it
+/// needs, apart from the rest of its header: what a caller that kept
+/// only those facts (and the payload's place) names it from.
+#[derive(Clone, Copy, Debug)]
+pub struct StoredPayload<'a> {
+    /// The codec that decodes it: none for a payload used as stored
+    /// (uncompressed, or of an opaque kind: [`EntryKind::is_opaque`]).
+    pub codec: Option<Codec>,
+    /// The bytes as stored.
+    pub payload: &'a [u8],
+    /// The uncompressed size the header records (compressed payloads).
+    pub uncompressed_size: u64,
+}
+
+impl<'a> StoredPayload<'a> {
+    /// The first `n` bytes (fewer if shorter) of the payload as decoded:
+    /// only as much of a compressed stream is decoded as they need.
+    pub fn head(&self, n: usize) -> Result<Cow<'a, [u8]>, DecodeError> {
+        let Some(codec) = self.codec else {
+            return Ok(Cow::Borrowed(&self.payload[..n.min(self.payload.len())]));
+        };
+        let mut out = Vec::with_capacity(n.min(crate::zstd_bounded::PIECE));
+        codec::decode(codec, self.payload, self.uncompressed_size, &mut |piece| {
+            let take = piece.len().min(n - out.len());
+            out.extend_from_slice(&piece[..take]);
+            Ok(out.len() < n)
+        })?;
+        Ok(Cow::Owned(out))
+    }
+
+    /// The first `n` bytes of each of `ranges` (offset, size) of the
+    /// decoded payload, decoding only as far as the last of them needs.
+    pub fn range_heads(&self, ranges: &[(u64, u64)], n: u64) -> Result<Vec<Vec<u8>>, DecodeError> {
         let wanted: Vec<(u64, u64)> = ranges
             .iter()
             .map(|&(o, size)| (o, o.saturating_add(size.min(n))))
@@ -441,7 +478,7 @@ impl<'a> Entry<'a> {
             }
             end < last
         };
-        match self.codec() {
+        match self.codec {
             None => {
                 copy(0, self.payload);
             }
