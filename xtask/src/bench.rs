@@ -1060,6 +1060,21 @@ fn cuda_region(d: &Path, size: u64, cubin_size: usize) -> Result<Vec<u64>, Strin
     Ok(offsets)
 }
 
+/// The `cuda-lib-thin` rows: `offload thin --keep sm_90 -o` of a
+/// [`cuda_shared_library`] of `cubin`-sized cubins, against `cp` of it.
+fn lib_thin(d: &Path, size: u64, cubin: usize, t: &Tools) -> Result<Trio, String> {
+    cuda_shared_library(d, size, cubin, t)?;
+    let ours = format!(
+        "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
+        t.ours.join("offload").display()
+    );
+    Ok(Trio {
+        ours: Cmd::new("sh", &["-c", &ours]),
+        llvm: Cmd::new("cp", &["lib.so", "copy.so"]),
+        floor: Some(Cmd::new("cp", &["lib.so", "floor.out"])),
+    })
+}
+
 /// `d/lib.so`: a linked CUDA shared library of about `size` bytes laid out
 /// as nvcc's host code lays it out (tests/fixtures/standin/nvtu.c is the
 /// one-unit form): [`cuda_region`]'s containers in `.nv_fatbin` (aligned
@@ -1347,16 +1362,7 @@ const SCENARIOS: &[Scenario] = &[
         goal: Goal::LibThin,
         llvm_mem_per_byte: 0,
         setup: |d, size, t| {
-            cuda_shared_library(d, size, CUBIN, t)?;
-            let ours = format!(
-                "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
-                t.ours.join("offload").display()
-            );
-            Ok(Trio {
-                ours: Cmd::new("sh", &["-c", &ours]),
-                llvm: Cmd::new("cp", &["lib.so", "copy.so"]),
-                floor: Some(Cmd::new("cp", &["lib.so", "floor.out"])),
-            })
+            lib_thin(d, size, CUBIN, t)
         },
     },
     Scenario {
@@ -1369,16 +1375,7 @@ const SCENARIOS: &[Scenario] = &[
         goal: Goal::LibThin,
         llvm_mem_per_byte: 0,
         setup: |d, size, t| {
-            cuda_shared_library(d, size, SMALL_CUBIN, t)?;
-            let ours = format!(
-                "rm -f thin.so && {} thin --keep sm_90 -o thin.so lib.so",
-                t.ours.join("offload").display()
-            );
-            Ok(Trio {
-                ours: Cmd::new("sh", &["-c", &ours]),
-                llvm: Cmd::new("cp", &["lib.so", "copy.so"]),
-                floor: Some(Cmd::new("cp", &["lib.so", "floor.out"])),
-            })
+            lib_thin(d, size, SMALL_CUBIN, t)
         },
     },
     Scenario {

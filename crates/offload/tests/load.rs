@@ -647,6 +647,29 @@ fn nv_unit_in(lab: &Lab, object: &str, pic: bool, section: &str, tag: &str) -> P
     out
 }
 
+/// A shared library linked against the stand-in libcudart.so.13 from
+/// copies of every [`NV_UNITS`] unit, `copies` per section named.
+fn nv_shared(lab: &Lab, name: &str, flags: &[&str], sections: &[(&str, usize)]) -> PathBuf {
+    let lib = lab.dir.join(name);
+    let mut c = Command::new("cc");
+    c.arg("-shared").args(flags);
+    for &(section, copies) in sections {
+        for copy in 0..copies {
+            let tag = format!("_{}{copy}", &section[1..3]);
+            for u in NV_UNITS {
+                c.arg(nv_unit_in(lab, u, true, section, &tag));
+            }
+        }
+    }
+    c.arg("-L")
+        .arg(&lab.rt)
+        .arg("-l:libcudart.so.13")
+        .arg("-o")
+        .arg(&lib);
+    run_ok(&mut c);
+    lib
+}
+
 /// Links the NVIDIA units into `name` with the given link flags, against
 /// the stand-in `runtime` (libcudart.so.12 or .13).
 fn nv_link(lab: &Lab, name: &str, runtime: &str, pic: bool, flags: &[&str], main: bool) -> PathBuf {
@@ -702,23 +725,12 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
         ("libnv1.so", 1, 1, &[]),
         ("libnv2m.so", 2, 2, &["-Wl,-z,max-page-size=0x200000"]),
     ] {
-        let lib = lab.dir.join(name);
-        let mut c = Command::new("cc");
-        c.arg("-shared").args(flags);
-        for section in ["__nv_relfatbin", ".nv_fatbin"] {
-            for copy in 0..copies {
-                let tag = format!("_{}{copy}", &section[1..3]);
-                for u in NV_UNITS {
-                    c.arg(nv_unit_in(&lab, u, true, section, &tag));
-                }
-            }
-        }
-        c.arg("-L")
-            .arg(&lab.rt)
-            .arg("-l:libcudart.so.13")
-            .arg("-o")
-            .arg(&lib);
-        run_ok(&mut c);
+        let lib = nv_shared(
+            &lab,
+            name,
+            flags,
+            &[("__nv_relfatbin", copies), (".nv_fatbin", copies)],
+        );
         let data = fs::read(&lib).unwrap();
         let obj = Object::parse(&data).unwrap();
         for section in [&b"__nv_relfatbin"[..], b".nv_fatbin"] {
@@ -762,26 +774,7 @@ fn nvidia_like_library_with_two_sections_registers_exactly_the_kept_entries() {
 #[test]
 fn containers_in_another_section_keep_their_places_while_the_library_shrinks() {
     let Some(lab) = lab() else { return };
-    let link = |name: &str, sections: &[(&str, usize)]| {
-        let lib = lab.dir.join(name);
-        let mut c = Command::new("cc");
-        c.arg("-shared");
-        for &(section, copies) in sections {
-            for copy in 0..copies {
-                let tag = format!("_{}{copy}", &section[1..3]);
-                for u in NV_UNITS {
-                    c.arg(nv_unit_in(&lab, u, true, section, &tag));
-                }
-            }
-        }
-        c.arg("-L")
-            .arg(&lab.rt)
-            .arg("-l:libcudart.so.13")
-            .arg("-o")
-            .arg(&lib);
-        run_ok(&mut c);
-        lib
-    };
+    let link = |name: &str, sections: &[(&str, usize)]| nv_shared(&lab, name, &[], sections);
     let lib = link("libcask.so", &[(".nv_fatbin", 2), (".cask_resource", 1)]);
     let cask = |f: &Path| {
         let data = fs::read(f).unwrap();
