@@ -12,7 +12,8 @@
 //!   leaves out may be anything);
 //! - `sm_90`, `90`: what a GPU of capability 9.0 can use, by CUDA's rules
 //!   ([`CudaArch::cubin_runs_on`], [`CudaArch::ptx_runs_on`]): the cubins
-//!   it runs and the PTX it compiles; `compute_90`: that PTX only;
+//!   it runs and the PTX and NVVM IR it compiles; `compute_90`: that PTX
+//!   only;
 //!   `sm_90a`, `sm_100f`: the code built for exactly that variant
 //!   (`compute_90a`: its PTX);
 //! - an entry ID: its kind (`hip` and `hipv4` alike), its triple, and its
@@ -322,14 +323,17 @@ fn is_ptx(e: &Entry) -> bool {
     }
 }
 
-/// Whether an NVIDIA entry (cubin or PTX) can be used by a GPU of
-/// capability `device`: CUDA's rules ([`CudaArch::cubin_runs_on`],
-/// [`CudaArch::ptx_runs_on`]).
+/// Whether an NVIDIA entry (cubin, PTX or NVVM IR) can be used by a GPU
+/// of capability `device`: CUDA's rules ([`CudaArch::cubin_runs_on`],
+/// [`CudaArch::ptx_runs_on`]). NVVM IR (`lto_NN`, which a library links
+/// for the GPU it finds at run time with nvJitLink, as cuFFT's callbacks
+/// do) is compiled for a later GPU as PTX is, so it follows PTX's rule.
 pub fn cuda_runs_on(e: &Entry, device: CudaArch) -> bool {
     let Some(arch) = e.cuda_arch() else {
         return false;
     };
     match &e.nvidia {
+        Some(nv) if nv.kind == EntryKind::NvvmIr => arch.ptx_runs_on(device),
         Some(nv) if !matches!(nv.kind, EntryKind::Elf | EntryKind::Ptx) => false,
         _ if is_ptx(e) => arch.ptx_runs_on(device),
         _ => arch.cubin_runs_on(device),

@@ -104,11 +104,11 @@ pub struct Walker {
     /// The file given to [`Walker::input`]: the one whose payloads are
     /// deferred.
     top: Option<Rc<fsio::Input>>,
-    /// NVIDIA entries met so far in the current file: (ELF, PTX), for
+    /// NVIDIA entries met so far in the current file: (ELF, PTX, NVVM IR), for
     /// cuobjdump's numbering.
-    nv_numbers: (usize, usize),
+    nv_numbers: (usize, usize, usize),
     /// The same for the sections cuobjdump does not list, by name.
-    nv_unlisted: HashMap<String, (usize, usize)>,
+    nv_unlisted: HashMap<String, (usize, usize, usize)>,
     /// Where the fat binaries being read are: `None` where cuobjdump lists
     /// them, else the name of the section it ignores.
     nv_section: Option<String>,
@@ -159,7 +159,7 @@ impl Walker {
         // Containers are numbered per input.
         self.next_index = 0;
         self.top = input.as_ref().ok().cloned();
-        self.nv_numbers = (0, 0);
+        self.nv_numbers = (0, 0, 0);
         self.nv_unlisted.clear();
         let mut node = Node::new(
             NodeKind::File,
@@ -239,7 +239,7 @@ impl Walker {
                 // wheel's pages dropped as they are looked at (the
                 // member's offsets shifted by where it starts).
                 Some(bytes) => {
-                    self.nv_numbers = (0, 0);
+                    self.nv_numbers = (0, 0, 0);
                     self.nv_unlisted.clear();
                     let base = usize::try_from(m.data_offset).unwrap_or(usize::MAX);
                     self.inspect_in(data, base, bytes, &mut child, 1);
@@ -264,7 +264,7 @@ impl Walker {
     /// `node` stands for, at `depth`: its own NVIDIA numbering, its pages
     /// dropped as they are looked at.
     pub fn decoded(&mut self, node: &mut Node, input: Rc<fsio::Input>, depth: usize) {
-        self.nv_numbers = (0, 0);
+        self.nv_numbers = (0, 0, 0);
         self.nv_unlisted.clear();
         input.advise_random();
         self.inspect_in(&input, 0, &input, node, depth);
@@ -1052,8 +1052,11 @@ impl Walker {
             None => &mut self.nv_numbers,
             Some(name) => self.nv_unlisted.entry(name.clone()).or_default(),
         };
+        // cuobjdump numbers cubins and PTX apart, and NVVM IR (which it
+        // never extracts) takes neither's numbers.
         let counter = match kind {
             fatbin::EntryKind::Ptx => &mut numbers.1,
+            fatbin::EntryKind::NvvmIr => &mut numbers.2,
             _ => &mut numbers.0,
         };
         *counter += 1;

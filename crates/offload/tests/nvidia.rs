@@ -228,6 +228,47 @@ fn targets_select_by_what_a_gpu_can_use() {
         selected("compress-all.o", "86"),
         ["compress-all.1.sm_80.cubin", "compress-all.1.sm_80.ptx"]
     );
+    // lto.o (nvcc 13.5): lto_90 NVVM IR and an sm_80 cubin. NVVM IR is
+    // what a library links for the GPU at run time (cuFFT's callbacks):
+    // it goes where PTX would, for 9.0 and later, not 8.x; `compute_90`
+    // names PTX only.
+    assert_eq!(selected("lto.o", "sm_90"), ["lto.1.sm_90.nvvm"]);
+    assert_eq!(selected("lto.o", "sm_100"), ["lto.1.sm_90.nvvm"]);
+    assert_eq!(selected("lto.o", "sm_80"), ["lto.1.sm_80.cubin"]);
+    // Numbered as cuobjdump numbers the cubin it extracts (NVVM IR, which
+    // it never extracts, takes no cubin number), byte for byte.
+    let tmp = tempfile::tempdir().unwrap();
+    let lto = fixtures().join("lto.o");
+    let o = run_in(
+        tmp.path(),
+        &["extract", "--target", "sm_80", lto.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let cubin = fs::read(tmp.path().join("lto.1.sm_80.cubin")).unwrap();
+    let recorded = fs::read_to_string(fixtures().join("lto.o.md5")).unwrap();
+    assert_eq!(md5_lines(&recorded)["lto.1.sm_80.cubin"], md5_hex(&cubin));
+    let tmp = tempfile::tempdir().unwrap();
+    let input = fixtures().join("lto.o");
+    let o = run_in(
+        tmp.path(),
+        &[
+            "thin",
+            "--keep",
+            "sm_90",
+            "-o",
+            "t.o",
+            input.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    has(&o.stdout, "dropped 1 of 2 entries (sm_80.cubin)");
+    let kept = ls_json(tmp.path().join("t.o").to_str().unwrap());
+    let kinds: Vec<_> = json::nodes(&kept)
+        .into_iter()
+        .flat_map(|n| n.get("entries").arr().to_vec())
+        .filter_map(|e| e.get("cuda").get("kind").str().map(str::to_owned))
+        .collect();
+    assert_eq!(kinds, ["nvvm"]);
 }
 
 #[test]
