@@ -573,9 +573,11 @@ fn write_outputs(
         ExitCode::FAILURE
     };
     let (made, outputs) = match (&args.output, &args.output_dir) {
-        // A new directory with a name of its own (not `..`): its parents
-        // now, itself at the commit.
-        (None, Some(dir)) if !dir.exists() && dir.file_name().is_some() => {
+        // A new directory with a name of its own (not `..`; nothing there,
+        // not even a dangling link): its parents now, itself at the commit.
+        (None, Some(dir))
+            if std::fs::symlink_metadata(dir).is_err() && dir.file_name().is_some() =>
+        {
             let made = match dir.parent().map_or(Ok(Vec::new()), make_dirs) {
                 Ok(made) => made,
                 Err(e) => return failed(dir, &e),
