@@ -814,6 +814,10 @@ pub struct Outputs {
     /// Each output is flushed to the disk before it is moved into place,
     /// and its directory after ([`Outputs::durable`]).
     durable: bool,
+    /// The new directory the outputs go to, staged whole
+    /// ([`Outputs::durable_in_new_dir`]); last, so that it goes after the
+    /// staged files when dropped.
+    dir: Option<NewDir>,
 }
 
 impl Outputs {
@@ -829,6 +833,43 @@ impl Outputs {
         Outputs {
             durable: true,
             ..Outputs::default()
+        }
+    }
+
+    /// [`Outputs::durable`] outputs for a directory `dir` that does not
+    /// exist yet (its parent does): it is made now under a staging name
+    /// beside its place (of [`STAGING_PREFIX`]), outputs named inside `dir`
+    /// are written and committed in it, and the commit then publishes it
+    /// with one rename, so that a run ended at any moment, SIGKILL
+    /// included, leaves all the outputs or no `dir`. Should `dir` appear
+    /// meanwhile, the commit fails (an `AlreadyExists` error naming `dir`)
+    /// and nothing is written. Dropped uncommitted, or ended by a signal
+    /// of `staging`, it removes the staged directory.
+    pub fn durable_in_new_dir(dir: &Path) -> io::Result<Outputs> {
+        Ok(Outputs {
+            dir: Some(NewDir::create(dir)?),
+            ..Outputs::durable()
+        })
+    }
+
+    /// Where output `path` is written until the commit: inside the staged
+    /// directory for one named in the new directory, else `path` itself.
+    fn staged_path(&self, path: &OsStr) -> PathBuf {
+        let p = Path::new(path);
+        match &self.dir {
+            Some(d) => match p.strip_prefix(&d.path) {
+                Ok(rest) if !rest.as_os_str().is_empty() => d.staged.join(rest),
+                _ => p.to_path_buf(),
+            },
+            None => p.to_path_buf(),
+        }
+    }
+
+    /// The name `path` (maybe in the staged directory) has once committed.
+    fn final_path(dir: Option<&NewDir>, path: &Path) -> PathBuf {
+        match dir.map(|d| (d, path.strip_prefix(&d.staged))) {
+            Some((d, Ok(rest))) => d.path.join(rest),
+            _ => path.to_path_buf(),
         }
     }
 
@@ -867,7 +908,7 @@ impl Outputs {
     /// Starts an output at `path` (`-` is stdout when `dash_is_stdout`) and
     /// returns its index; write to it with [`Outputs::file`].
     pub fn create(&mut self, path: &OsStr, dash_is_stdout: bool) -> io::Result<usize> {
-        let f = open_output(path, dash_is_stdout)?;
+        let f = open_output(self.staged_path(path).as_os_str(), dash_is_stdout)?;
         self.files.push(f);
         Ok(self.files.len() - 1)
     }
@@ -918,10 +959,15 @@ impl Outputs {
     /// while the signals still wait, so that an interrupted command has
     /// either committed nothing or committed and said so.
     pub fn commit_then<T>(self, after: impl FnOnce() -> T) -> io::Result<T> {
-        let durable = self.durable;
+        let Outputs {
+            files,
+            durable,
+            mut dir,
+            ..
+        } = self;
         // Every output complete, synced, metadata given, and named.
         let mut moves: Vec<Move> = Vec::new();
-        for mut f in self.files {
+        for mut f in files {
             f.close(true, durable)?;
             let Target::Staged(staged) = f.target else {
                 continue;
@@ -961,7 +1007,10 @@ impl Outputs {
         let mut failure = None;
         for m in moves {
             let to = m.to.clone();
-            match m.apply().map_err(|e| named(&to, e)) {
+            match m
+                .apply()
+                .map_err(|e| named(&Outputs::final_path(dir.as_ref(), &to), e))
+            {
                 Ok(d) => done.push(d),
                 Err(e) => {
                     failure = Some(e);
@@ -975,12 +1024,35 @@ impl Outputs {
             }
             return Err(e);
         }
+        // The new directory, its files in place and synced, under its own
+        // name in one step.
+        if let Some(new) = &mut dir {
+            if durable {
+                let _ = File::open(&new.staged).and_then(|d| d.sync_all());
+            }
+            if let Err(e) = new.publish() {
+                for d in done.into_iter().rev() {
+                    d.undo();
+                }
+                // Dropping it removes the staged tree.
+                let path = new.path.clone();
+                drop(dir);
+                return Err(named(&path, e));
+            }
+        }
         let mut dirs: Vec<PathBuf> = Vec::new();
         for d in done {
-            let dir = dir_and_name(d.path()).0;
+            let at = dir_and_name(d.path()).0;
             d.settle();
-            if durable && !dirs.contains(&dir) {
-                dirs.push(dir);
+            let published = dir.as_ref().is_some_and(|n| at.starts_with(&n.staged));
+            if durable && !published && !dirs.contains(&at) {
+                dirs.push(at);
+            }
+        }
+        if let Some(new) = &dir {
+            let parent = dir_and_name(&new.path).0;
+            if durable && !dirs.contains(&parent) {
+                dirs.push(parent);
             }
         }
         for dir in dirs {
@@ -990,6 +1062,83 @@ impl Outputs {
         let out = after();
         drop(held);
         Ok(out)
+    }
+}
+
+/// A new output directory staged whole ([`Outputs::durable_in_new_dir`]).
+struct NewDir {
+    /// Its name, as given.
+    path: PathBuf,
+    /// Where it is made and filled: a staging name in its parent.
+    staged: PathBuf,
+    /// Removal of the staged directory on a signal; `None` once published.
+    record: Option<staging::Recorded>,
+}
+
+impl NewDir {
+    fn create(path: &Path) -> io::Result<NewDir> {
+        let (parent, _) = dir_and_name(path);
+        remove_stale(&parent);
+        for _ in 0..100 {
+            let staged = parent.join(staging_name());
+            match fs::create_dir(&staged) {
+                Ok(()) => {
+                    // Recorded once made (a directory that was there is
+                    // never removed). Before the signal handler removes
+                    // it, it removes the staged files in it, which are
+                    // recorded on their own or unnamed: it is empty then.
+                    let record = Some(staging::remove_dir_on_signal(&staged));
+                    return Ok(NewDir {
+                        path: path.to_path_buf(),
+                        staged,
+                        record,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::from(io::ErrorKind::AlreadyExists))
+    }
+
+    /// Renames the staged directory to its name, which must still name
+    /// nothing.
+    fn publish(&mut self) -> io::Result<()> {
+        let (parent, name) = dir_and_name(&self.path);
+        let to = parent.join(name);
+        let appeared = || {
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "made by another program during the run; nothing written to it",
+            )
+        };
+        match staging::rename(&self.staged, &to, staging::RenameMode::NoReplace) {
+            Ok(()) => {}
+            Err(e) if staging::rename_unsupported(&e) => {
+                // No rename without replacing here: check, then rename (a
+                // directory is never renamed over a file, nor over one
+                // with anything in it).
+                if fs::symlink_metadata(&to).is_ok() {
+                    return Err(appeared());
+                }
+                fs::rename(&self.staged, &to)?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(appeared()),
+            Err(e) => return Err(e),
+        }
+        self.record = None;
+        Ok(())
+    }
+}
+
+impl Drop for NewDir {
+    fn drop(&mut self) {
+        if self.record.is_some() {
+            // Not published: the staged tree goes (`remove_dir_all` does
+            // not follow symbolic links).
+            let _ = fs::remove_dir_all(&self.staged);
+            self.record = None;
+        }
     }
 }
 
@@ -1217,10 +1366,11 @@ impl Drop for TempPath {
     }
 }
 
-/// The prefix of every named staging file: `.offload-tmp-PID-XXXXXXXX`,
-/// the process ID of the run that made it and a random part. A file of
-/// that form whose process no longer exists was left by a run that was
-/// killed; the next run staging in that directory removes it.
+/// The prefix of every named staging file and staged directory:
+/// `.offload-tmp-PID-XXXXXXXX`, the process ID of the run that made it
+/// and a random part. A file or directory of that form whose process no
+/// longer exists was left by a run that was killed; the next run staging
+/// in that directory removes it.
 pub const STAGING_PREFIX: &str = ".offload-tmp-";
 
 /// Whether `name` is a staging file's ([`STAGING_PREFIX`]).
@@ -1240,9 +1390,10 @@ fn staging_pid(name: &OsStr) -> Option<i32> {
     std::str::from_utf8(pid).ok()?.parse().ok()
 }
 
-/// Removes, once per directory and process, the staging files in `dir`
-/// left by runs whose process is gone (killed with SIGKILL, or a crash of
-/// the system).
+/// Removes, once per directory and process, the staging files and staged
+/// directories (with what they hold) in `dir` left by runs whose process
+/// is gone (killed with SIGKILL, or a crash of the system). A symbolic
+/// link of that name is left alone, and none is followed.
 fn remove_stale(dir: &Path) {
     use std::sync::Mutex;
     static SEEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -1261,11 +1412,18 @@ fn remove_stale(dir: &Path) {
         let Some(pid) = staging_pid(&name) else {
             continue;
         };
-        if pid != std::process::id() as i32
-            && !staging::process_exists(pid)
-            && e.file_type().is_ok_and(|t| t.is_file())
-        {
-            let _ = fs::remove_file(e.path());
+        if pid == std::process::id() as i32 || staging::process_exists(pid) {
+            continue;
+        }
+        // The entry's own type, not what a link points to.
+        match e.file_type() {
+            Ok(t) if t.is_file() => {
+                let _ = fs::remove_file(e.path());
+            }
+            Ok(t) if t.is_dir() => {
+                let _ = fs::remove_dir_all(e.path());
+            }
+            _ => {}
         }
     }
 }
@@ -1290,6 +1448,16 @@ fn name_beside(file: &File, target: &Path) -> io::Result<TempPath> {
     with_temp_name(&dir, |p| staging::link(file, p)).map(|((), temp)| temp)
 }
 
+/// A fresh staging name: [`STAGING_PREFIX`], this process's ID and a
+/// random part.
+fn staging_name() -> String {
+    format!(
+        "{STAGING_PREFIX}{}-{}",
+        std::process::id(),
+        crate::temp::random_hex(8)
+    )
+}
+
 /// Calls `make` with fresh staging names in `dir` ([`STAGING_PREFIX`]; of
 /// the same length whatever the target's name, so a name of 255 bytes can
 /// be staged too) until one did not exist yet, and returns what it made
@@ -1301,12 +1469,7 @@ fn with_temp_name<T>(
 ) -> io::Result<(T, TempPath)> {
     remove_stale(dir);
     for _ in 0..100 {
-        let file_name = format!(
-            "{STAGING_PREFIX}{}-{}",
-            std::process::id(),
-            crate::temp::random_hex(8)
-        );
-        let path = dir.join(file_name);
+        let path = dir.join(staging_name());
         let recorded = staging::remove_on_signal(&path);
         match make(&path) {
             Ok(made) => return Ok((made, TempPath(Some((path, recorded))))),
@@ -1710,6 +1873,116 @@ mod tests {
             .unwrap()
             .file_type()
             .is_char_device());
+    }
+
+    fn staging_entries(dir: &Path) -> Vec<PathBuf> {
+        fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| is_staging_name(&e.file_name()))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// A new directory appears only at the commit, with every output in
+    /// it; until then it is one staged directory beside its place.
+    #[test]
+    fn a_new_directory_appears_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let mut outs = Outputs::durable_in_new_dir(&out).unwrap();
+        for name in ["a", "b", "c"] {
+            outs.write(out.join(name).as_os_str(), false, name.as_bytes())
+                .unwrap();
+        }
+        assert!(!out.exists(), "nothing at the final name before the commit");
+        let staged = staging_entries(d.path());
+        assert_eq!(staged.len(), 1, "{staged:?}");
+        assert!(staged[0].is_dir());
+        outs.commit().unwrap();
+        for name in ["a", "b", "c"] {
+            assert_eq!(fs::read(out.join(name)).unwrap(), name.as_bytes());
+        }
+        assert_eq!(fs::read_dir(&out).unwrap().count(), 3, "only the outputs");
+        assert!(
+            staging_entries(d.path()).is_empty(),
+            "the staged name is gone"
+        );
+    }
+
+    /// Outputs dropped uncommitted (a later failure) leave no directory,
+    /// staged or final.
+    #[test]
+    fn an_uncommitted_new_directory_goes() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let mut outs = Outputs::durable_in_new_dir(&out).unwrap();
+        outs.write(out.join("a").as_os_str(), false, b"a").unwrap();
+        let i = outs.create(out.join("b").as_os_str(), false).unwrap();
+        outs.file(i).write_all(b"half").unwrap();
+        drop(outs);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    /// A directory made at the final name during the run is not replaced:
+    /// the commit fails naming it, and the staged tree goes.
+    #[test]
+    fn a_directory_made_meanwhile_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let mut outs = Outputs::durable_in_new_dir(&out).unwrap();
+        outs.write(out.join("a").as_os_str(), false, b"ours")
+            .unwrap();
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("theirs"), b"theirs").unwrap();
+        let e = outs.commit().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert_eq!(failed_output(&e), Some(out.as_path()));
+        assert_eq!(fs::read(out.join("theirs")).unwrap(), b"theirs");
+        assert!(!out.join("a").exists());
+        assert!(staging_entries(d.path()).is_empty(), "staged tree removed");
+        // And an empty one made meanwhile is not replaced either.
+        fs::remove_dir_all(&out).unwrap();
+        let mut outs = Outputs::durable_in_new_dir(&out).unwrap();
+        outs.write(out.join("a").as_os_str(), false, b"ours")
+            .unwrap();
+        fs::create_dir(&out).unwrap();
+        assert!(outs.commit().is_err());
+        assert_eq!(fs::read_dir(&out).unwrap().count(), 0);
+        assert!(staging_entries(d.path()).is_empty());
+    }
+
+    /// A staged directory of a process that is gone is removed with what
+    /// it holds, without following a link out of it; one of a live
+    /// process, and a link of a staging name, stay.
+    #[test]
+    fn stale_staged_directories_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let kept = elsewhere.path().join("kept");
+        fs::write(&kept, b"kept").unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = d.path().join(format!(".offload-tmp-{dead}-0123abcd"));
+        fs::create_dir_all(stale.join("sub")).unwrap();
+        fs::write(stale.join("sub/file"), b"x").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), stale.join("link")).unwrap();
+        let live = d
+            .path()
+            .join(format!(".offload-tmp-{}-89abcdef", std::process::id()));
+        fs::create_dir(&live).unwrap();
+        fs::write(live.join("file"), b"x").unwrap();
+        let linked = d.path().join(format!(".offload-tmp-{dead}-fedcba98"));
+        std::os::unix::fs::symlink(elsewhere.path(), &linked).unwrap();
+        let out = d.path().join("out");
+        let mut outs = Outputs::durable_in_new_dir(&out).unwrap();
+        outs.write(out.join("a").as_os_str(), false, b"a").unwrap();
+        outs.commit().unwrap();
+        assert!(!stale.exists(), "stale staged directory removed");
+        assert_eq!(fs::read(&kept).unwrap(), b"kept", "no link followed");
+        assert!(live.join("file").exists(), "a live run's directory stays");
+        assert!(fs::symlink_metadata(&linked).is_ok(), "a link stays");
     }
 }
 

@@ -251,11 +251,16 @@ pub struct Written {
 /// Inputs already read, by where they came from.
 pub type Opened = HashMap<Source, std::rc::Rc<fsio::Input>>;
 
-/// Writes the jobs; all outputs or none. `inputs` are the files the walk
+/// Writes the jobs to `outputs` (those of the `-d` directory, or plain
+/// durable ones); all outputs or none. `inputs` are the files the walk
 /// read (the same bytes are extracted, and standard input is read once);
 /// zip members are decoded again as needed.
-pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result<Written, Error> {
-    let mut outputs = Outputs::durable();
+pub fn write(
+    jobs: &[Job<'_>],
+    args: &ExtractArgs,
+    mut inputs: Opened,
+    mut outputs: Outputs,
+) -> Result<Written, Error> {
     let mut written = Vec::new();
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
     let mut buffer: Vec<u8> = Vec::new();
@@ -351,11 +356,23 @@ pub fn write(jobs: &[Job<'_>], args: &ExtractArgs, mut inputs: Opened) -> Result
             written.push(target);
         }
     }
-    outputs.commit().map_err(|err| Error::io(&err))?;
+    outputs.commit().map_err(|err| commit_error(&err))?;
     Ok(Written {
         files: written,
         stdout: to_stdout.then_some(buffer),
     })
+}
+
+/// An error committing the outputs, naming the output (or the new `-d`
+/// directory) it is about.
+fn commit_error(err: &std::io::Error) -> Error {
+    match fsio::failed_output(err) {
+        Some(path) => Error::file(
+            path.display().to_string(),
+            offload_cli::diag::os_error_text(err),
+        ),
+        None => Error::io(err),
+    }
 }
 
 /// A place `ls` names by URI: `file://PATH#offset=N&size=M`, the path
@@ -471,10 +488,13 @@ impl Uri {
 }
 
 /// `offload extract URI...`: the bytes each URI names, each to its file
-/// (or `-o`); all or none. Returns the files written, or with `-o -` the
+/// (or `-o`), through `outputs` as [`write()`]; all or none. Returns the files written, or with `-o -` the
 /// bytes for standard output.
-pub fn write_uris(uris: &[Uri], args: &ExtractArgs) -> Result<Written, Error> {
-    let mut outputs = Outputs::durable();
+pub fn write_uris(
+    uris: &[Uri],
+    args: &ExtractArgs,
+    mut outputs: Outputs,
+) -> Result<Written, Error> {
     let mut files = Vec::new();
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
     let mut stdout = None;
@@ -500,6 +520,6 @@ pub fn write_uris(uris: &[Uri], args: &ExtractArgs) -> Result<Written, Error> {
         outputs.finish(i).map_err(|e| Error::file_io(&shown, &e))?;
         files.push(target);
     }
-    outputs.commit().map_err(|e| Error::io(&e))?;
+    outputs.commit().map_err(|e| commit_error(&e))?;
     Ok(Written { files, stdout })
 }

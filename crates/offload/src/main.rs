@@ -546,32 +546,57 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
         ));
         return ExitCode::FAILURE;
     }
-    write_outputs(args, diag, || extract::write(&jobs, args, opened))
+    write_outputs(args, diag, |outputs| {
+        extract::write(&jobs, args, opened, outputs)
+    })
 }
 
 /// Makes the `-d` directory if missing, writes the outputs with `write`
 /// (all or none), and prints their names (or, with `-o -`, the bytes);
-/// on failure the directories it made go too.
+/// on failure the directories it made go too. A `-d` directory made here
+/// is staged whole and appears, with every output in it, at the commit
+/// ([`offload_cli::fsio::Outputs::durable_in_new_dir`]); its missing
+/// parents are made at once.
 fn write_outputs(
     args: &ExtractArgs,
     diag: &Diag,
-    write: impl FnOnce() -> Result<extract::Written, offload_cli::error::Error>,
+    write: impl FnOnce(
+        offload_cli::fsio::Outputs,
+    ) -> Result<extract::Written, offload_cli::error::Error>,
 ) -> ExitCode {
-    let made = match (&args.output, &args.output_dir) {
-        (None, Some(dir)) => match make_dirs(dir) {
-            Ok(made) => made,
-            Err(e) => {
-                diag.error(format!(
-                    "{}: {}",
-                    dir.display(),
-                    offload_cli::diag::os_error_text(&e)
-                ));
-                return ExitCode::FAILURE;
-            }
-        },
-        _ => Vec::new(),
+    let failed = |dir: &std::path::Path, e: &std::io::Error| {
+        diag.error(format!(
+            "{}: {}",
+            dir.display(),
+            offload_cli::diag::os_error_text(e)
+        ));
+        ExitCode::FAILURE
     };
-    match write() {
+    let (made, outputs) = match (&args.output, &args.output_dir) {
+        // A new directory with a name of its own (not `..`; nothing there,
+        // not even a dangling link): its parents now, itself at the commit.
+        (None, Some(dir))
+            if std::fs::symlink_metadata(dir).is_err() && dir.file_name().is_some() =>
+        {
+            let made = match dir.parent().map_or(Ok(Vec::new()), make_dirs) {
+                Ok(made) => made,
+                Err(e) => return failed(dir, &e),
+            };
+            match offload_cli::fsio::Outputs::durable_in_new_dir(dir) {
+                Ok(outputs) => (made, outputs),
+                Err(e) => {
+                    remove_made(&made);
+                    return failed(dir, &e);
+                }
+            }
+        }
+        (None, Some(dir)) => match make_dirs(dir) {
+            Ok(made) => (made, offload_cli::fsio::Outputs::durable()),
+            Err(e) => return failed(dir, &e),
+        },
+        _ => (Vec::new(), offload_cli::fsio::Outputs::durable()),
+    };
+    match write(outputs) {
         Ok(written) => {
             if let Some(bytes) = written.stdout {
                 return write_stdout(&bytes, diag);
@@ -585,9 +610,7 @@ fn write_outputs(
         }
         Err(e) => {
             // All or nothing: directories made for the outputs go too.
-            for (dir, _) in made.iter().rev() {
-                let _ = std::fs::remove_dir(dir);
-            }
+            remove_made(&made);
             diag.fail(&e);
             ExitCode::FAILURE
         }
@@ -639,7 +662,9 @@ fn extract_uris(
             return ExitCode::FAILURE;
         }
     }
-    write_outputs(args, diag, || extract::write_uris(&read, args))
+    write_outputs(args, diag, |outputs| {
+        extract::write_uris(&read, args, outputs)
+    })
 }
 
 /// Whether two paths name one file (the same device and inode).
@@ -670,12 +695,18 @@ fn make_dirs(
             Ok(record) => made.push((d, record)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => {}
             Err(e) => {
-                for (m, _) in made.iter().rev() {
-                    let _ = std::fs::remove_dir(m);
-                }
+                remove_made(&made);
                 return Err(e);
             }
         }
     }
     Ok(made)
+}
+
+/// Removes the directories [`make_dirs`] made, innermost first (those
+/// still empty).
+fn remove_made(made: &[(std::path::PathBuf, offload_cli::fsio::MadeDir)]) {
+    for (dir, _) in made.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
 }

@@ -695,13 +695,20 @@ fn signals_at_random_moments() {
         span,
         || {
             let _ = fs::remove_dir_all(&out);
+            // What a killed run left beside `out` goes too (the next run
+            // removes it only once it stages; checked after the runs), so
+            // that what is there after a run is that run's.
+            for name in staged_names(d.path()) {
+                let _ = fs::remove_dir_all(d.path().join(name));
+            }
         },
         extract,
         |sig, o, what| {
             let n = fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
             if sig == "KILL" {
-                // Nothing runs on SIGKILL: staged files may stay, for the
-                // next run; the outputs are all there or none.
+                // Nothing runs on SIGKILL: the staged directory may stay
+                // beside `out`, for the next run; the outputs are all
+                // there or none.
                 let real = fs::read_dir(&out)
                     .map(|d| {
                         d.flatten()
@@ -717,9 +724,93 @@ fn signals_at_random_moments() {
                 if n == 0 && !o.status.success() {
                     assert!(!out.exists(), "{what}: the directory it made stays");
                 }
+                let left = staged_names(out.parent().unwrap());
+                assert!(left.is_empty(), "{what}: staged {left:?} left");
             }
         },
     );
+    // What a killed run left, the next run removes.
+    let _ = fs::remove_dir_all(&out);
+    let o = extract().output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(fs::read_dir(&out).unwrap().count(), total);
+    let left = staged_names(d.path());
+    assert!(left.is_empty(), "staged {left:?} left");
+}
+
+/// `extract -d` into a new directory: a staged directory left by a killed
+/// run (its process gone) is removed by the next run, with what it holds;
+/// one of a live process stays; the outputs appear under the final name,
+/// and the report names them there.
+#[test]
+fn staged_directory_of_a_killed_run_is_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    let stale = d.path().join(format!(".offload-tmp-{pid}-0123abcd"));
+    fs::create_dir_all(stale.join("nested")).unwrap();
+    fs::copy(fixture("thin/libhip.so"), stale.join("libhip.so-gfx90a.co")).unwrap();
+    fs::write(stale.join("nested/x"), b"x").unwrap();
+    let live = d
+        .path()
+        .join(format!(".offload-tmp-{}-89abcdef", std::process::id()));
+    fs::create_dir(&live).unwrap();
+    fs::write(live.join("x"), b"x").unwrap();
+    let out = d.path().join("out");
+    let o = run(&["extract", "-d", s(&out), s(&fixture("thin/libhip.so"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!stale.exists(), "stale staged directory removed");
+    assert!(live.join("x").exists(), "a live run's directory stays");
+    let listed: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut present: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| out.join(e.file_name()).display().to_string())
+        .collect();
+    present.sort();
+    let mut said = listed.clone();
+    said.sort();
+    assert!(!present.is_empty());
+    assert_eq!(said, present, "the report names the final paths");
+    assert_eq!(
+        staged_names(d.path()),
+        vec![live.file_name().unwrap().to_string_lossy().into_owned()]
+    );
+}
+
+/// A failure after some outputs are written leaves no new directory,
+/// staged or final, nor its new parents, and says which input failed.
+#[test]
+fn a_failed_extract_leaves_no_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let lib = d.path().join("lib.so");
+    fs::copy(fixture("thin/libhip.so"), &lib).unwrap();
+    let good = format!("file://{}#offset=0&size=64", lib.display());
+    let more = format!("file://{}#offset=64&size=64", lib.display());
+    let bad = format!(
+        "file://{}#offset=0&size=64",
+        d.path().join("gone.so").display()
+    );
+    let out = d.path().join("new/out");
+    let o = run(&["extract", "-d", s(&out), &good, &more, &bad]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("gone.so"),
+        "{}",
+        text(&o)
+    );
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(!d.path().join("new").exists(), "{}", text(&o));
+    assert!(staged_names(d.path()).is_empty());
+    // A directory there already is written into as before, file by file.
+    fs::create_dir_all(&out).unwrap();
+    let o = run(&["extract", "-d", s(&out), &good]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(fs::read_dir(&out).unwrap().count(), 1);
 }
 
 /// Files named together commit together: an immutable third file (where
