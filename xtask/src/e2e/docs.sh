@@ -90,5 +90,5 @@ else
 fi
 
 # docs/tools/offload.md: a thinned file checked with LLVM 22's tools.
-offload thin --keep gfx90a -o lib-gfx90a.so tests/fixtures/offload/lib.so
+offload thin --keep gfx90a --keep-layout -o lib-gfx90a.so tests/fixtures/offload/lib.so
 tests/fixtures/thin/verify.py tests/fixtures/offload/lib.so lib-gfx90a.so --offload "$(command -v offload)"
