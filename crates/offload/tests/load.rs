@@ -833,25 +833,12 @@ fn two_records_for_one_container_fall_back(lab: &Lab, lib: &Path) {
         })
         .expect("a record's relocation into __nv_relfatbin");
     data[at + 16..at + 24].copy_from_slice(&nv.1.to_le_bytes());
-    let input = lab.dir.join("twice.so");
-    fs::write(&input, &data).unwrap();
-    let (out, kept) = (lab.dir.join("twice.out"), lab.dir.join("twice.kept"));
-    let o = offload(&["thin", "--keep", "sm_90", "-o", s(&out), s(&input)]);
-    let report = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        report.contains("not shrunk (two registration records point at the container"),
-        "{report}"
+    falls_back(
+        lab,
+        "twice.so",
+        &data,
+        "two registration records point at the container",
     );
-    offload(&[
-        "thin",
-        "--keep",
-        "sm_90",
-        "--keep-layout",
-        "-o",
-        s(&kept),
-        s(&input),
-    ]);
-    assert!(fs::read(&out).unwrap() == fs::read(&kept).unwrap());
 }
 
 /// What cuobjdump 13.5 listed and extracted from the shrunk libnv.so
