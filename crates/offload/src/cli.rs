@@ -194,9 +194,10 @@ pub struct SizeArgs {
     /// regular expression.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
-    /// Only functions of this architecture (`sm_90`, `compute_90`,
-    /// `gfx90a`, `gfx90a:xnack-`). Repeat it or give a comma-separated
-    /// list.
+    /// Only functions of this architecture (`sm_90`: its cubins and PTX;
+    /// `compute_90`: its PTX; `gfx90a`: every setting of its features;
+    /// `gfx90a:xnack-`: exactly those). Repeat it or give a
+    /// comma-separated list.
     #[arg(long, value_name = "ARCH", value_delimiter = ',')]
     pub arch: Vec<String>,
     /// Files, directories (read recursively) or wheels.

@@ -326,6 +326,18 @@ fn size_cmd(args: &cli::SizeArgs, diag: &Diag) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let arch = match args
+        .arch
+        .iter()
+        .map(|a| select::ArchFilter::parse(a))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(a) => a,
+        Err(e) => {
+            diag.error(format!("--arch {e}"));
+            return ExitCode::from(2);
+        }
+    };
     let inputs = expand_inputs(&args.files, diag);
     let (mut roots, damage, _) = walk_all(&inputs.files, false, false, false, diag);
     if inputs.tree {
@@ -351,7 +363,7 @@ fn size_cmd(args: &cli::SizeArgs, diag: &Diag) -> ExitCode {
     let opts = profile::Options {
         top: args.top,
         filter,
-        arch: args.arch.clone(),
+        arch,
     };
     let mut out = String::new();
     if args.json {

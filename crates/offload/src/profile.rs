@@ -27,6 +27,7 @@ use offload_format::zip;
 use crate::model::{Entry, Location, Node, NodeKind, Source, Vendor};
 use crate::objects;
 use crate::render::js;
+use crate::select::{ArchFilter, ImageArch};
 use crate::walk::offset_in;
 
 /// The most bytes one image may decode to and be profiled (larger ones
@@ -110,6 +111,8 @@ pub struct ImageRow {
     pub vendor: String,
     /// `sm_90a`, `compute_90` (PTX), `gfx90a:xnack-`.
     pub arch: String,
+    /// The same, typed: what `--arch` selects by.
+    pub built_for: ImageArch,
     /// Bytes of the file it accounts for.
     pub stored: u64,
     /// Where its (uncompressed) bytes go.
@@ -379,6 +382,7 @@ fn space(
                 entry: entry.id.clone(),
                 vendor,
                 arch,
+                built_for: ImageArch::of(entry),
                 stored,
                 profile: prof,
                 relocatable: group.relocatable,
@@ -745,8 +749,8 @@ pub struct Options {
     pub top: Option<usize>,
     /// Kernels whose (demangled or stored) name matches.
     pub filter: Option<regex::Regex>,
-    /// Architectures kept in the kernel lists.
-    pub arch: Vec<String>,
+    /// Architectures kept in the kernel lists (none: all).
+    pub arch: Vec<ArchFilter>,
 }
 
 /// One function over all images of one architecture.
@@ -793,7 +797,12 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
     // The bytes and shares of the copies that are loaded (not relocatable).
     let mut loaded: Vec<(u64, u64)> = Vec::new();
     for (i, img) in p.images.iter().enumerate() {
-        if !arch_selected(&img.arch, &opts.arch) {
+        if !opts.arch.is_empty()
+            && !opts
+                .arch
+                .iter()
+                .any(|f| f.matches(&img.built_for, &img.arch))
+        {
             continue;
         }
         let a = *arch_of.entry(img.arch.as_str()).or_insert_with(|| {
@@ -874,22 +883,6 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
             .then(a.name.cmp(&b.name))
     });
     rows
-}
-
-/// Whether `arch` is one `--arch` names (all when none): equal, or the
-/// processor of a target ID (`gfx90a` for `gfx90a:xnack-`), or the SM of
-/// PTX (`sm_90` for `compute_90`).
-pub fn arch_selected(arch: &str, wanted: &[String]) -> bool {
-    wanted.is_empty()
-        || wanted.iter().any(|w| {
-            arch == w
-                || arch.split(':').next() == Some(w.as_str())
-                || arch
-                    .strip_prefix("compute_")
-                    .map(|n| format!("sm_{n}"))
-                    .as_deref()
-                    == Some(w.as_str())
-        })
 }
 
 /// A C++ name demangled (Itanium ABI); other names as they are.

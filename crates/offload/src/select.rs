@@ -630,6 +630,85 @@ pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec
     Ok(alone)
 }
 
+/// What an image of `offload size` was built for, read from its entry
+/// once: the architecture its `--arch` selects by.
+#[derive(Clone, Debug)]
+pub enum ImageArch {
+    /// NVIDIA: a cubin ([`Isa::Real`]) or PTX ([`Isa::Virtual`]) for this
+    /// architecture.
+    Cuda(Isa, CudaArch),
+    /// An AMDGPU code object for this target ID.
+    Amd(TargetId),
+    /// Anything else (NVVM IR, other triples): only its label names it.
+    Other,
+}
+
+impl ImageArch {
+    /// The architecture of `e`'s image.
+    pub fn of(e: &Entry) -> ImageArch {
+        if let Some(id) = e.amd_target() {
+            return ImageArch::Amd(id.clone());
+        }
+        match (e.nvidia.as_ref().map(|nv| nv.kind), e.cuda_arch()) {
+            (Some(EntryKind::Ptx), Some(a)) => ImageArch::Cuda(Isa::Virtual, a),
+            (Some(EntryKind::NvvmIr), _) | (_, None) => ImageArch::Other,
+            (_, Some(a)) => ImageArch::Cuda(Isa::Real, a),
+        }
+    }
+}
+
+/// One value of `offload size --arch`, read once: the images of one
+/// architecture (`sm_90`: its cubins and its PTX; `compute_90`: its PTX;
+/// `gfx90a`: every `gfx90a` code object; `gfx90a:xnack-`: those with
+/// exactly these features). Unlike `--keep`, it names what images were
+/// built for, not a GPU they run on.
+#[derive(Clone, Debug)]
+pub enum ArchFilter {
+    /// A CUDA architecture.
+    Cuda(Isa, CudaArch),
+    /// An AMDGPU target ID.
+    Amd(TargetId),
+    /// Anything else, compared with the image's label (`lto_90`,
+    /// `x86_64`).
+    Label(String),
+}
+
+impl ArchFilter {
+    /// Reads a value: refused where `--keep` would refuse it (a CUDA
+    /// capability or an AMD processor that does not exist).
+    pub fn parse(text: &str) -> Result<ArchFilter, SelectorError> {
+        Ok(match Selector::parse(text)? {
+            Selector::Cuda(isa, arch) => ArchFilter::Cuda(isa, arch),
+            Selector::Amd(id) => ArchFilter::Amd(id),
+            _ => ArchFilter::Label(text.to_owned()),
+        })
+    }
+
+    /// Whether the image built for `arch`, labelled `label` in the
+    /// profile, is one it selects.
+    pub fn matches(&self, arch: &ImageArch, label: &str) -> bool {
+        match (self, arch) {
+            (ArchFilter::Cuda(Isa::Virtual, want), ImageArch::Cuda(Isa::Virtual, have)) => {
+                have == want
+            }
+            (ArchFilter::Cuda(Isa::Virtual, _), _) => false,
+            (ArchFilter::Cuda(_, want), ImageArch::Cuda(_, have)) => have == want,
+            (ArchFilter::Amd(want), ImageArch::Amd(have)) => {
+                have.processor() == want.processor()
+                    && (want.features().is_empty() || {
+                        let mut a = have.features().to_vec();
+                        let mut b = want.features().to_vec();
+                        a.sort();
+                        b.sort();
+                        a == b
+                    })
+            }
+            (ArchFilter::Label(text), _) => label == text,
+            _ => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

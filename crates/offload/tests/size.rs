@@ -350,6 +350,80 @@ fn filters_select_functions() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--filter"));
 }
 
+/// The architectures of the function rows `--arch VALUE` leaves in
+/// `file`'s profile (exit status checked).
+fn arches_selected(dir: &Path, file: &str, values: &[&str]) -> Vec<String> {
+    let mut args = Vec::new();
+    for v in values {
+        args.extend(["--arch", v]);
+    }
+    args.push(file);
+    let (doc, o) = size_json(dir, &args);
+    assert!(o.status.success(), "{values:?}");
+    let mut a: Vec<String> = doc
+        .get("functions")
+        .arr()
+        .iter()
+        .map(|f| f.get("arch").str().unwrap().to_owned())
+        .collect();
+    a.sort();
+    a.dedup();
+    a
+}
+
+/// `--arch` values are read once, as `--keep` reads them: a cubin
+/// architecture takes its PTX too, a virtual one only PTX, a bare number
+/// is the real one, an AMD processor takes every feature setting and a
+/// full target ID exactly its own (features in any order); a GPU that
+/// does not exist is refused.
+#[test]
+fn arch_values_are_typed() {
+    let nv = fixtures("nvidia");
+    assert_eq!(
+        arches_selected(&nv, "libk.so", &["sm_90"]),
+        ["compute_90", "sm_90"]
+    );
+    assert_eq!(
+        arches_selected(&nv, "libk.so", &["90"]),
+        ["compute_90", "sm_90"]
+    );
+    assert_eq!(
+        arches_selected(&nv, "libk.so", &["compute_90"]),
+        ["compute_90"]
+    );
+    assert_eq!(arches_selected(&nv, "libk.so", &["sm_80"]), ["sm_80"]);
+    assert_eq!(arches_selected(&nv, "libk.so", &["sm_90a"]), ["sm_90a"]);
+    assert!(arches_selected(&nv, "libk.so", &["sm_75"]).is_empty());
+    let amd = fixtures("offload");
+    assert_eq!(
+        arches_selected(&amd, "lib.so", &[]),
+        ["gfx906", "gfx90a:xnack+"]
+    );
+    assert_eq!(
+        arches_selected(&amd, "lib.so", &["gfx90a"]),
+        ["gfx90a:xnack+"]
+    );
+    assert_eq!(
+        arches_selected(&amd, "lib.so", &["gfx90a:xnack+"]),
+        ["gfx90a:xnack+"]
+    );
+    assert!(arches_selected(&amd, "lib.so", &["gfx90a:xnack-"]).is_empty());
+    assert_eq!(
+        arches_selected(&amd, "lib.so", &["gfx906", "sm_90"]),
+        ["gfx906"]
+    );
+    for (bad, why) in [("sm_99", "no CUDA GPU"), ("gfx9999", "not an AMD GPU")] {
+        let o = offload(&amd, &["size", "--arch", bad, "lib.so"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("--arch {bad}")) && err.contains(why),
+            "{err}"
+        );
+    }
+}
+
 /// The text table of the NVIDIA library, as recorded.
 #[test]
 fn text_table_snapshot() {
