@@ -233,21 +233,41 @@ pub enum Part<'p> {
     Zeros(u64),
 }
 
-/// Each container rewritten in the space it had, the freed bytes zero:
-/// the layout-preserving rewrite. `rewrites` are in file order and do not
-/// overlap; `len` is the input's length.
-pub fn in_place(len: u64, rewrites: &[Rewrite<'_>]) -> Layout {
+/// Each container of `file` rewritten in the space it had, the freed
+/// bytes zero: the layout-preserving rewrite. `rewrites` are in file
+/// order and do not overlap. A PE image's nonzero `CheckSum` is
+/// recomputed for the output, as a shrunk one's is.
+pub fn in_place(file: &[u8], rewrites: &[Rewrite<'_>]) -> Layout {
+    let len = file.len() as u64;
+    if let Some(at) = Some(rewrites)
+        .filter(|r| !r.is_empty())
+        .and_then(|_| pe::checksum_field(file))
+    {
+        // Zero while the output is summed, then the sum. Only a container
+        // over the field could keep it from being set; then the original's
+        // bytes stay.
+        let mut layout = layout_in_place(len, rewrites, &[(at, vec![0; 4])]);
+        if pe::set_checksum(&mut layout, file, rewrites, at).is_ok() {
+            return layout;
+        }
+    }
+    layout_in_place(len, rewrites, &[])
+}
+
+/// [`in_place`]'s layout of a file of `len` bytes, with `patches` on the
+/// bytes it copies.
+fn layout_in_place(len: u64, rewrites: &[Rewrite<'_>], patches: &[(u64, Vec<u8>)]) -> Layout {
     let mut pieces = Vec::new();
     let mut pos = 0;
     for (i, r) in rewrites.iter().enumerate() {
-        copy(&mut pieces, pos, r.offset, &[]);
+        copy(&mut pieces, pos, r.offset, patches);
         pieces.push(Out::Container(i));
         if r.size > r.new.used {
             pieces.push(Out::Zeros(r.size - r.new.used));
         }
         pos = r.offset + r.size;
     }
-    copy(&mut pieces, pos, len, &[]);
+    copy(&mut pieces, pos, len, patches);
     Layout {
         pieces,
         len,
@@ -1772,7 +1792,7 @@ fn shrink_archive(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fallb
             Ok(l) => l,
             Err(why) => {
                 first_reason.get_or_insert(why);
-                in_place(size, &own)
+                in_place(bytes, &own)
             }
         };
         per_member.push(Some((start, layout, own)));
@@ -1932,7 +1952,7 @@ mod tests {
     fn in_place_keeps_every_offset_and_zeroes_the_freed_bytes() {
         let input: Vec<u8> = (0..64).collect();
         let rewrites = vec![rewrite(8, 16, b"abc"), rewrite(32, 8, b"")];
-        let layout = in_place(64, &rewrites);
+        let layout = in_place(&input, &rewrites);
         assert!(!layout.shrunk);
         let out = layout.to_vec(&input, &rewrites);
         assert_eq!(out.len(), 64);

@@ -1169,7 +1169,7 @@ fn thin_input<S: Sink + ?Sized>(
     let len = input.len() as u64;
     // One plan for the file, applied once: shrunk, or in the space it had.
     let layout = if rewrites.is_empty() {
-        shrink::in_place(len, &rewrites)
+        shrink::in_place(input, &rewrites)
     } else if args.keep_layout {
         report.push_str(&format!(
             "  {} in place (--keep-layout)\n",
@@ -1179,7 +1179,7 @@ fn thin_input<S: Sink + ?Sized>(
                 "rewritten"
             }
         ));
-        shrink::in_place(len, &rewrites)
+        shrink::in_place(input, &rewrites)
     } else {
         match shrink::shrink(input, &rewrites) {
             Ok(layout) => layout,
@@ -1192,7 +1192,7 @@ fn thin_input<S: Sink + ?Sized>(
                         "rewritten"
                     }
                 ));
-                shrink::in_place(len, &rewrites)
+                shrink::in_place(input, &rewrites)
             }
         }
     };

@@ -10,7 +10,8 @@
 //! Hostile DLLs (a record into the middle of a container, two records
 //! for one container, a signed DLL, another pointer or an export into the
 //! section) fall back to that rewrite, byte for byte. A DLL with a
-//! `CheckSum` (lld-link `/release`) gets the checksum of the shrunk file.
+//! `CheckSum` (lld-link `/release`) gets the checksum of the shrunk file,
+//! and of the layout-preserving rewrite.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -384,11 +385,16 @@ fn dlls_with_a_checksum_shrink_with_it_recomputed() {
     let before = fs::read(&dll).unwrap();
     assert_ne!(stored_checksum(&before), 0, "lld-link /release sets it");
     assert_eq!(stored_checksum(&before), pe_checksum(&before));
-    let (report, after, _) = thin_both(&dll);
+    let (report, after, kept) = thin_both(&dll);
     assert!(report.contains("  shrunk: "), "{report}");
     assert!(after.len() < before.len());
     assert_eq!(stored_checksum(&after), pe_checksum(&after));
     assert_ne!(stored_checksum(&after), stored_checksum(&before));
+    // The layout-preserving rewrite (--keep-layout, and every fallback)
+    // recomputes it too.
+    assert_eq!(kept.len(), before.len());
+    assert_eq!(stored_checksum(&kept), pe_checksum(&kept));
+    assert_ne!(stored_checksum(&kept), stored_checksum(&before));
     // A wrong stored checksum: the shrunk file's is right.
     let mut wrong = before.clone();
     let o = opt(&wrong);
@@ -403,9 +409,10 @@ fn dlls_with_a_checksum_shrink_with_it_recomputed() {
         return;
     };
     assert_eq!(stored_checksum(&fs::read(&plain).unwrap()), 0);
-    let (report, after_plain, _) = thin_both(&plain);
+    let (report, after_plain, kept_plain) = thin_both(&plain);
     assert!(report.contains("  shrunk: "), "{report}");
     assert_eq!(stored_checksum(&after_plain), 0);
+    assert_eq!(stored_checksum(&kept_plain), 0);
 }
 
 #[test]

@@ -489,20 +489,51 @@ pub(super) fn shrink(file: &[u8], rewrites: &[Rewrite<'_>]) -> Result<Layout, Fa
         shrunk: true,
     };
     if has_checksum {
-        let sum = image_checksum(&layout, file, rewrites);
-        // The headers do not move: the field's piece is at its offset.
-        let mut at = 0;
-        let field = layout.pieces.iter_mut().find(|p| {
-            let start = at;
-            at += p.len(rewrites);
-            start == checksum_at && matches!(p, Out::Bytes(b) if b.len() == 4)
-        });
-        match field {
-            Some(p) => *p = Out::Bytes(sum.to_le_bytes().to_vec()),
-            None => return Err(Fallback::Overlap("the CheckSum field".to_owned())),
-        }
+        set_checksum(&mut layout, file, rewrites, checksum_at)?;
     }
     Ok(layout)
+}
+
+/// Where the `CheckSum` field of the PE image `file` is, if it is one
+/// whose `CheckSum` is not zero (a zero one is left zero).
+pub(super) fn checksum_field(file: &[u8]) -> Option<u64> {
+    if !file.starts_with(b"MZ") {
+        return None;
+    }
+    let coff = CoffFile::parse_image(file).ok()?;
+    let opt = coff.header_offset() + 20;
+    let b = Bytes::new(file);
+    // PE32 and PE32+ keep it at the same offset.
+    if !matches!(b.u16_at(opt, LE), Some(0x10b | 0x20b)) {
+        return None;
+    }
+    (b.u32_at(opt + 64, LE)? != 0).then_some(opt + 64)
+}
+
+/// Puts the checksum of `layout`'s output into its `CheckSum` field at
+/// `at`, which `layout` writes as four bytes of their own (zero while
+/// summed) at that offset.
+pub(super) fn set_checksum(
+    layout: &mut Layout,
+    file: &[u8],
+    rewrites: &[Rewrite<'_>],
+    at: u64,
+) -> Result<(), Fallback> {
+    let sum = image_checksum(layout, file, rewrites);
+    // The headers do not move: the field's piece is at its offset.
+    let mut pos = 0;
+    let field = layout.pieces.iter_mut().find(|p| {
+        let start = pos;
+        pos += p.len(rewrites);
+        start == at && matches!(p, Out::Bytes(b) if b.len() == 4)
+    });
+    match field {
+        Some(p) => {
+            *p = Out::Bytes(sum.to_le_bytes().to_vec());
+            Ok(())
+        }
+        None => Err(Fallback::Overlap("the CheckSum field".to_owned())),
+    }
 }
 
 /// The PE image checksum of `layout`'s output (its `CheckSum` field
