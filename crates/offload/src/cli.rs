@@ -232,8 +232,10 @@ pub struct ExtractArgs {
     /// the bundler's `-hip-openmp-compatible`.
     #[arg(long)]
     pub hip_openmp_compatible: bool,
-    /// Directory for the outputs (default: the current directory); created
-    /// if missing, and removed again if nothing could be written.
+    /// Directory for the outputs (default: the current directory). One
+    /// that does not exist is made whole under a staging name beside it
+    /// and renamed into place at the end: it appears with every output or
+    /// not at all.
     #[arg(long, short = 'd', value_name = "DIR", conflicts_with = "output")]
     pub output_dir: Option<PathBuf>,
     /// Write the one selected entry here (`-` for standard output); more
