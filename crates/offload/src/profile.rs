@@ -40,6 +40,9 @@ pub const MAX_IMAGE: u64 = 64 << 20;
 /// cores. An image larger than this is profiled alone.
 const IN_FLIGHT: u64 = 40 << 20;
 
+/// Stored bytes of profiled groups whose pages are let go of together.
+const RELEASE_BATCH: usize = 8 << 20;
+
 /// The room [`IN_FLIGHT`] leaves, shared by the workers.
 struct Budget {
     used: Mutex<u64>,
@@ -332,11 +335,24 @@ fn space(
     let jobs: Vec<&Group<'_>> = order.iter().map(|&g| &groups[g]).collect();
     let base = offset_in(owner, bytes);
     let input: &fsio::Input = owner;
+    // The stored pages of groups done, let go of together once they add
+    // up to RELEASE_BATCH: a `madvise` per group (thousands of small
+    // ones) cost more in TLB flushes than the pages. (first, end, bytes)
+    let released: Mutex<Option<(usize, usize, usize)>> = Mutex::new(None);
     let done = |g: &Group<'_>, result: &mut GroupResult| {
         if let (Some(base), Ok(o), Ok(n)) =
             (base, usize::try_from(g.offset), usize::try_from(g.size))
         {
-            input.release(base + o..base + o.saturating_add(n).min(bytes.len()));
+            let (a, b) = (base + o, base + o.saturating_add(n).min(bytes.len()));
+            let mut p = released.lock().unwrap_or_else(|e| e.into_inner());
+            let (first, end, total) = p.get_or_insert((a, b, 0));
+            *first = (*first).min(a);
+            *end = (*end).max(b);
+            *total += b.saturating_sub(a);
+            if *total >= RELEASE_BATCH {
+                input.release(*first..*end);
+                *p = None;
+            }
         }
         let mut names = names.lock().unwrap_or_else(|e| e.into_inner());
         for f in result.profiles.iter_mut().flat_map(|p| &mut p.functions) {
@@ -349,6 +365,9 @@ fn space(
         }
     };
     let results = run_parallel(&jobs, bytes, &done);
+    if let Some((first, end, _)) = released.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        input.release(first..end);
+    }
     let mut images = Vec::new();
     for (&g, result) in order.iter().zip(results) {
         let group = &groups[g];
