@@ -740,12 +740,12 @@ fn vendor_arch(e: &Entry) -> (String, String) {
         // functions are no duplicates of that one's. PTX apart from
         // cubins: `compute_90`, as nvcc's -gencode names virtual
         // architectures.
-        let name = nv.arch.to_string();
-        let arch = match (nv.kind, name.strip_prefix("sm_")) {
-            (EntryKind::Ptx, Some(n)) => format!("compute_{n}"),
+        let (number, suffix) = (nv.arch.number(), nv.arch.variant().suffix());
+        let arch = match nv.kind {
+            EntryKind::Ptx => format!("compute_{number}{suffix}"),
             // nvcc's `code=lto_90`.
-            (EntryKind::NvvmIr, Some(n)) => format!("lto_{n}"),
-            _ => name,
+            EntryKind::NvvmIr => format!("lto_{number}{suffix}"),
+            _ => nv.arch.to_string(),
         };
         return ("nvidia".to_owned(), arch);
     }
