@@ -437,6 +437,172 @@ pub struct Node {
     pub entries: Vec<Entry>,
     /// Damage found here.
     pub damage: Vec<Damage>,
+    /// Fat binary containers found here and kept as a few words each
+    /// ([`Packed`]; only a walk for `thin` packs them).
+    pub packed: Option<Box<Packed>>,
+}
+
+/// Fat binary containers of one place (a section), kept compactly: a
+/// library holds tens of thousands of them, and a [`Node`] with its
+/// [`Entry`]s for each is most of the memory `thin` takes. Only sound
+/// containers are packed (no damage; each entry stored whole in the file,
+/// none a member of a concatenated one): a few numbers per container and
+/// per entry, and the entries' typed facts once for all the containers
+/// that share them ([`Packed::shapes`]). [`Packed::entry`] makes a model
+/// entry again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Packed {
+    /// The distinct entries: what differs from one container to the next
+    /// (where the bytes are, their sizes, the stored entry's index, the
+    /// recorded uncompressed size, cuobjdump's number) left out. What a
+    /// `--keep` or `--drop` is matched against.
+    pub shapes: Vec<Entry>,
+    /// The containers, in the order found.
+    pub containers: Vec<PackedFatbin>,
+    /// Their entries, each container's together.
+    pub entries: Vec<PackedEntry>,
+}
+
+/// A packed fat binary container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedFatbin {
+    /// Absolute offset in the file.
+    pub offset: u64,
+    /// Size.
+    pub size: u64,
+    /// The index among containers in listing order ([`Node::index`]).
+    pub index: u32,
+    /// Its first entry in [`Packed::entries`].
+    pub first: u32,
+    /// How many entries it has.
+    pub count: u32,
+}
+
+/// A packed fat binary entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedEntry {
+    /// Where its payload is in the file.
+    pub offset: u64,
+    /// The payload's size as stored.
+    pub size: u64,
+    /// The uncompressed size its header records (compressed entries).
+    pub uncompressed_size: Option<u64>,
+    /// Its facts, in [`Packed::shapes`].
+    pub shape: u32,
+    /// Its index in the container ([`NvEntry::stored`]).
+    pub stored: u32,
+    /// Whether the walk left its payload to be named later (see
+    /// `walk::check_deferred`).
+    pub deferred: bool,
+}
+
+impl Packed {
+    /// The most distinct entries a section's packed containers may have
+    /// (past it, containers stay nodes): matching is done on them once each.
+    pub const SHAPES_MAX: usize = 256;
+
+    /// Packs `n`, a fat binary container the walk has finished (payloads
+    /// named, damage found), or gives it back when it cannot be packed.
+    pub fn pack(&mut self, n: Node, deferred: impl Fn(&Entry) -> bool) -> Result<(), Node> {
+        let sound = n.damage.is_empty()
+            && n.children.is_empty()
+            && n.packed.is_none()
+            && n.kind == NodeKind::Fatbin
+            && n.entries.iter().all(|e| {
+                e.data.is_none()
+                    && e.nvidia.is_some_and(|nv| nv.member.is_none())
+                    && matches!(e.location, Location::File { size, .. } if size == e.size)
+                    && e.stored == e.size
+            });
+        let (Some(offset), Some(size), Some(index), Ok(first), Ok(count)) = (
+            n.offset,
+            n.size,
+            n.index.and_then(|i| u32::try_from(i).ok()),
+            u32::try_from(self.entries.len()),
+            u32::try_from(n.entries.len()),
+        ) else {
+            return Err(n);
+        };
+        if !sound {
+            return Err(n);
+        }
+        let shapes = self.shapes.len();
+        let packed: Option<Vec<PackedEntry>> = n
+            .entries
+            .iter()
+            .map(|e| self.pack_entry(e, &deferred))
+            .collect();
+        let Some(packed) = packed else {
+            // Shapes met only in it go with it.
+            self.shapes.truncate(shapes);
+            return Err(n);
+        };
+        self.entries.extend(packed);
+        self.containers.push(PackedFatbin {
+            offset,
+            size,
+            index,
+            first,
+            count,
+        });
+        Ok(())
+    }
+
+    /// One entry of a container being packed, its shape found or added;
+    /// `None` where it cannot be packed.
+    fn pack_entry(&mut self, e: &Entry, deferred: &impl Fn(&Entry) -> bool) -> Option<PackedEntry> {
+        let (Location::File { offset, size }, Some(nv)) = (&e.location, e.nvidia) else {
+            return None;
+        };
+        let mut shape = e.clone();
+        shape.size = 0;
+        shape.stored = 0;
+        shape.location = Location::File { offset: 0, size: 0 };
+        shape.nvidia = Some(NvEntry {
+            number: 0,
+            stored: 0,
+            uncompressed_size: None,
+            ..nv
+        });
+        let at = match self.shapes.iter().position(|s| *s == shape) {
+            Some(i) => i,
+            None if self.shapes.len() < Self::SHAPES_MAX => {
+                self.shapes.push(shape);
+                self.shapes.len() - 1
+            }
+            None => return None,
+        };
+        Some(PackedEntry {
+            offset: *offset,
+            size: *size,
+            uncompressed_size: nv.uncompressed_size,
+            shape: u32::try_from(at).ok()?,
+            stored: u32::try_from(nv.stored).ok()?,
+            deferred: deferred(e),
+        })
+    }
+
+    /// The entries of container `c`, in its order.
+    pub fn entries_of(&self, c: &PackedFatbin) -> &[PackedEntry] {
+        &self.entries[c.first as usize..(c.first + c.count) as usize]
+    }
+
+    /// The model entry `e` was packed from (but for cuobjdump's number,
+    /// which a packed entry does not keep: 0).
+    pub fn entry(&self, e: &PackedEntry) -> Entry {
+        let mut out = self.shapes[e.shape as usize].clone();
+        out.size = e.size;
+        out.stored = e.size;
+        out.location = Location::File {
+            offset: e.offset,
+            size: e.size,
+        };
+        if let Some(nv) = &mut out.nvidia {
+            nv.stored = e.stored as usize;
+            nv.uncompressed_size = e.uncompressed_size;
+        }
+        out
+    }
 }
 
 impl Node {
@@ -454,6 +620,7 @@ impl Node {
             children: Vec::new(),
             entries: Vec::new(),
             damage: Vec::new(),
+            packed: None,
         }
     }
 
@@ -461,6 +628,10 @@ impl Node {
     pub fn is_interesting(&self) -> bool {
         self.kind.is_container()
             || !self.entries.is_empty()
+            || self
+                .packed
+                .as_ref()
+                .is_some_and(|p| !p.containers.is_empty())
             || !self.damage.is_empty()
             || self.children.iter().any(Node::is_interesting)
     }
@@ -482,6 +653,10 @@ impl Node {
             self.entries.len(),
             self.damage.len(),
         );
+        if let Some(p) = &self.packed {
+            out.0 += p.containers.len();
+            out.1 += p.entries.len();
+        }
         for c in &self.children {
             let (a, b, d) = c.counts();
             out.0 += a;
