@@ -666,3 +666,109 @@ impl Node {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fat binary container node as the walk makes one: `archs` its
+    /// stored entries (compressed cubins), at `offset`.
+    fn container(index: usize, offset: u64, archs: &[&str]) -> Node {
+        let mut n = Node::new(
+            NodeKind::Fatbin,
+            format!("fatbin #{index}"),
+            PathBuf::from("f"),
+        );
+        n.index = Some(index);
+        n.offset = Some(offset);
+        n.size = Some(0x100);
+        for (i, a) in archs.iter().enumerate() {
+            let (_, arch) = CudaArch::parse(a).unwrap();
+            let nv = NvEntry {
+                kind: EntryKind::Elf,
+                arch,
+                codec: Some(Codec::Zstd),
+                uncompressed_size: Some(1000 + i as u64),
+                number: 7 + i,
+                member: None,
+                unlisted_in: false,
+                stored: i,
+            };
+            let size = 0x10 + i as u64;
+            n.entries.push(Entry {
+                id: nv.suffix(),
+                kind: Some(OffloadKind::Cuda),
+                triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+                vendor: Vendor::Nvidia,
+                target: Some(Target::Cuda(arch)),
+                standardised: None,
+                note: None,
+                payload: None,
+                payload_matches: None,
+                size,
+                stored: size,
+                location: Location::File {
+                    offset: offset + 0x40 * (i as u64 + 1),
+                    size,
+                },
+                nvidia: Some(nv),
+                data: None,
+            });
+        }
+        n
+    }
+
+    #[test]
+    fn packed_entries_come_back_as_they_were_but_for_their_number() {
+        let mut p = Packed::default();
+        let a = container(0, 0x1000, &["sm_80", "sm_90"]);
+        let b = container(1, 0x2000, &["sm_80", "sm_90"]);
+        p.pack(a.clone(), |_| true).unwrap();
+        p.pack(b.clone(), |e| e.size == 0x10).unwrap();
+        // The two containers share their entries' facts.
+        assert_eq!(p.shapes.len(), 2);
+        assert_eq!(p.containers.len(), 2);
+        for (c, n) in p.containers.iter().zip([&a, &b]) {
+            assert_eq!((Some(c.offset), Some(c.size)), (n.offset, n.size));
+            assert_eq!(Some(c.index as usize), n.index);
+            let back: Vec<Entry> = p.entries_of(c).iter().map(|e| p.entry(e)).collect();
+            let mut want = n.entries.clone();
+            for e in &mut want {
+                e.nvidia.as_mut().unwrap().number = 0;
+            }
+            assert_eq!(back, want);
+        }
+        let deferred: Vec<bool> = p.entries.iter().map(|e| e.deferred).collect();
+        assert_eq!(deferred, [true, true, true, false]);
+    }
+
+    #[test]
+    fn damaged_and_concatenated_containers_stay_nodes() {
+        let mut p = Packed::default();
+        let mut damaged = container(0, 0x1000, &["sm_80"]);
+        damaged.damage.push(Damage {
+            offset: Some(0x1000),
+            message: "bad".to_owned(),
+        });
+        assert_eq!(p.pack(damaged.clone(), |_| true), Err(damaged));
+        let mut member = container(1, 0x2000, &["sm_75"]);
+        member.entries[0].nvidia.as_mut().unwrap().member = Some((0, 0x10));
+        assert_eq!(p.pack(member.clone(), |_| true), Err(member));
+        let mut derived = container(2, 0x3000, &["sm_86"]);
+        derived.entries[0].location = Location::Derived;
+        assert_eq!(p.pack(derived.clone(), |_| true), Err(derived));
+        assert_eq!(p, Packed::default());
+        assert!(!Node::new(NodeKind::Section, "s", PathBuf::from("f")).is_interesting());
+    }
+
+    #[test]
+    fn packed_containers_count_as_containers() {
+        let mut s = Node::new(NodeKind::Section, ".nv_fatbin", PathBuf::from("f"));
+        s.packed
+            .get_or_insert_with(Default::default)
+            .pack(container(0, 0, &["sm_80", "sm_90"]), |_| false)
+            .unwrap();
+        assert!(s.is_interesting());
+        assert_eq!(s.counts(), (1, 2, 0));
+    }
+}
