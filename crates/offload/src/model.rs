@@ -478,19 +478,20 @@ pub struct PackedFatbin {
     pub count: u32,
 }
 
-/// A packed fat binary entry.
+/// A packed fat binary entry (24 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PackedEntry {
     /// Where its payload is in the file.
     pub offset: u64,
+    /// The uncompressed size its header records, where its shape has one
+    /// (compressed entries).
+    pub uncompressed: u64,
     /// The payload's size as stored.
-    pub size: u64,
-    /// The uncompressed size its header records (compressed entries).
-    pub uncompressed_size: Option<u64>,
-    /// Its facts, in [`Packed::shapes`].
-    pub shape: u32,
+    pub size: u32,
     /// Its index in the container ([`NvEntry::stored`]).
-    pub stored: u32,
+    pub stored: u16,
+    /// Its facts, in [`Packed::shapes`].
+    pub shape: u8,
     /// Whether the walk left its payload to be named later (see
     /// `walk::check_deferred`).
     pub deferred: bool,
@@ -498,7 +499,8 @@ pub struct PackedEntry {
 
 impl Packed {
     /// The most distinct entries a section's packed containers may have
-    /// (past it, containers stay nodes): matching is done on them once each.
+    /// (past it, containers stay nodes): matching is done on them once
+    /// each, and [`PackedEntry::shape`] is a byte.
     pub const SHAPES_MAX: usize = 256;
 
     /// Packs `n`, a fat binary container the walk has finished (payloads
@@ -561,7 +563,8 @@ impl Packed {
         shape.nvidia = Some(NvEntry {
             number: 0,
             stored: 0,
-            uncompressed_size: None,
+            // Whether it records one is a fact of the shape.
+            uncompressed_size: nv.uncompressed_size.map(|_| 0),
             ..nv
         });
         let at = match self.shapes.iter().position(|s| *s == shape) {
@@ -574,10 +577,10 @@ impl Packed {
         };
         Some(PackedEntry {
             offset: *offset,
-            size: *size,
-            uncompressed_size: nv.uncompressed_size,
-            shape: u32::try_from(at).ok()?,
-            stored: u32::try_from(nv.stored).ok()?,
+            uncompressed: nv.uncompressed_size.unwrap_or(0),
+            size: u32::try_from(*size).ok()?,
+            stored: u16::try_from(nv.stored).ok()?,
+            shape: u8::try_from(at).ok()?,
             deferred: deferred(e),
         })
     }
@@ -590,16 +593,17 @@ impl Packed {
     /// The model entry `e` was packed from (but for cuobjdump's number,
     /// which a packed entry does not keep: 0).
     pub fn entry(&self, e: &PackedEntry) -> Entry {
-        let mut out = self.shapes[e.shape as usize].clone();
-        out.size = e.size;
-        out.stored = e.size;
+        let mut out = self.shapes[usize::from(e.shape)].clone();
+        let size = u64::from(e.size);
+        out.size = size;
+        out.stored = size;
         out.location = Location::File {
             offset: e.offset,
-            size: e.size,
+            size,
         };
         if let Some(nv) = &mut out.nvidia {
-            nv.stored = e.stored as usize;
-            nv.uncompressed_size = e.uncompressed_size;
+            nv.stored = usize::from(e.stored);
+            nv.uncompressed_size = nv.uncompressed_size.map(|_| e.uncompressed);
         }
         out
     }

@@ -1680,19 +1680,20 @@ impl Checked<'_> {
             Checked::Node(n) => payloads_agree(input, n),
             Checked::Packed(p, c) => p.entries_of(c).iter().filter(|e| e.deferred).all(|e| {
                 // Packed entries are stored whole: one head each.
-                let Some(nv) = p.shapes[e.shape as usize].nvidia else {
+                let Some(nv) = p.shapes[usize::from(e.shape)].nvidia else {
                     return false;
                 };
+                let end = e.offset.saturating_add(u64::from(e.size));
                 let range = usize::try_from(e.offset)
                     .ok()
-                    .zip(usize::try_from(e.offset.saturating_add(e.size)).ok());
+                    .zip(usize::try_from(end).ok());
                 let Some(payload) = range.and_then(|(a, b)| input.get(a..b)) else {
                     return false;
                 };
                 let stored = fatbin::StoredPayload {
                     codec: nv.codec,
                     payload,
-                    uncompressed_size: e.uncompressed_size.unwrap_or(0),
+                    uncompressed_size: e.uncompressed,
                 };
                 match Heads::Decode(stored).get() {
                     Ok(heads) => heads.first().is_none_or(|head| {
