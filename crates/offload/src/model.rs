@@ -504,8 +504,9 @@ impl Packed {
     pub const SHAPES_MAX: usize = 256;
 
     /// Packs `n`, a fat binary container the walk has finished (payloads
-    /// named, damage found), or gives it back when it cannot be packed.
-    pub fn pack(&mut self, n: Node, deferred: impl Fn(&Entry) -> bool) -> Result<(), Node> {
+    /// named, damage found); returns whether it could be (if not, nothing
+    /// of it is kept).
+    pub fn pack(&mut self, n: &Node, deferred: impl Fn(&Entry) -> bool) -> bool {
         let sound = n.damage.is_empty()
             && n.children.is_empty()
             && n.packed.is_none()
@@ -523,10 +524,10 @@ impl Packed {
             u32::try_from(self.entries.len()),
             u32::try_from(n.entries.len()),
         ) else {
-            return Err(n);
+            return false;
         };
         if !sound {
-            return Err(n);
+            return false;
         }
         let shapes = self.shapes.len();
         let packed: Option<Vec<PackedEntry>> = n
@@ -537,7 +538,7 @@ impl Packed {
         let Some(packed) = packed else {
             // Shapes met only in it go with it.
             self.shapes.truncate(shapes);
-            return Err(n);
+            return false;
         };
         self.entries.extend(packed);
         self.containers.push(PackedFatbin {
@@ -547,7 +548,7 @@ impl Packed {
             first,
             count,
         });
-        Ok(())
+        true
     }
 
     /// One entry of a container being packed, its shape found or added;
@@ -727,8 +728,8 @@ mod tests {
         let mut p = Packed::default();
         let a = container(0, 0x1000, &["sm_80", "sm_90"]);
         let b = container(1, 0x2000, &["sm_80", "sm_90"]);
-        p.pack(a.clone(), |_| true).unwrap();
-        p.pack(b.clone(), |e| e.size == 0x10).unwrap();
+        assert!(p.pack(&a, |_| true));
+        assert!(p.pack(&b, |e| e.size == 0x10));
         // The two containers share their entries' facts.
         assert_eq!(p.shapes.len(), 2);
         assert_eq!(p.containers.len(), 2);
@@ -754,13 +755,13 @@ mod tests {
             offset: Some(0x1000),
             message: "bad".to_owned(),
         });
-        assert_eq!(p.pack(damaged.clone(), |_| true), Err(damaged));
+        assert!(!p.pack(&damaged, |_| true));
         let mut member = container(1, 0x2000, &["sm_75"]);
         member.entries[0].nvidia.as_mut().unwrap().member = Some((0, 0x10));
-        assert_eq!(p.pack(member.clone(), |_| true), Err(member));
+        assert!(!p.pack(&member, |_| true));
         let mut derived = container(2, 0x3000, &["sm_86"]);
         derived.entries[0].location = Location::Derived;
-        assert_eq!(p.pack(derived.clone(), |_| true), Err(derived));
+        assert!(!p.pack(&derived, |_| true));
         assert_eq!(p, Packed::default());
         assert!(!Node::new(NodeKind::Section, "s", PathBuf::from("f")).is_interesting());
     }
@@ -768,10 +769,10 @@ mod tests {
     #[test]
     fn packed_containers_count_as_containers() {
         let mut s = Node::new(NodeKind::Section, ".nv_fatbin", PathBuf::from("f"));
-        s.packed
+        assert!(s
+            .packed
             .get_or_insert_with(Default::default)
-            .pack(container(0, 0, &["sm_80", "sm_90"]), |_| false)
-            .unwrap();
+            .pack(&container(0, 0, &["sm_80", "sm_90"]), |_| false));
         assert!(s.is_interesting());
         assert_eq!(s.counts(), (1, 2, 0));
     }

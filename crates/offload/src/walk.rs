@@ -1563,7 +1563,7 @@ impl<'a> HeadBatch<'a> {
         }
         for n in self.nodes.drain(..) {
             let packed = out.packed.get_or_insert_with(Default::default);
-            if let Err(n) = packed.pack(n, deferred) {
+            if !packed.pack(&n, deferred) {
                 out.children.push(n);
             }
         }
