@@ -767,6 +767,15 @@ impl<'a> Elf<'a> {
     }
 }
 
+/// Whether [`shrink`] or [`in_place`] of `file` reads the new contents of
+/// the rewrites (a PE image's checksum covers them; an archive's members
+/// may be PE images). Where neither does, a caller may hand them rewrites
+/// holding only their lengths ([`Thinned::used`], no pieces) and make the
+/// bytes again for the write.
+pub fn reads_contents(file: &[u8]) -> bool {
+    file.starts_with(b"MZ") || file.starts_with(b"!<arch>\n")
+}
+
 /// The output of `file` with its containers rewritten (`rewrites`, in
 /// file order) and the freed bytes taken out, or why it cannot be shrunk
 /// safely (see the module documentation).

@@ -437,6 +437,177 @@ pub struct Node {
     pub entries: Vec<Entry>,
     /// Damage found here.
     pub damage: Vec<Damage>,
+    /// Fat binary containers found here and kept as a few words each
+    /// ([`Packed`]; only a walk for `thin` packs them).
+    pub packed: Option<Box<Packed>>,
+}
+
+/// Fat binary containers of one place (a section), kept compactly: a
+/// library holds tens of thousands of them, and a [`Node`] with its
+/// [`Entry`]s for each is most of the memory `thin` takes. Only sound
+/// containers are packed (no damage; each entry stored whole in the file,
+/// none a member of a concatenated one): a few numbers per container and
+/// per entry, and the entries' typed facts once for all the containers
+/// that share them ([`Packed::shapes`]). [`Packed::entry`] makes a model
+/// entry again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Packed {
+    /// The distinct entries: what differs from one container to the next
+    /// (where the bytes are, their sizes, the stored entry's index, the
+    /// recorded uncompressed size, cuobjdump's number) left out. What a
+    /// `--keep` or `--drop` is matched against.
+    pub shapes: Vec<Entry>,
+    /// The containers, in the order found.
+    pub containers: Vec<PackedFatbin>,
+    /// Their entries, each container's together.
+    pub entries: Vec<PackedEntry>,
+}
+
+/// A packed fat binary container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedFatbin {
+    /// Absolute offset in the file.
+    pub offset: u64,
+    /// Size.
+    pub size: u64,
+    /// The index among containers in listing order ([`Node::index`]).
+    pub index: u32,
+    /// Its first entry in [`Packed::entries`].
+    pub first: u32,
+    /// How many entries it has.
+    pub count: u32,
+}
+
+/// A packed fat binary entry (24 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedEntry {
+    /// Where its payload is in the file.
+    pub offset: u64,
+    /// The uncompressed size its header records, where its shape has one
+    /// (compressed entries).
+    pub uncompressed: u64,
+    /// The payload's size as stored.
+    pub size: u32,
+    /// Its index in the container ([`NvEntry::stored`]).
+    pub stored: u16,
+    /// Its facts, in [`Packed::shapes`].
+    pub shape: u8,
+    /// Whether the walk left its payload to be named later (see
+    /// `walk::check_deferred`).
+    pub deferred: bool,
+}
+
+impl Packed {
+    /// The most distinct entries a section's packed containers may have
+    /// (past it, containers stay nodes): matching is done on them once
+    /// each, and [`PackedEntry::shape`] is a byte.
+    pub const SHAPES_MAX: usize = 256;
+
+    /// Packs `n`, a fat binary container the walk has finished (payloads
+    /// named, damage found); returns whether it could be (if not, nothing
+    /// of it is kept).
+    pub fn pack(&mut self, n: &Node, deferred: impl Fn(&Entry) -> bool) -> bool {
+        let sound = n.damage.is_empty()
+            && n.children.is_empty()
+            && n.packed.is_none()
+            && n.kind == NodeKind::Fatbin
+            && n.entries.iter().all(|e| {
+                e.data.is_none()
+                    && e.nvidia.is_some_and(|nv| nv.member.is_none())
+                    && matches!(e.location, Location::File { size, .. } if size == e.size)
+                    && e.stored == e.size
+            });
+        let (Some(offset), Some(size), Some(index), Ok(first), Ok(count)) = (
+            n.offset,
+            n.size,
+            n.index.and_then(|i| u32::try_from(i).ok()),
+            u32::try_from(self.entries.len()),
+            u32::try_from(n.entries.len()),
+        ) else {
+            return false;
+        };
+        if !sound {
+            return false;
+        }
+        let shapes = self.shapes.len();
+        let packed: Option<Vec<PackedEntry>> = n
+            .entries
+            .iter()
+            .map(|e| self.pack_entry(e, &deferred))
+            .collect();
+        let Some(packed) = packed else {
+            // Shapes met only in it go with it.
+            self.shapes.truncate(shapes);
+            return false;
+        };
+        self.entries.extend(packed);
+        self.containers.push(PackedFatbin {
+            offset,
+            size,
+            index,
+            first,
+            count,
+        });
+        true
+    }
+
+    /// One entry of a container being packed, its shape found or added;
+    /// `None` where it cannot be packed.
+    fn pack_entry(&mut self, e: &Entry, deferred: &impl Fn(&Entry) -> bool) -> Option<PackedEntry> {
+        let (Location::File { offset, size }, Some(nv)) = (&e.location, e.nvidia) else {
+            return None;
+        };
+        let mut shape = e.clone();
+        shape.size = 0;
+        shape.stored = 0;
+        shape.location = Location::File { offset: 0, size: 0 };
+        shape.nvidia = Some(NvEntry {
+            number: 0,
+            stored: 0,
+            // Whether it records one is a fact of the shape.
+            uncompressed_size: nv.uncompressed_size.map(|_| 0),
+            ..nv
+        });
+        let at = match self.shapes.iter().position(|s| *s == shape) {
+            Some(i) => i,
+            None if self.shapes.len() < Self::SHAPES_MAX => {
+                self.shapes.push(shape);
+                self.shapes.len() - 1
+            }
+            None => return None,
+        };
+        Some(PackedEntry {
+            offset: *offset,
+            uncompressed: nv.uncompressed_size.unwrap_or(0),
+            size: u32::try_from(*size).ok()?,
+            stored: u16::try_from(nv.stored).ok()?,
+            shape: u8::try_from(at).ok()?,
+            deferred: deferred(e),
+        })
+    }
+
+    /// The entries of container `c`, in its order.
+    pub fn entries_of(&self, c: &PackedFatbin) -> &[PackedEntry] {
+        &self.entries[c.first as usize..(c.first + c.count) as usize]
+    }
+
+    /// The model entry `e` was packed from (but for cuobjdump's number,
+    /// which a packed entry does not keep: 0).
+    pub fn entry(&self, e: &PackedEntry) -> Entry {
+        let mut out = self.shapes[usize::from(e.shape)].clone();
+        let size = u64::from(e.size);
+        out.size = size;
+        out.stored = size;
+        out.location = Location::File {
+            offset: e.offset,
+            size,
+        };
+        if let Some(nv) = &mut out.nvidia {
+            nv.stored = usize::from(e.stored);
+            nv.uncompressed_size = nv.uncompressed_size.map(|_| e.uncompressed);
+        }
+        out
+    }
 }
 
 impl Node {
@@ -454,6 +625,7 @@ impl Node {
             children: Vec::new(),
             entries: Vec::new(),
             damage: Vec::new(),
+            packed: None,
         }
     }
 
@@ -461,6 +633,10 @@ impl Node {
     pub fn is_interesting(&self) -> bool {
         self.kind.is_container()
             || !self.entries.is_empty()
+            || self
+                .packed
+                .as_ref()
+                .is_some_and(|p| !p.containers.is_empty())
             || !self.damage.is_empty()
             || self.children.iter().any(Node::is_interesting)
     }
@@ -482,6 +658,10 @@ impl Node {
             self.entries.len(),
             self.damage.len(),
         );
+        if let Some(p) = &self.packed {
+            out.0 += p.containers.len();
+            out.1 += p.entries.len();
+        }
         for c in &self.children {
             let (a, b, d) = c.counts();
             out.0 += a;
@@ -489,5 +669,111 @@ impl Node {
             out.2 += d;
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fat binary container node as the walk makes one: `archs` its
+    /// stored entries (compressed cubins), at `offset`.
+    fn container(index: usize, offset: u64, archs: &[&str]) -> Node {
+        let mut n = Node::new(
+            NodeKind::Fatbin,
+            format!("fatbin #{index}"),
+            PathBuf::from("f"),
+        );
+        n.index = Some(index);
+        n.offset = Some(offset);
+        n.size = Some(0x100);
+        for (i, a) in archs.iter().enumerate() {
+            let (_, arch) = CudaArch::parse(a).unwrap();
+            let nv = NvEntry {
+                kind: EntryKind::Elf,
+                arch,
+                codec: Some(Codec::Zstd),
+                uncompressed_size: Some(1000 + i as u64),
+                number: 7 + i,
+                member: None,
+                unlisted_in: false,
+                stored: i,
+            };
+            let size = 0x10 + i as u64;
+            n.entries.push(Entry {
+                id: nv.suffix(),
+                kind: Some(OffloadKind::Cuda),
+                triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+                vendor: Vendor::Nvidia,
+                target: Some(Target::Cuda(arch)),
+                standardised: None,
+                note: None,
+                payload: None,
+                payload_matches: None,
+                size,
+                stored: size,
+                location: Location::File {
+                    offset: offset + 0x40 * (i as u64 + 1),
+                    size,
+                },
+                nvidia: Some(nv),
+                data: None,
+            });
+        }
+        n
+    }
+
+    #[test]
+    fn packed_entries_come_back_as_they_were_but_for_their_number() {
+        let mut p = Packed::default();
+        let a = container(0, 0x1000, &["sm_80", "sm_90"]);
+        let b = container(1, 0x2000, &["sm_80", "sm_90"]);
+        assert!(p.pack(&a, |_| true));
+        assert!(p.pack(&b, |e| e.size == 0x10));
+        // The two containers share their entries' facts.
+        assert_eq!(p.shapes.len(), 2);
+        assert_eq!(p.containers.len(), 2);
+        for (c, n) in p.containers.iter().zip([&a, &b]) {
+            assert_eq!((Some(c.offset), Some(c.size)), (n.offset, n.size));
+            assert_eq!(Some(c.index as usize), n.index);
+            let back: Vec<Entry> = p.entries_of(c).iter().map(|e| p.entry(e)).collect();
+            let mut want = n.entries.clone();
+            for e in &mut want {
+                e.nvidia.as_mut().unwrap().number = 0;
+            }
+            assert_eq!(back, want);
+        }
+        let deferred: Vec<bool> = p.entries.iter().map(|e| e.deferred).collect();
+        assert_eq!(deferred, [true, true, true, false]);
+    }
+
+    #[test]
+    fn damaged_and_concatenated_containers_stay_nodes() {
+        let mut p = Packed::default();
+        let mut damaged = container(0, 0x1000, &["sm_80"]);
+        damaged.damage.push(Damage {
+            offset: Some(0x1000),
+            message: "bad".to_owned(),
+        });
+        assert!(!p.pack(&damaged, |_| true));
+        let mut member = container(1, 0x2000, &["sm_75"]);
+        member.entries[0].nvidia.as_mut().unwrap().member = Some((0, 0x10));
+        assert!(!p.pack(&member, |_| true));
+        let mut derived = container(2, 0x3000, &["sm_86"]);
+        derived.entries[0].location = Location::Derived;
+        assert!(!p.pack(&derived, |_| true));
+        assert_eq!(p, Packed::default());
+        assert!(!Node::new(NodeKind::Section, "s", PathBuf::from("f")).is_interesting());
+    }
+
+    #[test]
+    fn packed_containers_count_as_containers() {
+        let mut s = Node::new(NodeKind::Section, ".nv_fatbin", PathBuf::from("f"));
+        assert!(s
+            .packed
+            .get_or_insert_with(Default::default)
+            .pack(&container(0, 0, &["sm_80", "sm_90"]), |_| false));
+        assert!(s.is_interesting());
+        assert_eq!(s.counts(), (1, 2, 0));
     }
 }

@@ -8,12 +8,17 @@ use offload_format::nvidia::fatbin::EntryKind;
 
 use crate::model::{Entry, Node};
 
-/// Every entry of the trees, in listing order.
+/// Every entry of the trees, in listing order; of packed fat binary
+/// containers ([`crate::model::Packed`]), each distinct one once.
 pub fn all_entries(roots: &[Node]) -> Vec<&Entry> {
     let mut out = Vec::new();
     for root in roots {
         root.visit(&mut Vec::new(), &mut |path| {
-            out.extend(path[path.len() - 1].entries.iter());
+            let n = path[path.len() - 1];
+            out.extend(n.entries.iter());
+            if let Some(p) = &n.packed {
+                out.extend(p.shapes.iter());
+            }
         });
     }
     out

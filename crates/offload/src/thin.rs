@@ -148,7 +148,26 @@ fn plan_node(
             }
         }
     }
+    // Packed fat binary containers, planned in the file's order with the
+    // nodes beside them.
+    let mut packed = node
+        .packed
+        .as_deref()
+        .map(|p| (p, p.containers.iter().peekable()));
+    let mut plan_packed = |before: Option<u64>, out: &mut Vec<Plan>| {
+        let Some((p, containers)) = &mut packed else {
+            return;
+        };
+        while let Some(c) = containers.next_if(|c| before.is_none_or(|b| c.offset < b)) {
+            let entries: Vec<Entry> = p.entries_of(c).iter().map(|e| p.entry(e)).collect();
+            let name = format!("fatbin #{}", c.index);
+            plan_fatbin(Some((c.offset, c.size)), &name, &entries, sel, out);
+        }
+    };
     for c in &node.children {
+        if let Some(at) = c.offset {
+            plan_packed(Some(at), out);
+        }
         match c.kind {
             NodeKind::Bundle | NodeKind::Ccob => {
                 let drop = dropped_ids(&c.entries, sel);
@@ -174,28 +193,7 @@ fn plan_node(
                 }
             }
             NodeKind::OffloadBinary => {}
-            NodeKind::Fatbin => {
-                let (keep, bare) = sel.fatbin_mask(&c.entries);
-                if keep.iter().all(|&k| k) {
-                    continue;
-                }
-                match (c.offset, c.size) {
-                    // In place, even in a linked program: the runtime's
-                    // registration records point at the container's
-                    // start, which does not move.
-                    (Some(offset), Some(size)) => out.push(Plan::Fatbin {
-                        offset,
-                        size,
-                        name: c.name.clone(),
-                        keep,
-                        bare,
-                    }),
-                    _ => out.push(Plan::Leave {
-                        name: c.name.clone(),
-                        why: "not stored contiguously in the file (inside bitcode)".to_owned(),
-                    }),
-                }
-            }
+            NodeKind::Fatbin => plan_fatbin(c.offset.zip(c.size), &c.name, &c.entries, sel, out),
             NodeKind::ObjectBundle | NodeKind::TextBundle => {
                 if !dropped_ids(&c.entries, sel).is_empty() {
                     out.push(Plan::Leave {
@@ -210,6 +208,38 @@ fn plan_node(
             | NodeKind::Bitcode
             | NodeKind::Slice => plan_node(c, file, sel, object, out),
         }
+    }
+    plan_packed(None, out);
+}
+
+/// Plans an NVIDIA container (`at`: its offset and size, where it is
+/// contiguous in the file) from its entries.
+fn plan_fatbin(
+    at: Option<(u64, u64)>,
+    name: &str,
+    entries: &[Entry],
+    sel: &Selection,
+    out: &mut Vec<Plan>,
+) {
+    let (keep, bare) = sel.fatbin_mask(entries);
+    if keep.iter().all(|&k| k) {
+        return;
+    }
+    match at {
+        // In place, even in a linked program: the runtime's
+        // registration records point at the container's
+        // start, which does not move.
+        Some((offset, size)) => out.push(Plan::Fatbin {
+            offset,
+            size,
+            name: name.to_owned(),
+            keep,
+            bare,
+        }),
+        None => out.push(Plan::Leave {
+            name: name.to_owned(),
+            why: "not stored contiguously in the file (inside bitcode)".to_owned(),
+        }),
     }
 }
 
@@ -797,20 +827,18 @@ pub(crate) fn frees(roots: &[Node], gpus: &[String]) -> (Vec<crate::summary::Fre
 /// first block of each compressed payload, so that a damaged stream stops
 /// the file before anything is committed: in a zip member as the walk
 /// goes, in a file beside the write ([`Opened::walk`] defers those
-/// decodes, [`thin_file`] runs them).
+/// decodes, [`thin_file`] runs them). Sound fat binary containers are
+/// packed (a few words each, see [`crate::model::Packed`]): memory then
+/// does not grow by a node and its entries per container.
 fn walker(args: &ThinArgs) -> Walker {
-    Walker::default().headers_only(args.dry_run)
+    Walker::default()
+        .headers_only(args.dry_run)
+        .pack_fatbins(true)
 }
 
 /// The containers of a tree that `thin` rewrites or reports on.
 fn containers(root: &Node) -> usize {
-    let mut n = 0;
-    root.visit(&mut Vec::new(), &mut |path| {
-        if path[path.len() - 1].kind.is_container() {
-            n += 1;
-        }
-    });
-    n
+    root.counts().0
 }
 
 /// [`thin_file`], or [`thin_zip`] for a zip archive. Returns the totals
@@ -1056,6 +1084,9 @@ fn thin_input<S: Sink + ?Sized>(
     let no_ids = HashSet::new();
     let mut pos = 0u64;
     let mut behind = Behind::new(input);
+    // A PE image's checksum covers the new bytes, shrunk or in place
+    // (shrink::in_place recomputes it too): its rewrites keep them.
+    let reads_contents = shrink::reads_contents(input);
     for p in plans {
         let (kind, offset, size, name, drop, keep_mask) = match p {
             Plan::Leave { name, why } => {
@@ -1137,7 +1168,9 @@ fn thin_input<S: Sink + ?Sized>(
         totals.entries_dropped += thinned.dropped.len();
         totals.bytes_freed += freed;
         // New bytes (recompressed bundles) are held up to a budget; past
-        // it, a container's are made again when written. What was kept
+        // it, a container's are made again when written (an NVIDIA
+        // container's always), except in a file whose checksum covers
+        // them (`reads_contents`: all are held). What was kept
         // and dropped is reported: only the pieces are held for the write
         // (a library has tens of thousands of containers).
         let mut thinned = thinned;
@@ -1149,7 +1182,10 @@ fn thin_input<S: Sink + ?Sized>(
             .filter(|p| matches!(p, rewrite::Piece::Bytes(_)))
             .map(rewrite::Piece::len)
             .sum();
-        if held + new_bytes > HELD_MAX {
+        // An NVIDIA container is made again from its headers alone, for
+        // less than holding its pieces costs (tens of thousands of them),
+        // where the layout does not read them.
+        if !reads_contents && (kind == Kind::Fatbin || held + new_bytes > HELD_MAX) {
             thinned.pieces = Vec::new();
             again.push(Some((kind, drop, keep_mask)));
         } else {

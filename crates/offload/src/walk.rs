@@ -21,8 +21,8 @@ use offload_format::triple::Triple;
 use offload_format::{bitcode, bundle, entry_id, text_bundle, zip};
 
 use crate::model::{
-    share, Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry, OffloadKind, Source, Target,
-    Vendor,
+    share, Damage, Entry, Linkage, Location, Node, NodeKind, NvEntry, OffloadKind, Packed,
+    PackedFatbin, Source, Target, Vendor,
 };
 use crate::objects;
 use crate::zipped;
@@ -101,6 +101,10 @@ pub struct Walker {
     /// decoded to be named: [`check_deferred`] decodes them later, beside
     /// other work (`thin`, which writes while they are checked).
     defer: bool,
+    /// Sound fat binary containers are packed ([`Node::packed`]) rather
+    /// than kept as nodes (`thin`, which needs their entries' typed facts
+    /// and where they are, not a listing).
+    pack: bool,
     /// The file given to [`Walker::input`]: the one whose payloads are
     /// deferred.
     top: Option<Rc<fsio::Input>>,
@@ -140,6 +144,12 @@ impl Walker {
     /// [`Walker::headers_only`], and [`check_deferred`] does the rest.
     pub fn defer_decodes(mut self, on: bool) -> Walker {
         self.defer = on;
+        self
+    }
+
+    /// Packs sound fat binary containers (see the field).
+    pub fn pack_fatbins(mut self, on: bool) -> Walker {
+        self.pack = on;
         self
     }
 
@@ -966,7 +976,7 @@ impl Walker {
             // A long zeroed span (a thinned container's freed space) is
             // passed over a piece at a time, each let go of.
             while scanner.skip_padding(BATCH_BYTES) {
-                batch.finish(&mut node.children);
+                batch.finish(node, self.pack);
                 let upto = scanner.position();
                 self.done_with(place.plus(held), upto.saturating_sub(held));
                 held = upto;
@@ -1030,13 +1040,13 @@ impl Walker {
             if batch.jobs.len() >= batch.limit
                 || scanner.position().saturating_sub(held) >= BATCH_BYTES
             {
-                batch.finish(&mut node.children);
+                batch.finish(node, self.pack);
                 let upto = scanner.position();
                 self.done_with(place.plus(held), upto.saturating_sub(held));
                 held = upto;
             }
         }
-        batch.finish(&mut node.children);
+        batch.finish(node, self.pack);
         self.done_with(place.plus(held), data.len().saturating_sub(held));
         if embedded && containers > 0 {
             node.detail = Some(format!(
@@ -1473,8 +1483,9 @@ impl<'a> HeadBatch<'a> {
         }
     }
 
-    /// Names the payloads of the batch and hands its nodes to `out`.
-    fn finish(&mut self, out: &mut Vec<Node>) {
+    /// Names the payloads of the batch and hands its nodes to `out`, as
+    /// its children or (`pack`) packed where they can be.
+    fn finish(&mut self, out: &mut Node, pack: bool) {
         let jobs = std::mem::take(&mut self.jobs);
         let places: Vec<(usize, usize, Option<u64>)> =
             jobs.iter().map(|j| (j.node, j.first, j.at)).collect();
@@ -1546,7 +1557,16 @@ impl<'a> HeadBatch<'a> {
                 });
             }
         }
-        out.append(&mut self.nodes);
+        if !pack {
+            out.children.append(&mut self.nodes);
+            return;
+        }
+        for n in self.nodes.drain(..) {
+            let packed = out.packed.get_or_insert_with(Default::default);
+            if !packed.pack(&n, deferred) {
+                out.children.push(n);
+            }
+        }
     }
 }
 
@@ -1571,20 +1591,34 @@ pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool 
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     // The containers whose payloads were deferred, in order, cut into
     // runs of about CHECK_RUN bytes (the unit of work and of letting go).
-    let mut containers: Vec<&Node> = Vec::new();
+    let mut containers: Vec<Checked<'_>> = Vec::new();
     root.visit(&mut Vec::new(), &mut |path| {
         let n = path[path.len() - 1];
-        if n.kind == NodeKind::Fatbin && n.file == root.file && n.entries.iter().any(deferred) {
-            containers.push(n);
+        if n.file != root.file {
+            return;
+        }
+        if let Some(p) = &n.packed {
+            for c in &p.containers {
+                if p.entries_of(c).iter().any(|e| e.deferred) {
+                    containers.push(Checked::Packed(p, c));
+                }
+            }
+        }
+        for c in &n.children {
+            if c.kind == NodeKind::Fatbin && c.file == root.file && c.entries.iter().any(deferred) {
+                containers.push(Checked::Node(c));
+            }
         }
     });
+    // Packed containers and the nodes beside them, in the file's order.
+    containers.sort_by_key(|c| c.span().start);
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     let mut start = 0;
     for i in 0..containers.len() {
-        let span = |n: &Node| n.offset.unwrap_or(0)..n.offset.unwrap_or(0) + n.size.unwrap_or(0);
-        if span(containers[i])
+        if containers[i]
+            .span()
             .end
-            .saturating_sub(span(containers[start]).start)
+            .saturating_sub(containers[start].span().start)
             >= CHECK_RUN
             || i + 1 == containers.len()
         {
@@ -1600,11 +1634,11 @@ pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool 
                 break;
             };
             let run = &containers[run.clone()];
-            if !run.iter().all(|n| payloads_agree(input, n)) {
+            if !run.iter().all(|c| c.agrees(input)) {
                 bad.store(true, Ordering::Relaxed);
             }
-            let from = run[0].offset.unwrap_or(0);
-            let to = run[run.len() - 1].offset.unwrap_or(0) + run[run.len() - 1].size.unwrap_or(0);
+            let from = run[0].span().start;
+            let to = run[run.len() - 1].span().end;
             if let (Ok(from), Ok(to)) = (usize::try_from(from), usize::try_from(to)) {
                 input.release(from..to);
             }
@@ -1621,6 +1655,58 @@ pub fn check_deferred(input: &fsio::Input, root: &Node, threads: usize) -> bool 
         });
     }
     !bad.load(Ordering::Relaxed)
+}
+
+/// A fat binary container [`check_deferred`] checks: a node, or a packed
+/// one.
+enum Checked<'a> {
+    Node(&'a Node),
+    Packed(&'a Packed, &'a PackedFatbin),
+}
+
+impl Checked<'_> {
+    /// Where it is in the file.
+    fn span(&self) -> std::ops::Range<u64> {
+        let (offset, size) = match self {
+            Checked::Node(n) => (n.offset.unwrap_or(0), n.size.unwrap_or(0)),
+            Checked::Packed(_, c) => (c.offset, c.size),
+        };
+        offset..offset.saturating_add(size)
+    }
+
+    /// Whether its deferred payloads agree with their headers.
+    fn agrees(&self, input: &[u8]) -> bool {
+        match self {
+            Checked::Node(n) => payloads_agree(input, n),
+            Checked::Packed(p, c) => p.entries_of(c).iter().filter(|e| e.deferred).all(|e| {
+                // Packed entries are stored whole: one head each.
+                let Some(nv) = p.shapes[usize::from(e.shape)].nvidia else {
+                    return false;
+                };
+                let end = e.offset.saturating_add(u64::from(e.size));
+                let range = usize::try_from(e.offset)
+                    .ok()
+                    .zip(usize::try_from(end).ok());
+                let Some(payload) = range.and_then(|(a, b)| input.get(a..b)) else {
+                    return false;
+                };
+                let stored = fatbin::StoredPayload {
+                    codec: nv.codec,
+                    payload,
+                    uncompressed_size: e.uncompressed,
+                };
+                match Heads::Decode(stored).get() {
+                    Ok(heads) => heads.first().is_none_or(|head| {
+                        !matches!(
+                            header_check(&nv, head).1,
+                            payload::HeaderCheck::Disagrees(_)
+                        )
+                    }),
+                    Err(_) => false,
+                }
+            }),
+        }
+    }
 }
 
 /// The bytes of containers [`check_deferred`] takes at a time, and lets

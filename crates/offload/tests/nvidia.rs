@@ -890,3 +890,56 @@ fn ls_verify_decodes_every_stream_to_its_end() {
         assert!(o.status.success(), "{file}: {}", text(&o.stderr));
     }
 }
+
+/// The `.nv_fatbin` bytes of a fixture (one container each here).
+fn nv_fatbin_section(name: &str) -> Vec<u8> {
+    let data = fs::read(fixtures().join(name)).unwrap();
+    let doc = ls_json(name);
+    let (offset, size) = containers(&doc)[0];
+    data[offset as usize..(offset + size) as usize].to_vec()
+}
+
+/// `thin` keeps most NVIDIA containers packed (a few numbers each, not a
+/// model node) and a concatenated one as a node: in one fat binary, a
+/// concatenated container between two plain ones is planned in its place
+/// and thinned as it is alone, so that the file is the three thinned
+/// apart, put together (a raw fat binary is rewritten in place).
+#[test]
+fn packed_and_unpacked_containers_are_thinned_in_the_files_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let plain = nv_fatbin_section("compress-all.o");
+    let concat = nv_fatbin_section("concat.o");
+    fs::write(d.join("plain.fatbin"), &plain).unwrap();
+    fs::write(d.join("concat.fatbin"), &concat).unwrap();
+    fs::write(d.join("mix.fatbin"), [&plain[..], &concat, &plain].concat()).unwrap();
+    let thin = |name: &str| {
+        let o = run_in(
+            d,
+            &["thin", "--keep", "sm_90", "--drop-ptx", "-o", "out", name],
+        );
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        (text(&o.stdout), fs::read(d.join("out")).unwrap())
+    };
+    let (report, mix) = thin("mix.fatbin");
+    let lines: Vec<&str> = report.lines().filter(|l| l.contains(" @ ")).collect();
+    assert_eq!(lines.len(), 3, "{report}");
+    for (line, want) in lines.iter().zip([
+        "fatbin #0 @ 0x0: dropped 2 of 3 entries (sm_80.cubin, sm_80.ptx)",
+        &format!(
+            "fatbin #1 @ {:#x}: dropped 1 of 2 entries (sm_80.ptx)",
+            plain.len()
+        ),
+        &format!(
+            "fatbin #2 @ {:#x}: dropped 2 of 3 entries (sm_80.cubin, sm_80.ptx)",
+            plain.len() + concat.len()
+        ),
+    ]) {
+        assert!(line.contains(want), "{line} / {want}");
+    }
+    let (_, plain_out) = thin("plain.fatbin");
+    let (_, concat_out) = thin("concat.fatbin");
+    assert_ne!(plain_out, plain);
+    assert_ne!(concat_out, concat);
+    assert_eq!(mix, [&plain_out[..], &concat_out, &plain_out].concat());
+}
