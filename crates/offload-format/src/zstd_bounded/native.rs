@@ -182,10 +182,7 @@ impl Decoder {
         let (count, mut at) = match *rest.first()? {
             0 => (0usize, 1usize),
             b @ 1..=127 => (usize::from(b), 1),
-            b @ 128..=254 => (
-                (usize::from(b - 128) << 8) + usize::from(byte(rest, 1)?),
-                2,
-            ),
+            b @ 128..=254 => ((usize::from(b - 128) << 8) + usize::from(byte(rest, 1)?), 2),
             255 => (le(rest, 1, 2)? as usize + 0x7f00, 3),
         };
         let mut lit_at = 0usize;
@@ -276,28 +273,27 @@ impl Decoder {
         let wanted = left.min(self.n - self.out.len());
         lits.copy(&mut self.out, lit_at, wanted)
     }
-
 }
 
 /// The offset a sequence's offset value names, updating the repeat
 /// offsets `r`.
 fn offset(r: &mut [usize; 3], value: u64, ll: usize) -> Option<usize> {
-        if value > 3 {
-            let o = usize::try_from(value - 3).ok()?;
+    if value > 3 {
+        let o = usize::try_from(value - 3).ok()?;
+        *r = [o, r[0], r[1]];
+        return Some(o);
+    }
+    let index = value as usize - 1 + usize::from(ll == 0);
+    match index {
+        0 => {}
+        1 => *r = [r[1], r[0], r[2]],
+        2 => *r = [r[2], r[0], r[1]],
+        _ => {
+            let o = r[0].checked_sub(1).filter(|&o| o > 0)?;
             *r = [o, r[0], r[1]];
-            return Some(o);
         }
-        let index = value as usize - 1 + usize::from(ll == 0);
-        match index {
-            0 => {}
-            1 => *r = [r[1], r[0], r[2]],
-            2 => *r = [r[2], r[0], r[1]],
-            _ => {
-                let o = r[0].checked_sub(1).filter(|&o| o > 0)?;
-                *r = [o, r[0], r[1]];
-            }
-        }
-        Some(r[0])
+    }
+    Some(r[0])
 }
 
 impl Decoder {
@@ -396,7 +392,11 @@ impl<'b> HuffLiterals<'b> {
     fn new(table: Huffman, data: &'b [u8], regen: usize, four: bool) -> Option<Self> {
         let mut streams = Vec::with_capacity(4);
         if four {
-            let sizes = [le(data, 0, 2)? as usize, le(data, 2, 2)? as usize, le(data, 4, 2)? as usize];
+            let sizes = [
+                le(data, 0, 2)? as usize,
+                le(data, 2, 2)? as usize,
+                le(data, 4, 2)? as usize,
+            ];
             let seg = regen.div_ceil(4);
             let mut at = 6usize;
             for (k, &s) in sizes.iter().enumerate() {
@@ -930,9 +930,12 @@ mod tests {
 
     fn compress(data: &[u8], p: Params) -> Vec<u8> {
         let mut c = CCtx::create();
-        c.set_parameter(CParameter::CompressionLevel(p.level)).unwrap();
-        c.set_parameter(CParameter::ChecksumFlag(p.checksum)).unwrap();
-        c.set_parameter(CParameter::ContentSizeFlag(p.size)).unwrap();
+        c.set_parameter(CParameter::CompressionLevel(p.level))
+            .unwrap();
+        c.set_parameter(CParameter::ChecksumFlag(p.checksum))
+            .unwrap();
+        c.set_parameter(CParameter::ContentSizeFlag(p.size))
+            .unwrap();
         c.set_parameter(CParameter::EnableLongDistanceMatching(p.long))
             .unwrap();
         let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(data.len()));
@@ -964,8 +967,19 @@ mod tests {
         // Skewed symbols (Huffman literals without matches) and text-like
         // runs with matches at many distances.
         for len in [300usize, 5000, 200_000] {
-            v.push((0..len).map(|_| b"aaaaaaaabbbbccd"[rng.below(15)]).collect());
-            let words = [&b"kernel "[..], b"void ", b"__global__ ", b"float* ", b"x[i] = ", b"\n"];
+            v.push(
+                (0..len)
+                    .map(|_| b"aaaaaaaabbbbccd"[rng.below(15)])
+                    .collect(),
+            );
+            let words = [
+                &b"kernel "[..],
+                b"void ",
+                b"__global__ ",
+                b"float* ",
+                b"x[i] = ",
+                b"\n",
+            ];
             let mut t = Vec::new();
             while t.len() < len {
                 t.extend_from_slice(words[rng.below(words.len())]);
@@ -999,7 +1013,9 @@ mod tests {
     }
 
     fn sizes(len: usize) -> Vec<usize> {
-        let mut n: Vec<usize> = vec![1, 2, 3, 17, 64, 100, 256, 1000, 4096, 40_000, 131_072, 131_073, 200_000];
+        let mut n: Vec<usize> = vec![
+            1, 2, 3, 17, 64, 100, 256, 1000, 4096, 40_000, 131_072, 131_073, 200_000,
+        ];
         n.push(len);
         n.retain(|&n| n <= len);
         n
@@ -1031,7 +1047,10 @@ mod tests {
         }
         // Declining is allowed, but must be rare on frames libzstd made.
         eprintln!("native answered {answered} of {asked}");
-        assert!(answered * 100 >= asked * 95, "native answered {answered} of {asked}");
+        assert!(
+            answered * 100 >= asked * 95,
+            "native answered {answered} of {asked}"
+        );
     }
 
     #[test]
@@ -1062,14 +1081,22 @@ mod tests {
             }
         }
         eprintln!("{answered} answers, {frames} frames");
-        assert!(frames > 0 && answered > frames, "{answered} answers, {frames} frames");
+        assert!(
+            frames > 0 && answered > frames,
+            "{answered} answers, {frames} frames"
+        );
     }
 
     #[test]
     fn several_frames_raw_and_rle_blocks() {
         let mut rng = Rng(7);
         let random: Vec<u8> = (0..200_000).map(|_| rng.next() as u8).collect();
-        let p = Params { level: 3, checksum: false, size: true, long: false };
+        let p = Params {
+            level: 3,
+            checksum: false,
+            size: true,
+            long: false,
+        };
         // Incompressible data makes raw blocks, runs make RLE blocks.
         let mut frames = compress(&random[..1000], p);
         frames.extend(compress(&[9u8; 300_000], p));
@@ -1085,7 +1112,10 @@ mod tests {
         assert_eq!(answered, 8);
         // With checksums, a head that passes the first frame is declined
         // (the checksum is libzstd's to verify).
-        let p = Params { checksum: true, ..p };
+        let p = Params {
+            checksum: true,
+            ..p
+        };
         let mut frames = compress(&random[..1000], p);
         frames.extend(compress(&random, p));
         assert!(head(&frames, 500).is_some());
@@ -1096,7 +1126,8 @@ mod tests {
         skip.extend(compress(&random[..1000], p));
         assert!(head(&skip, 10).is_none());
         assert_eq!(libzstd_head(&skip, 10).unwrap(), &random[..10]);
-        let mut c = zstd::bulk::Compressor::with_dictionary(3, b"a dictionary of some bytes").unwrap();
+        let mut c =
+            zstd::bulk::Compressor::with_dictionary(3, b"a dictionary of some bytes").unwrap();
         let with_dict = c.compress(b"some bytes of a dictionary").unwrap();
         assert!(head(&with_dict, 4).is_none());
     }
@@ -1111,7 +1142,15 @@ mod tests {
         let data = inputs();
         let mut answered = 0;
         for (i, d) in data.iter().enumerate().filter(|(_, d)| d.len() > 50) {
-            let frame = compress(d, Params { level: 1 + (i as i32 % 19), checksum: true, size: true, long: false });
+            let frame = compress(
+                d,
+                Params {
+                    level: 1 + (i as i32 % 19),
+                    checksum: true,
+                    size: true,
+                    long: false,
+                },
+            );
             for cut in [0, 1, 4, 5, 6, 9, 12, frame.len() / 3, frame.len() - 1] {
                 let cut = cut.min(frame.len());
                 if let Some(h) = head(&frame[..cut], 40) {
