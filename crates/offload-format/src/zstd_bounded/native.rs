@@ -691,9 +691,7 @@ impl Fse {
                 loop {
                     let repeat = get(bit, 2) as usize;
                     bit += 2;
-                    for _ in 0..repeat {
-                        counts.push(0);
-                    }
+                    counts.resize(counts.len() + repeat, 0);
                     if counts.len() > max_symbol + 1 {
                         return None;
                     }
