@@ -18,6 +18,10 @@
 //! most [`MAX_HEAD`]); no recorded size is allocated; every loop either
 //! produces output or consumes input.
 
+use std::borrow::Cow;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
 /// The largest head this decoder makes; larger ones are declined.
 pub(crate) const MAX_HEAD: usize = 1 << 20;
 
@@ -57,9 +61,9 @@ struct Decoder {
     out: Vec<u8>,
     n: usize,
     frame_start: usize,
-    huff: Option<Huffman>,
+    huff: Option<Rc<Huffman>>,
     /// Literal lengths, offsets, match lengths.
-    tables: [Option<Fse>; 3],
+    tables: [Option<Cow<'static, Fse>>; 3],
     reps: [usize; 3],
     window: u64,
 }
@@ -196,19 +200,19 @@ impl Decoder {
                 let mode = (modes >> shift) & 3;
                 let kind = &KINDS[k];
                 let table = match mode {
-                    0 => Fse::build(kind.default_log, kind.defaults)?,
+                    0 => Cow::Borrowed(predefined(k)?),
                     1 => {
                         let s = byte(rest, at)?;
                         at += 1;
                         if usize::from(s) > kind.max_symbol {
                             return None;
                         }
-                        Fse::rle(s)
+                        Cow::Owned(Fse::rle(s))
                     }
                     2 => {
                         let (t, used) = Fse::read(rest.get(at..)?, kind.max_log, kind.max_symbol)?;
                         at += used;
-                        t
+                        Cow::Owned(t)
                     }
                     _ => self.tables[k].take()?,
                 };
@@ -335,7 +339,7 @@ impl Decoder {
         let mut data = block.get(hl..hl.checked_add(size)?)?;
         if kind == 2 {
             let (table, used) = Huffman::read(data)?;
-            self.huff = Some(table);
+            self.huff = Some(Rc::new(table));
             data = data.get(used..)?;
         }
         let table = self.huff.clone()?;
@@ -380,7 +384,7 @@ impl Literals<'_> {
 
 /// Huffman-coded literals: one or four streams, decoded in order.
 struct HuffLiterals<'b> {
-    table: Huffman,
+    table: Rc<Huffman>,
     regen: usize,
     /// Each stream, with the literal index it ends at.
     streams: Vec<(BackBits<'b>, usize)>,
@@ -389,7 +393,7 @@ struct HuffLiterals<'b> {
 }
 
 impl<'b> HuffLiterals<'b> {
-    fn new(table: Huffman, data: &'b [u8], regen: usize, four: bool) -> Option<Self> {
+    fn new(table: Rc<Huffman>, data: &'b [u8], regen: usize, four: bool) -> Option<Self> {
         let mut streams = Vec::with_capacity(4);
         if four {
             let sizes = [
@@ -415,7 +419,7 @@ impl<'b> HuffLiterals<'b> {
             table,
             regen,
             streams,
-            done: Vec::new(),
+            done: Vec::with_capacity(regen.min(4096)),
         })
     }
 
@@ -559,11 +563,18 @@ impl<'b> BackBits<'b> {
 
     /// The next `n` (at most 32) bits, without reading them; bits before
     /// the start read as zeros.
+    #[inline]
     fn peek(&self, n: u32) -> u64 {
         if n == 0 {
             return 0;
         }
         let lo = self.pos - i64::from(n);
+        if let Ok(lo) = usize::try_from(lo) {
+            let eight = self.data.get(lo / 8..).and_then(|d| d.first_chunk::<8>());
+            if let Some(eight) = eight {
+                return (u64::from_le_bytes(*eight) >> (lo % 8)) & ((1u64 << n) - 1);
+            }
+        }
         let first = lo.div_euclid(8);
         let shift = lo.rem_euclid(8);
         let mut v = 0u64;
@@ -580,11 +591,13 @@ impl<'b> BackBits<'b> {
     }
 
     /// Reads `n` bits; `None` past the start of the stream.
+    #[inline]
     fn consume(&mut self, n: u32) -> Option<()> {
         self.pos -= i64::from(n);
         (self.pos >= 0).then_some(())
     }
 
+    #[inline]
     fn read(&mut self, n: u32) -> Option<u64> {
         if n > 32 {
             return None;
@@ -648,14 +661,14 @@ impl Fse {
     /// the bytes it takes.
     fn read(data: &[u8], max_log: u32, max_symbol: usize) -> Option<(Fse, usize)> {
         let mut bit = 0usize;
+        // `n` (at most 16) bits from `bit` on, zeros past the end.
         let get = |bit: usize, n: u32| -> u64 {
             let mut v = 0u64;
-            for k in 0..n as usize {
-                let p = bit + k;
-                let b = data.get(p / 8).copied().unwrap_or(0);
-                v |= u64::from((b >> (p % 8)) & 1) << k;
+            for k in 0..4 {
+                let b = data.get(bit / 8 + k).copied().unwrap_or(0);
+                v |= u64::from(b) << (8 * k);
             }
-            v
+            (v >> (bit % 8)) & ((1u64 << n) - 1)
         };
         if data.is_empty() {
             return None;
@@ -720,7 +733,10 @@ impl Fse {
     fn build_counts(log: u32, counts: &[i32]) -> Option<Fse> {
         let size = 1usize << log;
         let mut cells = vec![Cell::default(); size];
-        let mut next = vec![0u32; counts.len()];
+        let mut next = [0u32; 64];
+        if counts.len() > next.len() {
+            return None;
+        }
         let mut high = size;
         for (s, &c) in counts.iter().enumerate() {
             if c == -1 {
@@ -760,6 +776,19 @@ impl Fse {
         }
         Some(Fse { log, cells })
     }
+}
+
+/// The predefined table of sequence symbol kind `k` (made once).
+fn predefined(k: usize) -> Option<&'static Fse> {
+    static TABLES: OnceLock<[Option<Fse>; 3]> = OnceLock::new();
+    TABLES
+        .get_or_init(|| {
+            KINDS
+                .each_ref()
+                .map(|kind| Fse::build(kind.default_log, kind.defaults))
+        })
+        .get(k)?
+        .as_ref()
 }
 
 /// What the three sequence symbol kinds use.
