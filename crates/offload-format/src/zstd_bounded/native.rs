@@ -427,10 +427,28 @@ impl<'b> HuffLiterals<'b> {
     fn decode_to(&mut self, end: usize) -> Option<()> {
         let t = &self.table;
         for (bits, stop) in self.streams.iter_mut() {
-            while self.done.len() < end && self.done.len() < *stop {
-                let cell = t.cells[bits.peek(t.log) as usize];
-                bits.consume(u32::from(cell.1))?;
-                self.done.push(cell.0);
+            let target = end.min(*stop);
+            let mask = (1u64 << t.log) - 1;
+            while self.done.len() < target {
+                // Where the 56 bits below the position lie inside the
+                // stream, up to five symbols (of at most 11 bits) come
+                // out of one eight-byte load; elsewhere one at a time.
+                let lo = usize::try_from(bits.pos - 56).ok();
+                let eight = lo.and_then(|lo| bits.data.get(lo / 8..)?.first_chunk::<8>());
+                if let (Some(lo), Some(eight)) = (lo, eight) {
+                    let v = u64::from_le_bytes(*eight) >> (lo % 8);
+                    let mut avail = 56u32;
+                    while avail >= t.log && self.done.len() < target {
+                        let cell = t.cells[((v >> (avail - t.log)) & mask) as usize];
+                        avail -= u32::from(cell.1);
+                        self.done.push(cell.0);
+                    }
+                    bits.pos = lo as i64 + i64::from(avail);
+                } else {
+                    let cell = t.cells[bits.peek(t.log) as usize];
+                    bits.consume(u32::from(cell.1))?;
+                    self.done.push(cell.0);
+                }
             }
             if self.done.len() == *stop && !bits.exhausted() {
                 return None;
