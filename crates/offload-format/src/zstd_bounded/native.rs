@@ -1177,6 +1177,36 @@ mod tests {
         assert!(head(&with_dict, 4).is_none());
     }
 
+    /// The documented difference: damage in the part of the first block
+    /// a head does not need is not seen by the head decoder (its head is
+    /// still right), while libzstd, decoding the whole block, fails; a
+    /// whole decode still finds it.
+    #[test]
+    fn damage_past_the_head_goes_unseen() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/nvidia");
+        let data = std::fs::read(format!("{dir}/libk.so")).unwrap();
+        let data = &data[..data.len().min(40_000)];
+        let p = Params {
+            level: 3,
+            checksum: false,
+            size: true,
+            long: false,
+        };
+        let frame = compress(data, p);
+        let mut unseen = 0;
+        for at in 20..frame.len() {
+            let mut bad = frame.clone();
+            bad[at] ^= 0x10;
+            if let Some(h) = head(&bad, 64) {
+                if h == data[..64] && libzstd_head(&bad, 64).is_none() {
+                    assert!(zstd::stream::decode_all(&bad[..]).is_err());
+                    unseen += 1;
+                }
+            }
+        }
+        assert!(unseen > 0);
+    }
+
     /// Cut and damaged frames: never a panic, and an answer only with
     /// bytes that libzstd also gives (when libzstd decodes the damaged
     /// frame's head at all: damage the native decoder does not read it
