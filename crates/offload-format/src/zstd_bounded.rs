@@ -9,10 +9,37 @@
 //! one piece plus zstd's window (at most 2^27 bytes: zstd's default limit,
 //! which refuses frames that ask for more).
 //!
+//! Heads are decoded natively ([`head`]'s submodule, RFC 8878): libzstd
+//! hands out no byte of a block before it has decoded the whole block (up
+//! to 128 KiB), so naming a library of small compressed entries from their
+//! first few hundred bytes would decode nearly all of them. The native
+//! decoder decodes only the blocks, literals and sequences the head needs,
+//! and declines (the caller then asks libzstd, exactly as before) anything
+//! it does not handle or finds malformed: its answers are libzstd's bytes
+//! or no answer, and libzstd's error texts stay the only ones. Everything
+//! else (whole streams, checks to the end, extraction) is libzstd's: the
+//! native decoder notices damage only in what it reads.
+//!
 //! (The compressed offload bundle codec, `ccob`, keeps its own calls into
 //! zstd: it reproduces LLVM's one-shot decoding and its error texts.)
 
 use std::io::Read;
+
+#[cfg(feature = "nvidia")]
+mod native;
+
+/// The first `n` decoded bytes of the zstd frames in `src`, decoded
+/// natively as far as they need, for a stream recorded to decode to
+/// `recorded` bytes; `None` when the native decoder declines (libzstd then
+/// answers, with its bytes or its error) or when the frame records another
+/// size or the head would pass `recorded`.
+#[cfg(feature = "nvidia")]
+pub(crate) fn native_head(src: &[u8], recorded: u64, n: usize) -> Option<Vec<u8>> {
+    if n as u64 > recorded || content_size(src).is_some_and(|c| c != recorded) {
+        return None;
+    }
+    native::head(src, n)
+}
 
 /// Output handed to the caller at a time.
 pub(crate) const PIECE: usize = 64 << 10;
@@ -116,6 +143,16 @@ pub(crate) fn content_size(src: &[u8]) -> Option<u64> {
 /// zstd frames in `src`; `None` if they do not decode.
 #[cfg(feature = "inspect")]
 pub(crate) fn head(src: &[u8], n: usize) -> Option<Vec<u8>> {
+    if let Some(h) = native::head(src, n) {
+        return Some(h);
+    }
+    libzstd_head(src, n)
+}
+
+/// [`head`] by libzstd alone (also what the native decoder is tested
+/// against).
+#[cfg(feature = "inspect")]
+pub(crate) fn libzstd_head(src: &[u8], n: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(n.min(PIECE));
     let result = decode::<()>(src, u64::MAX, &mut |piece| {
         let take = piece.len().min(n - out.len());

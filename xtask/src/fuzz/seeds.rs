@@ -179,6 +179,7 @@ fn seeds_for(target: &str) -> Result<Seeds, String> {
         // already decode to small valid values.
         "nvidia_lz" => nvidia_streams(offload_format::nvidia::Codec::Lz),
         "nvidia_zstd" => nvidia_streams(offload_format::nvidia::Codec::Zstd),
+        "zstd_head" => zstd_heads(),
         // The cubins, PTX and code objects of the fixtures (the packager
         // cases' inputs), and the host object holding images among other
         // data.
@@ -229,6 +230,31 @@ fn nvidia_streams(codec: offload_format::nvidia::Codec) -> Seeds {
                 out.push((format!("{name}-{}-{i}", c.offset), seed));
             }
         }
+    }
+    out
+}
+
+/// `zstd_head` seeds: the zstd streams of the NVIDIA fixtures as they are
+/// (form 0), and some fixtures' bytes as content to compress and damage
+/// (form 1, no damage), each for a head of 256 bytes.
+fn zstd_heads() -> Seeds {
+    let mut out: Seeds = nvidia_streams(offload_format::nvidia::Codec::Zstd)
+        .into_iter()
+        .map(|(name, seed)| {
+            let mut s = vec![0, 0, 255, 0];
+            s.extend_from_slice(&seed[5..]);
+            (format!("stream-{name}"), s)
+        })
+        .collect();
+    for (i, (name, file)) in fixture_tree("nvidia", 16 << 10)
+        .into_iter()
+        .enumerate()
+        .take(12)
+    {
+        let mut s = vec![1, (i * 7) as u8, 255, 0];
+        s.extend_from_slice(&file);
+        s.push(0);
+        out.push((format!("content-{name}"), s));
     }
     out
 }

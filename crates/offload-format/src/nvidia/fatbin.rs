@@ -450,6 +450,9 @@ impl<'a> StoredPayload<'a> {
         let Some(codec) = self.codec else {
             return Ok(Cow::Borrowed(&self.payload[..n.min(self.payload.len())]));
         };
+        if let Some(head) = self.native_head(codec, n) {
+            return Ok(Cow::Owned(head));
+        }
         let mut out = Vec::with_capacity(n.min(crate::zstd_bounded::PIECE));
         codec::decode(codec, self.payload, self.uncompressed_size, &mut |piece| {
             let take = piece.len().min(n - out.len());
@@ -457,6 +460,18 @@ impl<'a> StoredPayload<'a> {
             Ok(out.len() < n)
         })?;
         Ok(Cow::Owned(out))
+    }
+
+    /// The first `n` bytes of a zstd payload decoded natively (only as
+    /// far as they need), when that decoder answers; `None` leaves them
+    /// to [`codec::decode`] (libzstd), which also gives every error.
+    fn native_head(&self, codec: Codec, n: usize) -> Option<Vec<u8>> {
+        match codec {
+            Codec::Zstd => {
+                crate::zstd_bounded::native_head(self.payload, self.uncompressed_size, n)
+            }
+            Codec::Lz => None,
+        }
     }
 
     /// The first `n` bytes of each of `ranges` (offset, size) of the
@@ -483,6 +498,13 @@ impl<'a> StoredPayload<'a> {
                 copy(0, self.payload);
             }
             Some(c) => {
+                if let Some(head) = usize::try_from(last)
+                    .ok()
+                    .and_then(|last| self.native_head(c, last))
+                {
+                    copy(0, &head);
+                    return Ok(heads);
+                }
                 let mut pos = 0u64;
                 codec::decode(c, self.payload, self.uncompressed_size, &mut |piece| {
                     let more = copy(pos, piece);
