@@ -1422,10 +1422,26 @@ impl Heads<'_> {
     fn get(self) -> Result<Vec<Vec<u8>>, DecodeError> {
         match self {
             Heads::Ready(r) => r,
-            Heads::Decode(e) => e.head(HEAD).map(|h| vec![h.into_owned()]),
+            Heads::Decode(e) => decoded_head(&e).map(|h| vec![h]),
             Heads::Ranges(e, ranges) => e.range_heads(&ranges, HEAD as u64),
         }
     }
+}
+
+/// The head of a compressed payload that names it as [`HEAD`] bytes
+/// would: [`FIRST`] bytes decoded, then [`HEAD`] where those may not be
+/// enough (text, which may be PTX with its directives further on, and a
+/// zstd frame inside). A cubin's ELF header is in its first 64 bytes, and
+/// decoding 4 KiB of each of tens of thousands of cubins was most of the
+/// work of naming them.
+fn decoded_head(e: &fatbin::StoredPayload<'_>) -> Result<Vec<u8>, DecodeError> {
+    let first = e.head(FIRST)?;
+    let more = first.len() == FIRST
+        && (first.is_ascii() || matches!(payload::classify(&first), Payload::Zstd { .. }));
+    if more {
+        return e.head(HEAD).map(std::borrow::Cow::into_owned);
+    }
+    Ok(first.into_owned())
 }
 
 /// One entry's heads to get, and where its model entries are.
