@@ -944,7 +944,8 @@ const ML_CODES: [(u32, u8); 53] = [
     (65539, 16),
 ];
 
-#[cfg(all(test, feature = "inspect"))]
+#[cfg(test)]
+#[cfg(feature = "inspect")]
 mod tests {
     use super::head;
     use crate::zstd_bounded::libzstd_head;
