@@ -326,17 +326,9 @@ fn size_cmd(args: &cli::SizeArgs, diag: &Diag) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let arch = match args
-        .arch
-        .iter()
-        .map(|a| select::ArchFilter::parse(a))
-        .collect::<Result<Vec<_>, _>>()
-    {
+    let arch = match select::read_values("--arch", &args.arch, select::ArchFilter::parse) {
         Ok(a) => a,
-        Err(e) => {
-            diag.error(format!("--arch {e}"));
-            return ExitCode::from(2);
-        }
+        Err(refused) => return refused_value(diag, refused),
     };
     let inputs = expand_inputs(&args.files, diag);
     let (mut roots, damage, _) = walk_all(&inputs.files, false, false, false, diag);
@@ -377,6 +369,13 @@ fn size_cmd(args: &cli::SizeArgs, diag: &Diag) -> ExitCode {
     } else {
         status
     }
+}
+
+/// A refused value of a selection option (`select::read_values`): a
+/// usage error naming the option, the value and why.
+fn refused_value(diag: &Diag, (option, why): (String, select::SelectorError)) -> ExitCode {
+    diag.error(format!("{option} {why}"));
+    ExitCode::from(2)
 }
 
 /// The selection options as given, for messages.
@@ -461,17 +460,9 @@ fn extract_cmd(args: &ExtractArgs, diag: &Diag) -> ExitCode {
     if uris.iter().any(Option::is_some) {
         return extract_uris(args, uris, diag);
     }
-    let requests = match args
-        .target
-        .iter()
-        .map(|t| select::Selector::parse(t))
-        .collect::<Result<Vec<_>, _>>()
-    {
+    let requests = match select::read_values("--target", &args.target, select::Selector::parse) {
         Ok(r) => r,
-        Err(e) => {
-            diag.error(format!("--target {e}"));
-            return ExitCode::from(2);
-        }
+        Err(refused) => return refused_value(diag, refused),
     };
     if let Some(dir) = args.files.iter().find(|f| f.is_dir()) {
         diag.error(format!(

@@ -391,16 +391,11 @@ impl Selection {
         drop: &[String],
         drop_ptx: bool,
     ) -> Result<Selection, (String, SelectorError)> {
-        let read = |opt: &str, v: &String| Selector::parse(v).map_err(|e| (opt.to_owned(), e));
         Ok(Selection {
-            keep: keep
-                .iter()
-                .map(|k| read("--keep", k).map(|s| (k.clone(), s)))
-                .collect::<Result<_, _>>()?,
-            drop: drop
-                .iter()
-                .map(|d| read("--drop", d))
-                .collect::<Result<_, _>>()?,
+            keep: read_values("--keep", keep, |k| {
+                Selector::parse(k).map(|s| (k.to_owned(), s))
+            })?,
+            drop: read_values("--drop", drop, Selector::parse)?,
             drop_ptx,
         })
     }
@@ -628,6 +623,19 @@ pub(crate) fn preflight(shown: &str, root: &Node, sel: &Selection) -> Result<Vec
         }
     }
     Ok(alone)
+}
+
+/// Reads every value `values` of the option `option` with `parse`: all of
+/// them, or the option with why the first refused value is refused.
+pub fn read_values<T>(
+    option: &str,
+    values: &[String],
+    parse: impl Fn(&str) -> Result<T, SelectorError>,
+) -> Result<Vec<T>, (String, SelectorError)> {
+    values
+        .iter()
+        .map(|v| parse(v).map_err(|e| (option.to_owned(), e)))
+        .collect()
 }
 
 /// What an image of `offload size` was built for, read from its entry

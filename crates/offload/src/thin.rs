@@ -428,10 +428,7 @@ pub fn run(args: &ThinArgs, diag: &Diag) -> std::process::ExitCode {
     use std::process::ExitCode;
     let sel = match Selection::new(&args.keep, &args.drop, args.drop_ptx) {
         Ok(s) => s,
-        Err((opt, e)) => {
-            diag.error(format!("{opt} {e}"));
-            return ExitCode::from(2);
-        }
+        Err(refused) => return crate::refused_value(diag, refused),
     };
     let in_place = args.in_place && !args.dry_run;
     if in_place && args.files.iter().any(|f| f.as_os_str() == "-") {
