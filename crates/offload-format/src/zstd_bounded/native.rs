@@ -951,15 +951,15 @@ mod tests {
     use crate::zstd_bounded::libzstd_head;
     use zstd::zstd_safe::{CCtx, CParameter};
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
+    /// The tests' shared deterministic generator, with a bound.
+    struct Rng(Box<dyn FnMut() -> u64>);
 
     impl Rng {
+        fn new(seed: u64) -> Rng {
+            Rng(Box::new(test_support::xorshift(seed)))
+        }
         fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
+            (self.0)()
         }
         fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
@@ -992,7 +992,7 @@ mod tests {
     /// Inputs of many kinds: random, text, ELF objects and cubins from the
     /// NVIDIA fixtures, zeros, repeats, and mixtures, 1 byte to 300 KB.
     fn inputs() -> Vec<Vec<u8>> {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut v: Vec<Vec<u8>> = Vec::new();
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/nvidia");
         for name in ["libk.so", "plain.o", "rdc.o", "lz-big.o", "app"] {
@@ -1135,7 +1135,7 @@ mod tests {
 
     #[test]
     fn several_frames_raw_and_rle_blocks() {
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         let random: Vec<u8> = (0..200_000).map(|_| rng.next() as u8).collect();
         let p = Params {
             level: 3,
@@ -1214,7 +1214,7 @@ mod tests {
     /// does not notice).
     #[test]
     fn cut_and_damaged_frames() {
-        let mut rng = Rng(99);
+        let mut rng = Rng::new(99);
         let data = inputs();
         let mut answered = 0;
         for (i, d) in data.iter().enumerate().filter(|(_, d)| d.len() > 50) {
