@@ -701,15 +701,15 @@ impl ArchFilter {
             }
             (ArchFilter::Cuda(Isa::Virtual, _), _) => false,
             (ArchFilter::Cuda(_, want), ImageArch::Cuda(_, have)) => have == want,
+            // Exactly the features named (a target ID names each once).
             (ArchFilter::Amd(want), ImageArch::Amd(have)) => {
                 have.processor() == want.processor()
-                    && (want.features().is_empty() || {
-                        let mut a = have.features().to_vec();
-                        let mut b = want.features().to_vec();
-                        a.sort();
-                        b.sort();
-                        a == b
-                    })
+                    && (want.features().is_empty()
+                        || have.features().len() == want.features().len()
+                            && want
+                                .features()
+                                .iter()
+                                .all(|(name, on)| have.feature(name) == Some(*on)))
             }
             (ArchFilter::Label(text), _) => label == text,
             _ => false,
