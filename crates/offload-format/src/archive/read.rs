@@ -492,8 +492,7 @@ impl<'a> Archive<'a> {
             }
             // Other kinds store NUL-terminated names.
             let rest = &table[at..];
-            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-            return Ok(&rest[..end]);
+            return Ok(crate::bytes::until_nul(rest));
         }
         if let Some(len) = name.strip_prefix(b"#1/") {
             let n = bsd_name_len(len, offset, Quote::Escaped)?;

@@ -408,10 +408,7 @@ fn c_string(bin: &[u8], offset: u64) -> Result<&[u8], ReadErrorKind> {
         len: None,
         size: bin.len() as u64,
     })?;
-    Ok(match s.iter().position(|&c| c == 0) {
-        Some(n) => &s[..n],
-        None => s,
-    })
+    Ok(crate::bytes::until_nul(s))
 }
 
 /// The image at `offset` of `len` bytes in `bin`, the binary at `at` in

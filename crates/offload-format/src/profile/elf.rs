@@ -7,7 +7,6 @@ use crate::hash::bytes_map::BytesMap;
 
 use super::resolve::{resolve, Claim};
 use super::{Function, ImageKind, ImageProfile, Shared, EM_AMDGPU, EM_CUDA};
-use crate::bytes::until_nul;
 use crate::objfile::elf::{ElfFile, SectionHeader, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB};
 
 /// `SHF_EXECINSTR`.
@@ -43,7 +42,12 @@ impl<'a> Owners<'a> {
         }
         let i = self.functions.len();
         self.functions.push(Function {
-            name: String::from_utf8_lossy(name).into(),
+            // Names are nearly always UTF-8 (ASCII); checking that is
+            // faster than the lossy conversion's own scan.
+            name: match std::str::from_utf8(name) {
+                Ok(s) => s.into(),
+                Err(_) => String::from_utf8_lossy(name).into(),
+            },
             kernel: false,
             code,
             bytes: 0,
@@ -364,7 +368,8 @@ pub(super) fn profile(data: &[u8]) -> ImageProfile {
             if let (Some(strtab), false) = (strtab, sym.name.is_empty()) {
                 o.claim(
                     strtab.saturating_add(u64::from(sym.st_name)),
-                    until_nul(sym.name).len() as u64 + 1,
+                    // The name is already cut at its NUL.
+                    sym.name.len() as u64 + 1,
                     RANK_STRING,
                     2 * f,
                 );

@@ -21,23 +21,28 @@ pub struct Claim {
 /// The results add up to `len`.
 pub fn resolve(len: u64, claims: &[Claim], owners: usize) -> (Vec<u64>, u64) {
     let mut won = vec![0u64; owners];
-    // (position, is_start, claim index): ends sort before starts at the
-    // same position.
-    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(claims.len() * 2);
+    // One number per event, so that sorting compares integers: the
+    // position, then ends before starts at the same position, then the
+    // claim's index (bit 63 marks a start; indices stay below it).
+    const START: u128 = 1 << 63;
+    let mut events: Vec<u128> = Vec::with_capacity(claims.len() * 2);
     for (i, c) in claims.iter().enumerate() {
         let end = c.end.min(len);
         if c.start >= end || c.owner >= owners {
             continue;
         }
-        events.push((c.start, true, i));
-        events.push((end, false, i));
+        events.push(u128::from(c.start) << 64 | START | i as u128);
+        events.push(u128::from(end) << 64 | i as u128);
     }
     events.sort_unstable();
     // The active claims, best last: (rank, earlier first).
     let mut active: BTreeSet<(u8, std::cmp::Reverse<usize>)> = BTreeSet::new();
     let mut at = 0u64;
     let mut uncovered = 0u64;
-    for (pos, start, i) in events {
+    for e in events {
+        let pos = (e >> 64) as u64;
+        let start = e & START != 0;
+        let i = (e as u64 & !(1 << 63)) as usize;
         if pos > at {
             match active.last() {
                 Some(&(_, std::cmp::Reverse(best))) => won[claims[best].owner] += pos - at,
