@@ -956,6 +956,87 @@ const CUBIN: usize = 400 << 10;
 /// 1 GiB library (a real 270 MB one holds 23,530).
 const SMALL_CUBIN: usize = 40 << 10;
 
+/// A section of [`cubin_elf`].
+struct CubinSection {
+    name: Vec<u8>,
+    kind: u32,
+    flags: u64,
+    info: u32,
+    link: u32,
+    entsize: u64,
+    align: u64,
+    data: Vec<u8>,
+}
+
+/// A cubin (ELF64, `EM_CUDA`, for `sm_<sm>`) that cuobjdump accepts:
+/// the ELF header, `sections` (indices from 2) in order, each aligned,
+/// then the section name table (index 1), then the section header table.
+fn cubin_elf(sm: u32, sections: &[CubinSection]) -> Vec<u8> {
+    let mut names = b"\0.shstrtab\0".to_vec();
+    let mut name_at = Vec::with_capacity(sections.len());
+    for s in sections {
+        name_at.push(names.len() as u32);
+        names.extend_from_slice(&s.name);
+        names.push(0);
+    }
+    let mut v = vec![0u8; 64];
+    let mut offsets = Vec::with_capacity(sections.len());
+    for s in sections {
+        v.resize(v.len().next_multiple_of(s.align.max(1) as usize), 0);
+        offsets.push(v.len());
+        v.extend_from_slice(&s.data);
+    }
+    let names_at = v.len();
+    v.extend_from_slice(&names);
+    let shoff = v.len().next_multiple_of(8);
+    v.resize(shoff, 0);
+    v[..4].copy_from_slice(b"\x7fELF");
+    v[4] = 2;
+    v[5] = 1;
+    v[6] = 1;
+    v[7] = 0x41;
+    v[8] = 8;
+    v[16..18].copy_from_slice(&2u16.to_le_bytes());
+    v[18..20].copy_from_slice(&190u16.to_le_bytes());
+    v[20..24].copy_from_slice(&1u32.to_le_bytes());
+    v[40..48].copy_from_slice(&(shoff as u64).to_le_bytes());
+    v[48..52].copy_from_slice(&(0x0600_0004 | (sm << 8)).to_le_bytes());
+    v[52..54].copy_from_slice(&64u16.to_le_bytes());
+    v[54..56].copy_from_slice(&56u16.to_le_bytes());
+    v[58..60].copy_from_slice(&64u16.to_le_bytes());
+    v[60..62].copy_from_slice(&(sections.len() as u16 + 2).to_le_bytes());
+    v[62..64].copy_from_slice(&1u16.to_le_bytes());
+    let header = |v: &mut Vec<u8>, name: u32, s: &CubinSection, off: usize, size: usize| {
+        let mut h = [0u8; 64];
+        h[0..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&s.kind.to_le_bytes());
+        h[8..16].copy_from_slice(&s.flags.to_le_bytes());
+        h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
+        h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
+        h[40..44].copy_from_slice(&s.link.to_le_bytes());
+        h[44..48].copy_from_slice(&s.info.to_le_bytes());
+        h[48..56].copy_from_slice(&s.align.to_le_bytes());
+        h[56..64].copy_from_slice(&s.entsize.to_le_bytes());
+        v.extend_from_slice(&h);
+    };
+    v.extend_from_slice(&[0u8; 64]);
+    let shstrtab = CubinSection {
+        name: Vec::new(),
+        kind: 3,
+        flags: 0,
+        info: 0,
+        link: 0,
+        entsize: 0,
+        align: 1,
+        data: Vec::new(),
+    };
+    header(&mut v, 1, &shstrtab, names_at, names.len());
+    for (i, s) in sections.iter().enumerate() {
+        header(&mut v, name_at[i], s, offsets[i], s.data.len());
+    }
+    v
+}
+
 /// `d/region.bin`: the `.nv_fatbin` of [`cuda_library`], about `size`
 /// bytes, of containers of two cubins of `cubin` bytes (at least 16 KiB)
 /// and a PTX entry; returns the offset of each container in it.
@@ -969,43 +1050,19 @@ fn cuda_region(d: &Path, size: u64, cubin_size: usize) -> Result<Vec<u64>, Strin
     // section name table, the section header table.
     let cubin = |sm: u32, salt: u64| -> Vec<u8> {
         let payload = &body[(salt % 4096) as usize..][..cubin_size];
-        let names = b"\0.shstrtab\0.nv.global.init\0";
-        let names_at = 64 + payload.len();
-        let shoff = (names_at + names.len()).next_multiple_of(8);
-        let mut v = vec![0u8; 64];
-        v[..4].copy_from_slice(b"\x7fELF");
-        v[4] = 2;
-        v[5] = 1;
-        v[6] = 1;
-        v[7] = 0x41;
-        v[8] = 8;
-        v[16..18].copy_from_slice(&2u16.to_le_bytes());
-        v[18..20].copy_from_slice(&190u16.to_le_bytes());
-        v[20..24].copy_from_slice(&1u32.to_le_bytes());
-        v[40..48].copy_from_slice(&(shoff as u64).to_le_bytes());
-        v[48..52].copy_from_slice(&(0x0600_0004 | (sm << 8)).to_le_bytes());
-        v[52..54].copy_from_slice(&64u16.to_le_bytes());
-        v[54..56].copy_from_slice(&56u16.to_le_bytes());
-        v[58..60].copy_from_slice(&64u16.to_le_bytes());
-        v[60..62].copy_from_slice(&3u16.to_le_bytes());
-        v[62..64].copy_from_slice(&1u16.to_le_bytes());
-        v.extend_from_slice(payload);
-        v.extend_from_slice(names);
-        v.resize(shoff, 0);
-        let section = |name: u32, kind: u32, flags: u64, off: usize, size: usize, align: u64| {
-            let mut h = [0u8; 64];
-            h[0..4].copy_from_slice(&name.to_le_bytes());
-            h[4..8].copy_from_slice(&kind.to_le_bytes());
-            h[8..16].copy_from_slice(&flags.to_le_bytes());
-            h[24..32].copy_from_slice(&(off as u64).to_le_bytes());
-            h[32..40].copy_from_slice(&(size as u64).to_le_bytes());
-            h[48..56].copy_from_slice(&align.to_le_bytes());
-            h
-        };
-        v.extend_from_slice(&[0u8; 64]);
-        v.extend_from_slice(&section(1, 3, 0, names_at, names.len(), 1));
-        v.extend_from_slice(&section(11, 1, 3, 64, payload.len(), 8));
-        v
+        cubin_elf(
+            sm,
+            &[CubinSection {
+                name: b".nv.global.init".to_vec(),
+                kind: 1,
+                flags: 3,
+                info: 0,
+                link: 0,
+                entsize: 0,
+                align: 8,
+                data: payload.to_vec(),
+            }],
+        )
     };
     let ptx = |sm: u32| -> Vec<u8> {
         let mut v = format!("//\n.version 9.0\n.target sm_{sm}\n.address_size 64\n").into_bytes();
@@ -1013,51 +1070,270 @@ fn cuda_region(d: &Path, size: u64, cubin_size: usize) -> Result<Vec<u64>, Strin
         v.push(0);
         v
     };
-    let entry = |kind: u16, sm: u32, header: usize, plain: &[u8]| -> Vec<u8> {
-        let z = zstd::bulk::compress(plain, 3).expect("in-memory compression");
-        let stored = z.len().next_multiple_of(8);
-        let mut h = vec![0u8; header];
-        h[0..2].copy_from_slice(&kind.to_le_bytes());
-        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
-        h[4..8].copy_from_slice(&(header as u32).to_le_bytes());
-        h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
-        h[16..20].copy_from_slice(&(z.len() as u32).to_le_bytes());
-        if header > 64 {
-            h[20..24].copy_from_slice(&64u32.to_le_bytes());
-            h[64..68].copy_from_slice(&72u32.to_le_bytes());
-        }
-        let (minor, major) = if kind == 1 { (0u16, 9u16) } else { (8, 1) };
-        h[24..26].copy_from_slice(&minor.to_le_bytes());
-        h[26..28].copy_from_slice(&major.to_le_bytes());
-        h[28..32].copy_from_slice(&sm.to_le_bytes());
-        h[40..48].copy_from_slice(&0x8011u64.to_le_bytes());
-        h[56..64].copy_from_slice(&(plain.len() as u64).to_le_bytes());
-        h.extend_from_slice(&z);
-        h.resize(header + stored, 0);
-        h
-    };
     let region = d.join("region.bin");
     let mut out = std::io::BufWriter::new(fs::File::create(&region).map_err(|e| e.to_string())?);
     let mut offsets = Vec::new();
     let mut at = 0u64;
     for c in 0..containers {
         offsets.push(at);
-        let mut entries = entry(2, 80, 64, &cubin(80, c));
-        entries.extend(entry(2, 90, 64, &cubin(90, c + 7)));
-        entries.extend(entry(1, 90, 80, &ptx(90)));
-        let mut header = Vec::with_capacity(16);
-        header.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
-        header.extend_from_slice(&1u16.to_le_bytes());
-        header.extend_from_slice(&16u16.to_le_bytes());
-        header.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        out.write_all(&header).map_err(|e| e.to_string())?;
-        out.write_all(&entries).map_err(|e| e.to_string())?;
-        at += (header.len() + entries.len()) as u64;
+        let mut entries = fatbin_entry(2, 80, 64, &cubin(80, c));
+        entries.extend(fatbin_entry(2, 90, 64, &cubin(90, c + 7)));
+        entries.extend(fatbin_entry(1, 90, 80, &ptx(90)));
+        let container = fatbin_container(&entries);
+        out.write_all(&container).map_err(|e| e.to_string())?;
+        at += container.len() as u64;
     }
     out.flush().map_err(|e| e.to_string())?;
     drop(out);
     fs::remove_file(d.join("body.bin")).map_err(|e| e.to_string())?;
     Ok(offsets)
+}
+
+/// A fat binary entry of `kind` (1 PTX, 2 cubin) for `sm_<sm>` with a
+/// `header`-byte entry header, holding `plain` compressed with zstd.
+fn fatbin_entry(kind: u16, sm: u32, header: usize, plain: &[u8]) -> Vec<u8> {
+    let z = zstd::bulk::compress(plain, 3).expect("in-memory compression");
+    let stored = z.len().next_multiple_of(8);
+    let mut h = vec![0u8; header];
+    h[0..2].copy_from_slice(&kind.to_le_bytes());
+    h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+    h[4..8].copy_from_slice(&(header as u32).to_le_bytes());
+    h[8..16].copy_from_slice(&(stored as u64).to_le_bytes());
+    h[16..20].copy_from_slice(&(z.len() as u32).to_le_bytes());
+    if header > 64 {
+        h[20..24].copy_from_slice(&64u32.to_le_bytes());
+        h[64..68].copy_from_slice(&72u32.to_le_bytes());
+    }
+    let (minor, major) = if kind == 1 { (0u16, 9u16) } else { (8, 1) };
+    h[24..26].copy_from_slice(&minor.to_le_bytes());
+    h[26..28].copy_from_slice(&major.to_le_bytes());
+    h[28..32].copy_from_slice(&sm.to_le_bytes());
+    h[40..48].copy_from_slice(&0x8011u64.to_le_bytes());
+    h[56..64].copy_from_slice(&(plain.len() as u64).to_le_bytes());
+    h.extend_from_slice(&z);
+    h.resize(header + stored, 0);
+    h
+}
+
+/// A fat binary container (its 16-byte header) around `entries`.
+fn fatbin_container(entries: &[u8]) -> Vec<u8> {
+    let mut c = Vec::with_capacity(16 + entries.len());
+    c.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+    c.extend_from_slice(&1u16.to_le_bytes());
+    c.extend_from_slice(&16u16.to_le_bytes());
+    c.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    c.extend_from_slice(entries);
+    c
+}
+
+/// A cubin laid out as nvcc makes one, with `names.len()` kernels: the
+/// name, string and symbol tables, the sections every cubin has
+/// (`.debug_frame`, notes, `.nv.info`, `.nv.compat`, `.nv.callgraph`,
+/// constant banks, globals and their internal symbols), then per kernel
+/// `.nv.info.<name>`, `.rela.text.<name>`, `.text.<name>` (taken from
+/// `code` as `texts` says: offset and length), `.nv.shared.<name>` and
+/// `.nv.constant0.<name>`; an entry symbol (`STO_CUDA_ENTRY`) and section
+/// symbols for each.
+fn kernel_cubin(sm: u32, names: &[String], code: &[u8], texts: &[(usize, usize)]) -> Vec<u8> {
+    const SHT_CUDA_INFO: u32 = 0x7000_0000;
+    const SHF_INFO_LINK: u64 = 0x40;
+    const FIRST_KERNEL: usize = 14;
+    const PER_KERNEL: usize = 5;
+    let kernel_index = |i: usize, part: usize| (FIRST_KERNEL + PER_KERNEL * i + part) as u32;
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    let mut symbol = |name: &str, info: u8, other: u8, shndx: u32, value: u64, size: u64| {
+        let mut sym = [0u8; 24];
+        sym[0..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+        sym[4] = info;
+        sym[5] = other;
+        sym[6..8].copy_from_slice(&(shndx as u16).to_le_bytes());
+        sym[8..16].copy_from_slice(&value.to_le_bytes());
+        sym[16..24].copy_from_slice(&size.to_le_bytes());
+        symtab.extend_from_slice(&sym);
+        strtab.extend_from_slice(name.as_bytes());
+        strtab.push(0);
+        (symtab.len() / 24 - 1) as u32
+    };
+    // STT_SECTION (3), STT_FUNC (2) and STT_OBJECT (1), local and global.
+    symbol(".note.nv.tkinfo", 0x03, 0, 5, 0, 0);
+    symbol(".note.nv.cuinfo", 0x03, 0, 6, 0, 0);
+    let mut function_symbols = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let text = kernel_index(i, 2);
+        function_symbols.push(symbol(name, 0x12, 0x10, text, 0, texts[i].1 as u64));
+        symbol(&format!(".text.{name}"), 0x03, 0, text, 0, 0);
+    }
+    symbol(".nv.global", 0x03, 0, 13, 0, 0);
+    let prefix = names[0].len() % 7;
+    for j in 0..12u64 {
+        let ident = format!(
+            "_INTERNAL_{prefix}a95c9b20_moe_gemm_tma_ws_sm{sm}_generated_cu_c5419e52_{j}cuda3std3__45__cpo{j}beginE"
+        );
+        symbol(&format!("_ZN{}{ident}", ident.len()), 0x01, 0, 13, j, 1);
+    }
+    symbol(".debug_frame", 0x03, 0, 4, 0, 0);
+    symbol(".nv.callgraph", 0x03, 0, 9, 0, 0);
+    for (i, name) in names.iter().enumerate() {
+        symbol(&format!(".nv.constant0.{name}"), 0x03, 0, kernel_index(i, 4), 0, 0);
+    }
+    let section = |name: String, kind: u32, flags: u64, info: u32, link: u32, entsize: u64, align: u64, data: Vec<u8>| {
+        CubinSection {
+            name: name.into_bytes(),
+            kind,
+            flags,
+            info,
+            link,
+            entsize,
+            align,
+            data,
+        }
+    };
+    let bytes = |at: usize, n: usize| code[at % (code.len() - n)..][..n].to_vec();
+    let mut sections = vec![
+        section(".strtab".into(), 3, 0, 0, 0, 0, 1, strtab),
+        section(".symtab".into(), 2, 0, 3, 2, 24, 8, symtab),
+        section(".debug_frame".into(), 1, 0, 0, 0, 0, 1, bytes(texts[0].0, 360)),
+        section(".note.nv.tkinfo".into(), 7, 0x0010_0000, 0, 0, 0, 4, bytes(17, 168)),
+        section(".note.nv.cuinfo".into(), 7, 0x0010_0040, 8, 5, 0, 4, bytes(33, 32)),
+        section(".nv.info".into(), SHT_CUDA_INFO, 0, 0, 3, 0, 4, bytes(65, 48)),
+        section(".nv.compat".into(), SHT_CUDA_INFO + 0x86, 0, 0, 0, 0, 4, bytes(129, 36)),
+        section(".nv.callgraph".into(), SHT_CUDA_INFO + 1, 0, 0, 3, 8, 4, bytes(257, 32)),
+        section(".rela.debug_frame".into(), 4, SHF_INFO_LINK, 4, 3, 24, 8, bytes(513, 120)),
+        section(".nv.constant4".into(), 1, 0x2, 0, 0, 0, 8, bytes(1025, 152)),
+        section(".nv.global.init".into(), 1, 0x3, 0, 0, 0, 4, bytes(texts[0].0 + 2049, 4096)),
+        section(".nv.global".into(), 8, 0x3, 0, 0, 0, 1, Vec::new()),
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let (at, len) = texts[i];
+        let text = kernel_index(i, 2);
+        sections.push(section(
+            format!(".nv.info.{name}"),
+            SHT_CUDA_INFO,
+            SHF_INFO_LINK,
+            text,
+            3,
+            0,
+            4,
+            bytes(at + 4096, 160 + len % 2048),
+        ));
+        sections.push(section(
+            format!(".rela.text.{name}"),
+            4,
+            SHF_INFO_LINK,
+            text,
+            3,
+            24,
+            8,
+            bytes(at + 8192, 48),
+        ));
+        sections.push(section(
+            format!(".text.{name}"),
+            1,
+            0x6,
+            function_symbols[i],
+            3,
+            0,
+            128,
+            code[at..at + len].to_vec(),
+        ));
+        sections.push(section(
+            format!(".nv.shared.{name}"),
+            8,
+            0x3 | SHF_INFO_LINK,
+            text,
+            0,
+            0,
+            16,
+            Vec::new(),
+        ));
+        let mut bank = vec![0u8; 352 + len % 512];
+        bank[..64].copy_from_slice(&code[at..at + 64]);
+        sections.push(section(
+            format!(".nv.constant0.{name}"),
+            1,
+            0x2 | SHF_INFO_LINK,
+            text,
+            0,
+            0,
+            4,
+            bank,
+        ));
+    }
+    debug_assert_eq!(sections.len() + 2, FIRST_KERNEL + PER_KERNEL * names.len());
+    cubin_elf(sm, &sections)
+}
+
+/// `d/region.bin` for `cuda-size`: about `size` bytes of containers each
+/// holding an sm_80 and an sm_90 cubin of the same kernels, shaped as
+/// real libraries' (onnxruntime-gpu's: 2,172 cubins, 74,690 functions,
+/// 2.2 GB decoded from 236 MB). Every eighth container repeats
+/// the kernels of the one before (the same kernel compiled into two
+/// translation units), so both tools find duplicates.
+fn cuda_kernel_region(d: &Path, size: u64) -> Result<(), String> {
+    // Instruction-like code: 16-byte words from a small set, with a varying
+    // register byte, which zstd compresses about as much as real SASS.
+    let mut rng = Rng::new(31);
+    let words: Vec<[u8; 16]> = (0..96)
+        .map(|_| {
+            let mut w = [0u8; 16];
+            w[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+            w[12..16].copy_from_slice(&(rng.next_u64() as u32 & 0x0f0f_ff00).to_le_bytes());
+            w
+        })
+        .collect();
+    let code: Vec<u8> = (0..(16usize << 20) / 16)
+        .flat_map(|_| {
+            let r = rng.next_u64();
+            let mut w = words[(r % 96) as usize];
+            w[2] = (r >> 8) as u8 & 0x07;
+            w
+        })
+        .collect();
+    let region = d.join("region.bin");
+    let mut out = std::io::BufWriter::new(fs::File::create(&region).map_err(|e| e.to_string())?);
+    let mut at = 0u64;
+    let mut c = 0usize;
+    let mut names: Vec<String> = Vec::new();
+    let mut texts: Vec<(usize, usize)> = Vec::new();
+    while at < size {
+        if c % 8 != 7 || names.is_empty() {
+            // As onnxruntime-gpu's cubins: most hold a few kernels (median
+            // 7), some hundreds (mean 34); names of 60 to 600 bytes (mean
+            // 353), valid Itanium manglings; about 1 MB each decoded.
+            let kernels = if rng.chance(1, 5) {
+                rng.range(40, 300)
+            } else {
+                rng.range(2, 12)
+            };
+            names = (0..kernels)
+                .map(|k| {
+                    let mut ident = format!("gemm_c{c:05}_k{k:03}");
+                    for _ in 0..rng.range(1, 14) {
+                        ident.push_str("_tile128x128x32_stages4_warpspecialized");
+                    }
+                    format!("_Z{}{ident}PfPKfS1_iii", ident.len())
+                })
+                .collect();
+            texts = (0..kernels)
+                .map(|_| {
+                    let len = rng.range(1, 28) * 2048;
+                    (rng.below(code.len() - len - 64) / 16 * 16, len)
+                })
+                .collect();
+        }
+        let mut entries = fatbin_entry(2, 80, 64, &kernel_cubin(80, &names, &code, &texts));
+        let shifted: Vec<(usize, usize)> = texts
+            .iter()
+            .map(|&(o, n)| ((o + 4096) % (code.len() - n - 64) / 16 * 16, n))
+            .collect();
+        entries.extend(fatbin_entry(2, 90, 64, &kernel_cubin(90, &names, &code, &shifted)));
+        let container = fatbin_container(&entries);
+        out.write_all(&container).map_err(|e| e.to_string())?;
+        at += container.len() as u64;
+        c += 1;
+    }
+    out.flush().map_err(|e| e.to_string())
 }
 
 /// The `cuda-lib-thin` rows: `offload thin --keep sm_90 -o` of a
@@ -1332,14 +1608,17 @@ const SCENARIOS: &[Scenario] = &[
     },
     Scenario {
         name: "cuda-size",
-        about: "`offload size` of that library (every entry decoded and profiled per \
+        about: "`offload size` of a generated CUDA library shaped like onnxruntime-gpu's \
+                (256 MiB of containers of sm_80 and sm_90 cubins laid out as nvcc's, 2 to \
+                300 kernels each with long C++ names, every eighth container's kernels again; every entry decoded and profiled per \
                 kernel), against flashinfer's `cubloaty` where it is on PATH (or \
                 `$CUBLOATY`), else against `cp` of the file",
-        sizes: Sizes::Once(450 * MIB),
+        sizes: Sizes::Once(256 * MIB),
         goal: Goal::CudaSize,
         llvm_mem_per_byte: 0,
         setup: |d, size, t| {
-            cuda_library(d, size, t)?;
+            cuda_kernel_region(d, size)?;
+            host_object_with(d, t, ".nv_fatbin", 8, "lib.so")?;
             Ok(Trio {
                 ours: t.ours("offload", &["size", "lib.so"]),
                 llvm: match cubloaty() {
@@ -2627,6 +2906,39 @@ mod tests {
         match classify(&amdgpu_elf_header("gfx90a:xnack+")) {
             Payload::AmdgpuCodeObject(t) => assert!(!t.matches_target_id("gfx90a:xnack-")),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The `cuda-size` row's cubins are profiled as real ones are: one
+    /// kernel per `.text.<name>`, its code the text's size, the parts
+    /// adding up to the cubin.
+    #[test]
+    fn kernel_cubins_profile_per_kernel() {
+        use offload_format::payload::{classify, Payload};
+        use offload_format::profile::{profile, ImageKind};
+        let code: Vec<u8> = (0..64u32 << 10).map(|i| (i * 7 % 251) as u8).collect();
+        let names: Vec<String> = (0..5).map(|k| format!("_Z7kernel{k}v")).collect();
+        let texts: Vec<(usize, usize)> = (0..5).map(|k| (k * 4096, 2048 * (k + 1))).collect();
+        let cubin = kernel_cubin(90, &names, &code, &texts);
+        assert_eq!(classify(&cubin), Payload::Cubin { sm: 90 });
+        let p = profile(&cubin);
+        assert_eq!(p.kind, ImageKind::Cubin);
+        assert!(p.damage.is_empty(), "{:?}", p.damage);
+        assert_eq!(p.total(), cubin.len() as u64);
+        let got: Vec<(&str, bool, u64)> = p
+            .functions
+            .iter()
+            .map(|f| (&*f.name, f.kernel, f.code))
+            .collect();
+        let want: Vec<(&str, bool, u64)> = names
+            .iter()
+            .zip(&texts)
+            .map(|(n, &(_, len))| (n.as_str(), true, len as u64))
+            .collect();
+        assert_eq!(got, want);
+        // Each kernel also owns its info, constant bank, symbol and names.
+        for f in &p.functions {
+            assert!(f.bytes > f.code + 352 + 64 + 24, "{f:?}");
         }
     }
 
