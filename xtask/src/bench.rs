@@ -1175,9 +1175,23 @@ fn kernel_cubin(sm: u32, names: &[String], code: &[u8], texts: &[(usize, usize)]
     symbol(".debug_frame", 0x03, 0, 4, 0, 0);
     symbol(".nv.callgraph", 0x03, 0, 9, 0, 0);
     for (i, name) in names.iter().enumerate() {
-        symbol(&format!(".nv.constant0.{name}"), 0x03, 0, kernel_index(i, 4), 0, 0);
+        symbol(
+            &format!(".nv.constant0.{name}"),
+            0x03,
+            0,
+            kernel_index(i, 4),
+            0,
+            0,
+        );
     }
-    let section = |name: String, kind: u32, flags: u64, info: u32, link: u32, entsize: u64, align: u64, data: Vec<u8>| {
+    let section = |name: String,
+                   kind: u32,
+                   flags: u64,
+                   info: u32,
+                   link: u32,
+                   entsize: u64,
+                   align: u64,
+                   data: Vec<u8>| {
         CubinSection {
             name: name.into_bytes(),
             kind,
@@ -1193,15 +1207,87 @@ fn kernel_cubin(sm: u32, names: &[String], code: &[u8], texts: &[(usize, usize)]
     let mut sections = vec![
         section(".strtab".into(), 3, 0, 0, 0, 0, 1, strtab),
         section(".symtab".into(), 2, 0, 3, 2, 24, 8, symtab),
-        section(".debug_frame".into(), 1, 0, 0, 0, 0, 1, bytes(texts[0].0, 360)),
-        section(".note.nv.tkinfo".into(), 7, 0x0010_0000, 0, 0, 0, 4, bytes(17, 168)),
-        section(".note.nv.cuinfo".into(), 7, 0x0010_0040, 8, 5, 0, 4, bytes(33, 32)),
-        section(".nv.info".into(), SHT_CUDA_INFO, 0, 0, 3, 0, 4, bytes(65, 48)),
-        section(".nv.compat".into(), SHT_CUDA_INFO + 0x86, 0, 0, 0, 0, 4, bytes(129, 36)),
-        section(".nv.callgraph".into(), SHT_CUDA_INFO + 1, 0, 0, 3, 8, 4, bytes(257, 32)),
-        section(".rela.debug_frame".into(), 4, SHF_INFO_LINK, 4, 3, 24, 8, bytes(513, 120)),
+        section(
+            ".debug_frame".into(),
+            1,
+            0,
+            0,
+            0,
+            0,
+            1,
+            bytes(texts[0].0, 360),
+        ),
+        section(
+            ".note.nv.tkinfo".into(),
+            7,
+            0x0010_0000,
+            0,
+            0,
+            0,
+            4,
+            bytes(17, 168),
+        ),
+        section(
+            ".note.nv.cuinfo".into(),
+            7,
+            0x0010_0040,
+            8,
+            5,
+            0,
+            4,
+            bytes(33, 32),
+        ),
+        section(
+            ".nv.info".into(),
+            SHT_CUDA_INFO,
+            0,
+            0,
+            3,
+            0,
+            4,
+            bytes(65, 48),
+        ),
+        section(
+            ".nv.compat".into(),
+            SHT_CUDA_INFO + 0x86,
+            0,
+            0,
+            0,
+            0,
+            4,
+            bytes(129, 36),
+        ),
+        section(
+            ".nv.callgraph".into(),
+            SHT_CUDA_INFO + 1,
+            0,
+            0,
+            3,
+            8,
+            4,
+            bytes(257, 32),
+        ),
+        section(
+            ".rela.debug_frame".into(),
+            4,
+            SHF_INFO_LINK,
+            4,
+            3,
+            24,
+            8,
+            bytes(513, 120),
+        ),
         section(".nv.constant4".into(), 1, 0x2, 0, 0, 0, 8, bytes(1025, 152)),
-        section(".nv.global.init".into(), 1, 0x3, 0, 0, 0, 4, bytes(texts[0].0 + 2049, 4096)),
+        section(
+            ".nv.global.init".into(),
+            1,
+            0x3,
+            0,
+            0,
+            0,
+            4,
+            bytes(texts[0].0 + 2049, 4096),
+        ),
         section(".nv.global".into(), 8, 0x3, 0, 0, 0, 1, Vec::new()),
     ];
     for (i, name) in names.iter().enumerate() {
@@ -1327,7 +1413,12 @@ fn cuda_kernel_region(d: &Path, size: u64) -> Result<(), String> {
             .iter()
             .map(|&(o, n)| ((o + 4096) % (code.len() - n - 64) / 16 * 16, n))
             .collect();
-        entries.extend(fatbin_entry(2, 90, 64, &kernel_cubin(90, &names, &code, &shifted)));
+        entries.extend(fatbin_entry(
+            2,
+            90,
+            64,
+            &kernel_cubin(90, &names, &code, &shifted),
+        ));
         let container = fatbin_container(&entries);
         out.write_all(&container).map_err(|e| e.to_string())?;
         at += container.len() as u64;
