@@ -191,19 +191,29 @@ fn tree_children(n: &Node, indent: &str, out: &mut String) {
 pub(crate) fn js(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    // Runs that need no escape are copied whole (names of C++ kernels run
+    // to thousands of bytes); every byte escaped is ASCII, so the runs
+    // between them are whole characters.
+    let mut run = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            b if b < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        if escaped.is_empty() {
+            let _ = write!(out, "\\u{:04x}", b);
+        } else {
+            out.push_str(escaped);
         }
+        run = i + 1;
     }
+    out.push_str(&s[run..]);
     out.push('"');
     out
 }
@@ -326,4 +336,38 @@ pub fn json(roots: &[Node], out: &mut String) {
         node_json(r, &mut Vec::new(), out);
     }
     out.push_str("]}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::js;
+
+    /// Every control character, both characters JSON escapes, and
+    /// multi-byte UTF-8 on either side of them, against the escaping of
+    /// one character at a time.
+    #[test]
+    fn json_strings_escape_what_json_needs() {
+        let mut s = String::new();
+        for c in (0u32..0x80).chain([0xe9, 0x4e2d, 0x1f600]) {
+            s.push(char::from_u32(c).unwrap());
+            s.push_str("é中");
+        }
+        let mut want = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => want.push_str("\\\""),
+                '\\' => want.push_str("\\\\"),
+                '\n' => want.push_str("\\n"),
+                '\r' => want.push_str("\\r"),
+                '\t' => want.push_str("\\t"),
+                c if (c as u32) < 0x20 => want.push_str(&format!("\\u{:04x}", c as u32)),
+                c => want.push(c),
+            }
+        }
+        want.push('"');
+        assert_eq!(js(&s), want);
+        assert_eq!(js(""), "\"\"");
+        assert_eq!(js("plain"), "\"plain\"");
+        assert_eq!(js("a\"b\\"), "\"a\\\"b\\\\\"");
+    }
 }
