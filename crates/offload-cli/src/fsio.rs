@@ -30,7 +30,7 @@ const MAP_THRESHOLD: u64 = 64 * 1024;
 
 /// Writes of mapped bytes shorter than this are plain writes; longer ones
 /// become kernel copies from the input file.
-const COPY_THRESHOLD: usize = 64 * 1024;
+pub const COPY_THRESHOLD: usize = 64 * 1024;
 /// The page size that decides whether two file offsets line up (4 KiB on
 /// the machines these tools serve; a larger one only makes the choice
 /// conservative).

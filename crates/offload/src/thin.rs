@@ -1015,6 +1015,10 @@ fn report_totals(
 pub(crate) trait Sink {
     /// Appends bytes.
     fn bytes(&mut self, b: &[u8]) -> io::Result<()>;
+    /// Appends `pieces` in order (one vectored write where the sink can).
+    fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
+        pieces.iter().try_for_each(|p| self.bytes(p))
+    }
     /// Appends `n` zero bytes.
     fn zeros(&mut self, n: u64) -> io::Result<()>;
     /// Ends the output, `len` bytes long.
@@ -1024,6 +1028,20 @@ pub(crate) trait Sink {
 impl Sink for OutputFile {
     fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
         self.write_all(b)
+    }
+
+    fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
+        let mut owned: Vec<io::IoSlice<'_>> = pieces.to_vec();
+        let mut rest = &mut owned[..];
+        while !rest.is_empty() {
+            match self.write_vectored(rest) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     fn zeros(&mut self, n: u64) -> io::Result<()> {
@@ -1320,31 +1338,135 @@ fn write_layout<'a, S: Sink + ?Sized>(
     rewrites: &[shrink::Rewrite<'a>],
     remake: &dyn Fn(usize) -> Result<Option<rewrite::Thinned<'a>>, String>,
 ) -> Result<(), Remade> {
-    let mut behind = Behind::new(input);
+    let mut g = Gather::new(f, input);
     for p in &layout.pieces {
         match p {
             shrink::Out::Copy { from, len } => {
                 let (a, b) = (*from as usize, (*from + *len) as usize);
-                copy_range(f, input, a..b, &mut behind).map_err(Remade::Io)?;
+                copy_range(&mut g, input, a..b).map_err(Remade::Io)?;
             }
             shrink::Out::Container(i) => {
                 let r = &rewrites[*i];
                 let made = remake(*i).map_err(Remade::Differs)?;
                 for part in shrink::used_pieces(made.as_ref().unwrap_or(&r.new)) {
                     match part {
-                        shrink::Part::Bytes(b) => f.bytes(b),
-                        shrink::Part::Zeros(n) => f.zeros(n),
+                        shrink::Part::Bytes(b) => g.bytes(b),
+                        shrink::Part::Zeros(n) => g.zeros(n),
                     }
                     .map_err(Remade::Io)?;
                 }
-                behind.upto((r.offset + r.size) as usize);
+                g.done_upto((r.offset + r.size) as usize)
+                    .map_err(Remade::Io)?;
             }
-            shrink::Out::Bytes(b) => f.bytes(b).map_err(Remade::Io)?,
-            shrink::Out::Zeros(n) => f.zeros(*n).map_err(Remade::Io)?,
+            shrink::Out::Bytes(b) => g.bytes(b).map_err(Remade::Io)?,
+            shrink::Out::Zeros(n) => g.zeros(*n).map_err(Remade::Io)?,
         }
     }
-    behind.finish();
-    f.end(layout.len).map_err(Remade::Io)
+    g.end(layout.len).map_err(Remade::Io)
+}
+
+/// Gathers the small pieces of a layout (a container's new headers and
+/// kept entries, tens of thousands of them in a library) into vectored
+/// writes, so that the kernel copies them from the mapped input once
+/// instead of this process copying them into a buffer first; pieces of
+/// [`fsio::COPY_THRESHOLD`] and more go to the sink alone (the kernel
+/// copies those file to file). Lets go of the input's pages behind the
+/// writes ([`Behind`]) once what lies before them is written.
+struct Gather<'a, 's, S: Sink + ?Sized> {
+    sink: &'s mut S,
+    input: &'a [u8],
+    behind: Behind<'a>,
+    /// Pieces not in the input (headers made again), copied.
+    owned: Vec<u8>,
+    /// The pending pieces in order: a range of the input, or of `owned`.
+    pieces: Vec<(bool, std::ops::Range<usize>)>,
+    pending: usize,
+}
+
+impl<'a, 's, S: Sink + ?Sized> Gather<'a, 's, S> {
+    /// Bytes or pieces pending before they are written.
+    const MOST_BYTES: usize = 1 << 20;
+    const MOST_PIECES: usize = 512;
+
+    fn new(sink: &'s mut S, input: &'a fsio::Input) -> Self {
+        Gather {
+            sink,
+            input,
+            behind: Behind::new(input),
+            owned: Vec::new(),
+            pieces: Vec::new(),
+            pending: 0,
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        if b.len() >= fsio::COPY_THRESHOLD {
+            self.flush()?;
+            return self.sink.bytes(b);
+        }
+        // A piece of the input is kept as its range (found by address:
+        // the same bytes, borrowed for as long as the input).
+        let base = self.input.as_ptr() as usize;
+        let at = (b.as_ptr() as usize).wrapping_sub(base);
+        let piece = if at <= self.input.len() && b.len() <= self.input.len() - at {
+            (true, at..at + b.len())
+        } else {
+            let start = self.owned.len();
+            self.owned.extend_from_slice(b);
+            (false, start..self.owned.len())
+        };
+        self.pieces.push(piece);
+        self.pending += b.len();
+        if self.pending >= Self::MOST_BYTES || self.pieces.len() >= Self::MOST_PIECES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn zeros(&mut self, n: u64) -> io::Result<()> {
+        self.flush()?;
+        self.sink.zeros(n)
+    }
+
+    /// The layout is done with the input before `to`.
+    fn done_upto(&mut self, to: usize) -> io::Result<()> {
+        if self.behind.would_release(to) {
+            self.flush()?;
+        }
+        self.behind.upto(to);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.pieces.is_empty() {
+            return Ok(());
+        }
+        let slices: Vec<io::IoSlice<'_>> = self
+            .pieces
+            .iter()
+            .map(|(from_input, r)| {
+                io::IoSlice::new(if *from_input {
+                    &self.input[r.clone()]
+                } else {
+                    &self.owned[r.clone()]
+                })
+            })
+            .collect();
+        self.sink.gathered(&slices)?;
+        self.pieces.clear();
+        self.owned.clear();
+        self.pending = 0;
+        Ok(())
+    }
+
+    fn end(mut self, len: u64) -> io::Result<()> {
+        self.flush()?;
+        self.behind.finish();
+        self.sink.end(len)
+    }
 }
 
 /// Lets go of a mapped input's pages behind a pass that moves forward
@@ -1373,6 +1495,11 @@ impl<'i> Behind<'i> {
         }
     }
 
+    /// Whether [`Behind::upto`] with `to` would let go of pages now.
+    fn would_release(&self, to: usize) -> bool {
+        self.to.max(to) - self.from >= Self::STEP
+    }
+
     /// The pass is done with the bytes before `to` (a point behind an
     /// earlier one changes nothing).
     fn upto(&mut self, to: usize) {
@@ -1391,21 +1518,20 @@ impl<'i> Behind<'i> {
     }
 }
 
-/// Writes `range` of `input` unchanged, in pieces let go of (by `behind`)
-/// once written, so that a stream sink (which reads the pages) does not end up
+/// Writes `range` of `input` unchanged, in pieces let go of once
+/// written, so that a stream sink (which reads the pages) does not end up
 /// holding the whole input.
 fn copy_range<S: Sink + ?Sized>(
-    f: &mut S,
+    g: &mut Gather<'_, '_, S>,
     input: &fsio::Input,
     range: std::ops::Range<usize>,
-    behind: &mut Behind<'_>,
 ) -> io::Result<()> {
     const PIECE: usize = 8 << 20;
     let mut at = range.start;
     while at < range.end {
         let end = range.end.min(at + PIECE);
-        f.bytes(&input[at..end])?;
-        behind.upto(end);
+        g.bytes(&input[at..end])?;
+        g.done_upto(end)?;
         at = end;
     }
     Ok(())
@@ -1778,4 +1904,91 @@ fn write_zip(
     out.write_all(&end).map_err(fail)?;
     outputs.finish(i).map_err(fail)?;
     Ok(pos + end.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that records what reaches it, and how.
+    #[derive(Default)]
+    struct Recorder {
+        out: Vec<u8>,
+        /// (gathered?, pieces, bytes) per call.
+        calls: Vec<(bool, usize, usize)>,
+        ended: Option<u64>,
+    }
+
+    impl Sink for Recorder {
+        fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+            self.out.extend_from_slice(b);
+            self.calls.push((false, 1, b.len()));
+            Ok(())
+        }
+        fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
+            let n: usize = pieces.iter().map(|p| p.len()).sum();
+            for p in pieces {
+                self.out.extend_from_slice(p);
+            }
+            self.calls.push((true, pieces.len(), n));
+            Ok(())
+        }
+        fn zeros(&mut self, n: u64) -> io::Result<()> {
+            self.out.resize(self.out.len() + n as usize, 0);
+            self.calls.push((false, 0, n as usize));
+            Ok(())
+        }
+        fn end(&mut self, len: u64) -> io::Result<()> {
+            self.ended = Some(len);
+            Ok(())
+        }
+    }
+
+    /// Small pieces of the input and of other memory come out in order,
+    /// in vectored writes of at most `MOST_PIECES` pieces and about
+    /// `MOST_BYTES`; a piece of `COPY_THRESHOLD` or more, and zeros, go
+    /// to the sink alone, after what was pending.
+    #[test]
+    fn gathered_writes_keep_order_and_bounds() {
+        let data: Vec<u8> = (0..4u32 << 20).map(|i| (i * 31 % 253) as u8).collect();
+        let input = fsio::Input::from(data.clone());
+        let mut sink = Recorder::default();
+        let mut want = Vec::new();
+        {
+            let mut g = Gather::new(&mut sink, &input);
+            let mut at = 0usize;
+            for k in 0..3000usize {
+                let header = format!("h{k}").into_bytes();
+                g.bytes(&header).unwrap();
+                want.extend_from_slice(&header);
+                let len = 100 + k % 900;
+                g.bytes(&input[at..at + len]).unwrap();
+                want.extend_from_slice(&data[at..at + len]);
+                at += len + 7;
+                g.done_upto(at).unwrap();
+                if k == 1000 {
+                    g.zeros(5).unwrap();
+                    want.extend_from_slice(&[0; 5]);
+                }
+                if k == 2000 {
+                    let big = &input[at..at + fsio::COPY_THRESHOLD];
+                    g.bytes(big).unwrap();
+                    want.extend_from_slice(big);
+                    at += fsio::COPY_THRESHOLD;
+                }
+            }
+            g.end(want.len() as u64).unwrap();
+        }
+        assert_eq!(sink.out, want);
+        assert_eq!(sink.ended, Some(want.len() as u64));
+        let gathered: Vec<_> = sink.calls.iter().filter(|c| c.0).collect();
+        assert!(gathered.len() < 20, "{} vectored writes", gathered.len());
+        for c in &gathered {
+            assert!(c.1 <= Gather::<Recorder>::MOST_PIECES, "{c:?}");
+            assert!(c.2 < Gather::<Recorder>::MOST_BYTES + 1000, "{c:?}");
+        }
+        // The zeros and the large piece went alone.
+        assert!(sink.calls.contains(&(false, 0, 5)));
+        assert!(sink.calls.contains(&(false, 1, fsio::COPY_THRESHOLD)));
+    }
 }
