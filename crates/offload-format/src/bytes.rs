@@ -254,8 +254,8 @@ pub fn until_nul(b: &[u8]) -> &[u8] {
 
 /// The index of the first NUL in `b`. Eight bytes at a time: symbol and
 /// section names in device code run to hundreds of bytes (mangled C++
-/// templates), and a cubin holds thousands of them, so a byte-at-a-time
-/// scan was a tenth of profiling one.
+/// templates), and a cubin holds thousands of them: a byte-at-a-time
+/// scan was a quarter of `offload size`'s own (non-zstd) time.
 pub fn find_nul(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
