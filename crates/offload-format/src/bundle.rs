@@ -441,6 +441,25 @@ fn check_and_layout(
     layout(&sizes, align)
 }
 
+/// Writes all of `slices` with vectored writes (`write_vectored` until
+/// none is left; a call interrupted is made again), so that pieces lying
+/// in a mapped input are copied once, by the kernel. `slices` is consumed.
+pub fn write_all_vectored<W: Write + ?Sized>(
+    out: &mut W,
+    slices: &mut [std::io::IoSlice<'_>],
+) -> io::Result<()> {
+    let mut rest = slices;
+    while !rest.is_empty() {
+        match out.write_vectored(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Writes `n` zero bytes (padding) without allocating them.
 pub fn write_zeros<W: Write + ?Sized>(out: &mut W, mut n: u64) -> io::Result<()> {
     const ZEROS: [u8; 4096] = [0; 4096];

@@ -1015,8 +1015,9 @@ fn report_totals(
 pub(crate) trait Sink {
     /// Appends bytes.
     fn bytes(&mut self, b: &[u8]) -> io::Result<()>;
-    /// Appends `pieces` in order (one vectored write where the sink can).
-    fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
+    /// Appends `pieces` in order (vectored writes where the sink can;
+    /// `pieces` is consumed).
+    fn gathered(&mut self, pieces: &mut [io::IoSlice<'_>]) -> io::Result<()> {
         pieces.iter().try_for_each(|p| self.bytes(p))
     }
     /// Appends `n` zero bytes.
@@ -1030,18 +1031,8 @@ impl Sink for OutputFile {
         self.write_all(b)
     }
 
-    fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
-        let mut owned: Vec<io::IoSlice<'_>> = pieces.to_vec();
-        let mut rest = &mut owned[..];
-        while !rest.is_empty() {
-            match self.write_vectored(rest) {
-                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-                Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+    fn gathered(&mut self, pieces: &mut [io::IoSlice<'_>]) -> io::Result<()> {
+        offload_format::bundle::write_all_vectored(self, pieces)
     }
 
     fn zeros(&mut self, n: u64) -> io::Result<()> {
@@ -1444,7 +1435,7 @@ impl<'a, 's, S: Sink + ?Sized> Gather<'a, 's, S> {
         if self.pieces.is_empty() {
             return Ok(());
         }
-        let slices: Vec<io::IoSlice<'_>> = self
+        let mut slices: Vec<io::IoSlice<'_>> = self
             .pieces
             .iter()
             .map(|(from_input, r)| {
@@ -1455,7 +1446,7 @@ impl<'a, 's, S: Sink + ?Sized> Gather<'a, 's, S> {
                 })
             })
             .collect();
-        self.sink.gathered(&slices)?;
+        self.sink.gathered(&mut slices)?;
         self.pieces.clear();
         self.owned.clear();
         self.pending = 0;
@@ -1925,9 +1916,9 @@ mod tests {
             self.calls.push((false, 1, b.len()));
             Ok(())
         }
-        fn gathered(&mut self, pieces: &[io::IoSlice<'_>]) -> io::Result<()> {
+        fn gathered(&mut self, pieces: &mut [io::IoSlice<'_>]) -> io::Result<()> {
             let n: usize = pieces.iter().map(|p| p.len()).sum();
-            for p in pieces {
+            for p in pieces.iter() {
                 self.out.extend_from_slice(p);
             }
             self.calls.push((true, pieces.len(), n));

@@ -87,15 +87,7 @@ impl<'s> Gather<'s> {
                 Piece::Pad => IoSlice::new(b"\n"),
             })
             .collect();
-        let mut rest = &mut slices[..];
-        while !rest.is_empty() {
-            match out.write_vectored(rest) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => IoSlice::advance_slices(&mut rest, n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        crate::bundle::write_all_vectored(out, &mut slices)?;
         self.pieces.clear();
         self.headers.clear();
         self.len = 0;
