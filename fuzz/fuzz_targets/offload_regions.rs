@@ -71,6 +71,16 @@ fuzz_target!(|data: &[u8]| {
                 // The header against what its payload names (issue 32).
                 let named = payload::classify(&head);
                 let _ = payload::check_nvidia_header(e.kind, e.arch, &named, &head);
+                // A prefix that needs no more is named, and checked, as
+                // the whole head is.
+                let first = &head[..head.len().min(256)];
+                if !payload::needs_more(first) {
+                    assert_eq!(payload::classify(first), named);
+                    assert_eq!(
+                        payload::check_nvidia_header(e.kind, e.arch, &payload::classify(first), first),
+                        payload::check_nvidia_header(e.kind, e.arch, &named, &head)
+                    );
+                }
             }
             // Decoding a whole stream keeps nothing and never gives more
             // than the header records (small claims only: a few bytes can

@@ -258,6 +258,20 @@ fn elf(b: Bytes<'_>) -> FileKind {
 }
 
 /// A PE image: `MZ`, and `PE\0\0` at the offset stored at 0x3c.
+/// How far into `data` [`identify`] looks to tell a PE image (`MZ`, and
+/// `PE\0\0` at the offset stored at 0x3c): past the signature, or past
+/// that offset where it is cut off; `None` for data that does not start
+/// with `MZ`.
+pub fn pe_extent(data: &[u8]) -> Option<u64> {
+    if !data.starts_with(b"MZ") {
+        return None;
+    }
+    Some(match Bytes::new(data).u32_at(0x3c, Endian::Little) {
+        Some(at) => u64::from(at) + 4,
+        None => 0x40,
+    })
+}
+
 fn is_pe(b: Bytes<'_>) -> bool {
     if !b.as_slice().starts_with(b"MZ") {
         return false;

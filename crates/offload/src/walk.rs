@@ -1430,16 +1430,14 @@ impl Heads<'_> {
 
 /// The head of a compressed payload that names it as [`HEAD`] bytes
 /// would: [`FIRST`] bytes decoded, then [`HEAD`] where those may not be
-/// enough (text without its `.target` line yet, which may be PTX with its
-/// directives further on, and a zstd frame inside). A cubin's ELF header
+/// enough ([`payload::needs_more`]: text without its `.target` line yet, a
+/// zstd frame inside, a PE signature further on). A cubin's ELF header
 /// is in its first 64 bytes, nvcc's PTX names its target within 256
 /// bytes, and decoding 4 KiB of each of tens of thousands of entries was
 /// most of the work of naming them.
 fn decoded_head(e: &fatbin::StoredPayload<'_>) -> Result<Vec<u8>, DecodeError> {
     let first = e.head(FIRST)?;
-    let more = first.len() == FIRST
-        && (payload::text_needs_more(&first)
-            || matches!(payload::classify(&first), Payload::Zstd { .. }));
+    let more = first.len() == FIRST && payload::needs_more(&first);
     if more {
         return e.head(HEAD).map(std::borrow::Cow::into_owned);
     }
