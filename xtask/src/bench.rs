@@ -974,6 +974,36 @@ struct CubinSection {
     data: Vec<u8>,
 }
 
+impl CubinSection {
+    /// Section `name` of type `kind` with `flags`, aligned to `align`,
+    /// holding `data` (none for `SHT_NOBITS`).
+    fn new(name: impl Into<Vec<u8>>, kind: u32, flags: u64, align: u64, data: Vec<u8>) -> Self {
+        CubinSection {
+            name: name.into(),
+            kind,
+            flags,
+            info: 0,
+            link: 0,
+            entsize: 0,
+            align,
+            data,
+        }
+    }
+
+    /// With `sh_link` and `sh_info`.
+    fn linked(mut self, link: u32, info: u32) -> Self {
+        self.link = link;
+        self.info = info;
+        self
+    }
+
+    /// With `sh_entsize`.
+    fn entries(mut self, entsize: u64) -> Self {
+        self.entsize = entsize;
+        self
+    }
+}
+
 /// A cubin (ELF64, `EM_CUDA`, for `sm_<sm>`) that cuobjdump accepts:
 /// the ELF header, `sections` (indices from 2) in order, each aligned,
 /// then the section name table (index 1), then the section header table.
@@ -1026,16 +1056,7 @@ fn cubin_elf(sm: u32, sections: &[CubinSection]) -> Vec<u8> {
         v.extend_from_slice(&h);
     };
     v.extend_from_slice(&[0u8; 64]);
-    let shstrtab = CubinSection {
-        name: Vec::new(),
-        kind: 3,
-        flags: 0,
-        info: 0,
-        link: 0,
-        entsize: 0,
-        align: 1,
-        data: Vec::new(),
-    };
+    let shstrtab = CubinSection::new(Vec::new(), 3, 0, 1, Vec::new());
     header(&mut v, 1, &shstrtab, names_at, names.len());
     for (i, s) in sections.iter().enumerate() {
         header(&mut v, name_at[i], s, offsets[i], s.data.len());
@@ -1056,19 +1077,8 @@ fn cuda_region(d: &Path, size: u64, cubin_size: usize) -> Result<Vec<u64>, Strin
     // section name table, the section header table.
     let cubin = |sm: u32, salt: u64| -> Vec<u8> {
         let payload = &body[(salt % 4096) as usize..][..cubin_size];
-        cubin_elf(
-            sm,
-            &[CubinSection {
-                name: b".nv.global.init".to_vec(),
-                kind: 1,
-                flags: 3,
-                info: 0,
-                link: 0,
-                entsize: 0,
-                align: 8,
-                data: payload.to_vec(),
-            }],
-        )
+        let data = CubinSection::new(".nv.global.init", 1, 3, 8, payload.to_vec());
+        cubin_elf(sm, &[data])
     };
     let ptx = |sm: u32| -> Vec<u8> {
         let mut v = format!("//\n.version 9.0\n.target sm_{sm}\n.address_size 64\n").into_bytes();
@@ -1190,167 +1200,77 @@ fn kernel_cubin(sm: u32, names: &[String], code: &[u8], texts: &[(usize, usize)]
             0,
         );
     }
-    let section = |name: String,
-                   kind: u32,
-                   flags: u64,
-                   info: u32,
-                   link: u32,
-                   entsize: u64,
-                   align: u64,
-                   data: Vec<u8>| {
-        CubinSection {
-            name: name.into_bytes(),
-            kind,
-            flags,
-            info,
-            link,
-            entsize,
-            align,
-            data,
-        }
-    };
     let bytes = |at: usize, n: usize| code[at % (code.len() - n)..][..n].to_vec();
     let mut sections = vec![
-        section(".strtab".into(), 3, 0, 0, 0, 0, 1, strtab),
-        section(".symtab".into(), 2, 0, 3, 2, 24, 8, symtab),
-        section(
-            ".debug_frame".into(),
-            1,
-            0,
-            0,
-            0,
-            0,
-            1,
-            bytes(texts[0].0, 360),
-        ),
-        section(
-            ".note.nv.tkinfo".into(),
-            7,
-            0x0010_0000,
-            0,
-            0,
-            0,
-            4,
-            bytes(17, 168),
-        ),
-        section(
-            ".note.nv.cuinfo".into(),
-            7,
-            0x0010_0040,
-            8,
-            5,
-            0,
-            4,
-            bytes(33, 32),
-        ),
-        section(
-            ".nv.info".into(),
-            SHT_CUDA_INFO,
-            0,
-            0,
-            3,
-            0,
-            4,
-            bytes(65, 48),
-        ),
-        section(
-            ".nv.compat".into(),
-            SHT_CUDA_INFO + 0x86,
-            0,
-            0,
-            0,
-            0,
-            4,
-            bytes(129, 36),
-        ),
-        section(
-            ".nv.callgraph".into(),
-            SHT_CUDA_INFO + 1,
-            0,
-            0,
-            3,
-            8,
-            4,
-            bytes(257, 32),
-        ),
-        section(
-            ".rela.debug_frame".into(),
-            4,
-            SHF_INFO_LINK,
-            4,
-            3,
-            24,
-            8,
-            bytes(513, 120),
-        ),
-        section(".nv.constant4".into(), 1, 0x2, 0, 0, 0, 8, bytes(1025, 152)),
-        section(
-            ".nv.global.init".into(),
-            1,
-            0x3,
-            0,
-            0,
-            0,
-            4,
-            bytes(texts[0].0 + 2049, 4096),
-        ),
-        section(".nv.global".into(), 8, 0x3, 0, 0, 0, 1, Vec::new()),
+        CubinSection::new(".strtab", 3, 0, 1, strtab),
+        CubinSection::new(".symtab", 2, 0, 8, symtab)
+            .linked(2, 3)
+            .entries(24),
+        CubinSection::new(".debug_frame", 1, 0, 1, bytes(texts[0].0, 360)),
+        CubinSection::new(".note.nv.tkinfo", 7, 0x0010_0000, 4, bytes(17, 168)),
+        CubinSection::new(".note.nv.cuinfo", 7, 0x0010_0040, 4, bytes(33, 32)).linked(5, 8),
+        CubinSection::new(".nv.info", SHT_CUDA_INFO, 0, 4, bytes(65, 48)).linked(3, 0),
+        CubinSection::new(".nv.compat", SHT_CUDA_INFO + 0x86, 0, 4, bytes(129, 36)),
+        CubinSection::new(".nv.callgraph", SHT_CUDA_INFO + 1, 0, 4, bytes(257, 32))
+            .linked(3, 0)
+            .entries(8),
+        CubinSection::new(".rela.debug_frame", 4, SHF_INFO_LINK, 8, bytes(513, 120))
+            .linked(3, 4)
+            .entries(24),
+        CubinSection::new(".nv.constant4", 1, 0x2, 8, bytes(1025, 152)),
+        CubinSection::new(".nv.global.init", 1, 0x3, 4, bytes(texts[0].0 + 2049, 4096)),
+        CubinSection::new(".nv.global", 8, 0x3, 1, Vec::new()),
     ];
     for (i, name) in names.iter().enumerate() {
         let (at, len) = texts[i];
         let text = kernel_index(i, 2);
-        sections.push(section(
-            format!(".nv.info.{name}"),
-            SHT_CUDA_INFO,
-            SHF_INFO_LINK,
-            text,
-            3,
-            0,
-            4,
-            bytes(at + 4096, 160 + len % 2048),
-        ));
-        sections.push(section(
-            format!(".rela.text.{name}"),
-            4,
-            SHF_INFO_LINK,
-            text,
-            3,
-            24,
-            8,
-            bytes(at + 8192, 48),
-        ));
-        sections.push(section(
-            format!(".text.{name}"),
-            1,
-            0x6,
-            function_symbols[i],
-            3,
-            0,
-            128,
-            code[at..at + len].to_vec(),
-        ));
-        sections.push(section(
+        let info = bytes(at + 4096, 160 + len % 2048);
+        sections.push(
+            CubinSection::new(
+                format!(".nv.info.{name}"),
+                SHT_CUDA_INFO,
+                SHF_INFO_LINK,
+                4,
+                info,
+            )
+            .linked(3, text),
+        );
+        sections.push(
+            CubinSection::new(
+                format!(".rela.text.{name}"),
+                4,
+                SHF_INFO_LINK,
+                8,
+                bytes(at + 8192, 48),
+            )
+            .linked(3, text)
+            .entries(24),
+        );
+        let body = code[at..at + len].to_vec();
+        sections.push(
+            CubinSection::new(format!(".text.{name}"), 1, 0x6, 128, body)
+                .linked(3, function_symbols[i]),
+        );
+        let shared = CubinSection::new(
             format!(".nv.shared.{name}"),
             8,
             0x3 | SHF_INFO_LINK,
-            text,
-            0,
-            0,
             16,
             Vec::new(),
-        ));
+        );
+        sections.push(shared.linked(0, text));
         let mut bank = vec![0u8; 352 + len % 512];
         bank[..64].copy_from_slice(&code[at..at + 64]);
-        sections.push(section(
-            format!(".nv.constant0.{name}"),
-            1,
-            0x2 | SHF_INFO_LINK,
-            text,
-            0,
-            0,
-            4,
-            bank,
-        ));
+        sections.push(
+            CubinSection::new(
+                format!(".nv.constant0.{name}"),
+                1,
+                0x2 | SHF_INFO_LINK,
+                4,
+                bank,
+            )
+            .linked(0, text),
+        );
     }
     debug_assert_eq!(sections.len() + 2, FIRST_KERNEL + PER_KERNEL * names.len());
     cubin_elf(sm, &sections)
