@@ -419,6 +419,72 @@ pub fn fatbin<'a>(
     data: &'a [u8],
     keep: &mut dyn FnMut(usize, &nv::Entry<'a>) -> bool,
 ) -> Result<Option<Thinned<'a>>, ThinError> {
+    let Some((cut, kept, dropped)) = fatbin_cut(data, keep)? else {
+        return Ok(None);
+    };
+    let (pieces, used) = cut.pieces(data)?;
+    Ok(Some(Thinned {
+        pieces,
+        used,
+        kept,
+        dropped,
+    }))
+}
+
+/// What [`fatbin`] keeps of a container, as ranges: enough to lay the
+/// rewritten container out again from the same bytes ([`FatbinCut::pieces`])
+/// without reading its entries a second time. A caller writing tens of
+/// thousands of containers holds these (a few words each) between deciding
+/// and writing, instead of their pieces or a second scan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FatbinCut {
+    /// The container header's length (its size field is rewritten).
+    header_len: u64,
+    /// The kept entries' bytes (header and stored payload), as offsets in
+    /// the container, in order; neighbours kept together are one range.
+    ranges: Box<[(u64, u64)]>,
+}
+
+impl FatbinCut {
+    /// The rewritten container laid out from `data` (the container the cut
+    /// was made from): the header with its new size, the kept ranges
+    /// packed after it, zeros to the old end; and the size of the new
+    /// container without the zeros.
+    pub fn pieces<'a>(&self, data: &'a [u8]) -> Result<(Vec<Piece<'a>>, u64), ThinError> {
+        let get = |a: u64, b: u64| {
+            usize::try_from(a)
+                .ok()
+                .zip(usize::try_from(b).ok())
+                .and_then(|(a, b)| data.get(a..b))
+        };
+        let mut header = get(0, self.header_len)
+            .filter(|h| h.len() >= 16)
+            .ok_or_else(|| ThinError::Read("container header cut short".to_owned()))?
+            .to_vec();
+        let mut pieces = Vec::with_capacity(self.ranges.len() + 2);
+        pieces.push(Piece::Bytes(Vec::new()));
+        let mut body = 0u64;
+        for &(a, b) in self.ranges.iter() {
+            let bytes = get(a, b)
+                .ok_or_else(|| ThinError::Read("entry outside the container".to_owned()))?;
+            body += bytes.len() as u64;
+            pieces.push(Piece::Input(bytes));
+        }
+        header[8..16].copy_from_slice(&body.to_le_bytes());
+        let used = self.header_len + body;
+        pieces[0] = Piece::Bytes(header);
+        pieces.push(Piece::Zeros((data.len() as u64).saturating_sub(used)));
+        Ok((pieces, used))
+    }
+}
+
+/// [`fatbin`]'s decision alone: the cut, and the entries kept and
+/// dropped; `None` when nothing is dropped.
+#[allow(clippy::type_complexity)]
+pub fn fatbin_cut<'a>(
+    data: &'a [u8],
+    keep: &mut dyn FnMut(usize, &nv::Entry<'a>) -> bool,
+) -> Result<Option<(FatbinCut, Vec<EntryInfo>, Vec<EntryInfo>)>, ThinError> {
     let scan = nv::scan(data);
     if let Some(d) = scan.damage.first() {
         return Err(ThinError::Read(format!("fat binary: {d}")));
@@ -433,20 +499,22 @@ pub fn fatbin<'a>(
     };
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
-    let mut pieces = Vec::new();
-    let mut body = 0u64;
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
     for (i, e) in container.entries.iter().enumerate() {
+        let start = e.offset as u64;
         let end = e.payload_offset as u64 + e.stored_size;
+        if end < start || end > data.len() as u64 {
+            return Err(ThinError::Read("entry outside the container".to_owned()));
+        }
         let info = EntryInfo {
             id: e.cuobjdump_suffix(),
             size: e.stored_size,
         };
         if keep(i, e) {
-            let bytes = data
-                .get(e.offset..end as usize)
-                .ok_or_else(|| ThinError::Read("entry outside the container".to_owned()))?;
-            body += bytes.len() as u64;
-            pieces.push(Piece::Input(bytes));
+            match ranges.last_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => ranges.push((start, end)),
+            }
             kept.push(info);
         } else {
             dropped.push(info);
@@ -455,21 +523,11 @@ pub fn fatbin<'a>(
     if dropped.is_empty() {
         return Ok(None);
     }
-    let header_len = u64::from(container.header_size);
-    let mut header = data
-        .get(..header_len as usize)
-        .ok_or_else(|| ThinError::Read("container header cut short".to_owned()))?
-        .to_vec();
-    header[8..16].copy_from_slice(&body.to_le_bytes());
-    let used = header_len + body;
-    pieces.insert(0, Piece::Bytes(header));
-    pieces.push(Piece::Zeros(data.len() as u64 - used));
-    Ok(Some(Thinned {
-        pieces,
-        used,
-        kept,
-        dropped,
-    }))
+    let cut = FatbinCut {
+        header_len: u64::from(container.header_size),
+        ranges: ranges.into_boxed_slice(),
+    };
+    Ok(Some((cut, kept, dropped)))
 }
 
 #[cfg(test)]
@@ -644,5 +702,73 @@ mod tests {
         bad[16 + 8..16 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(super::fatbin(&bad, &mut |i, _| i > 0).is_err());
         assert!(super::fatbin(&data[..data.len() - 8], &mut |i, _| i > 0).is_err());
+    }
+
+    #[test]
+    fn fat_binary_cut_lays_the_same_container_out_again() {
+        use test_support::{fatbin_with, FatbinEntry};
+        let data = fatbin_with(&[
+            FatbinEntry::new(2, 80, 0x11, b"\x7fELF-sm80"),
+            FatbinEntry::new(2, 90, 0x11, b"\x7fELF-sm90"),
+            FatbinEntry::new(2, 90, 0x100011, b"\x7fELF-sm90a"),
+            FatbinEntry::new(2, 100, 0x11, b"\x7fELF-sm100"),
+        ]);
+        let entries = crate::nvidia::fatbin::scan(&data).containers[0]
+            .entries
+            .iter()
+            .map(|e| (e.offset as u64, e.payload_offset as u64 + e.stored_size))
+            .collect::<Vec<_>>();
+        // Every choice of entries: the cut's pieces are fatbin's, byte for
+        // byte; neighbours kept together are one range of the input.
+        for mask in 0u32..16 {
+            let keep = |i: usize| mask >> i & 1 == 1;
+            let whole = super::fatbin(&data, &mut |i, _| keep(i)).unwrap();
+            let cut = super::fatbin_cut(&data, &mut |i, _| keep(i)).unwrap();
+            let (Some(whole), Some((cut, kept, dropped))) = (whole, cut) else {
+                assert_eq!(mask, 15, "only keeping all leaves nothing to do");
+                continue;
+            };
+            assert_eq!(
+                (kept.len(), dropped.len()),
+                (whole.kept.len(), whole.dropped.len())
+            );
+            let (pieces, used) = cut.pieces(&data).unwrap();
+            assert_eq!(used, whole.used);
+            let again = Thinned {
+                pieces,
+                used,
+                kept,
+                dropped,
+            };
+            assert_eq!(again.to_vec(), whole.to_vec(), "mask {mask:#b}");
+            let mut runs = Vec::new();
+            for (i, &(a, b)) in entries.iter().enumerate().filter(|(i, _)| keep(*i)) {
+                match runs.last_mut() {
+                    Some((_, end, last)) if *last + 1 == i => {
+                        *end = b;
+                        *last = i;
+                    }
+                    _ => runs.push((a, b, i)),
+                }
+            }
+            let inputs: Vec<u64> = again
+                .pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Input(b) => Some(b.len() as u64),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                inputs,
+                runs.iter().map(|(a, b, _)| b - a).collect::<Vec<_>>()
+            );
+        }
+        // A cut laid out on bytes too short for it is an error, not a panic.
+        let (cut, _, _) = super::fatbin_cut(&data, &mut |i, _| i == 3)
+            .unwrap()
+            .unwrap();
+        assert!(cut.pieces(&data[..data.len() - 4]).is_err());
+        assert!(cut.pieces(&data[..8]).is_err());
     }
 }

@@ -1085,7 +1085,7 @@ fn thin_input<S: Sink + ?Sized>(
     let mut totals = Totals::default();
     let mut rewrites: Vec<shrink::Rewrite<'_>> = Vec::new();
     // For each rewrite whose new bytes were let go of: how to make them.
-    let mut again: Vec<Option<Remake<'_>>> = Vec::new();
+    let mut again: Vec<Again<'_>> = Vec::new();
     let mut held = 0u64;
     let no_ids = HashSet::new();
     let mut pos = 0u64;
@@ -1138,7 +1138,7 @@ fn thin_input<S: Sink + ?Sized>(
             ));
         }
         let result = rewrite_container(kind, data, drop, keep_mask, args);
-        let thinned = match result {
+        let (thinned, cut) = match result {
             Ok(Some(t)) => t,
             Ok(None) => {
                 // Unchanged: copied with the bytes around it; the pages
@@ -1188,15 +1188,23 @@ fn thin_input<S: Sink + ?Sized>(
             .filter(|p| matches!(p, rewrite::Piece::Bytes(_)))
             .map(rewrite::Piece::len)
             .sum();
-        // An NVIDIA container is made again from its headers alone, for
-        // less than holding its pieces costs (tens of thousands of them),
-        // where the layout does not read them.
-        if !reads_contents && (kind == Kind::Fatbin || held + new_bytes > HELD_MAX) {
-            thinned.pieces = Vec::new();
-            again.push(Some((kind, drop, keep_mask)));
-        } else {
-            held += new_bytes;
-            again.push(None);
+        // An NVIDIA container is laid out again from its cut (a few words:
+        // its header's length and the kept ranges), for less than holding
+        // its pieces costs (tens of thousands of them), where the layout
+        // does not read them.
+        match cut {
+            Some(cut) if !reads_contents => {
+                thinned.pieces = Vec::new();
+                again.push(Again::Cut(cut));
+            }
+            _ if !reads_contents && held + new_bytes > HELD_MAX => {
+                thinned.pieces = Vec::new();
+                again.push(Again::Remake(kind, drop, keep_mask));
+            }
+            _ => {
+                held += new_bytes;
+                again.push(Again::Held);
+            }
         }
         rewrites.push(shrink::Rewrite {
             offset,
@@ -1255,12 +1263,24 @@ fn thin_input<S: Sink + ?Sized>(
         // A container whose bytes were let go of, made again: the same
         // bytes (the rewrite is deterministic), checked by their length.
         let remake = |i: usize| -> Result<Option<rewrite::Thinned<'_>>, String> {
-            let Some((kind, drop, keep_mask)) = again[i] else {
-                return Ok(None);
-            };
             let r = &rewrites[i];
             let data = &input[r.offset as usize..(r.offset + r.size) as usize];
-            match rewrite_container(kind, data, drop, keep_mask, args) {
+            let made = match &again[i] {
+                Again::Held => return Ok(None),
+                Again::Cut(cut) => cut.pieces(data).map(|(pieces, used)| {
+                    Some(rewrite::Thinned {
+                        pieces,
+                        used,
+                        kept: Vec::new(),
+                        dropped: Vec::new(),
+                    })
+                }),
+                Again::Remake(kind, drop, keep_mask) => {
+                    rewrite_container(*kind, data, drop, *keep_mask, args)
+                        .map(|t| t.map(|(t, _)| t))
+                }
+            };
+            match made {
                 Ok(Some(t)) if t.used == r.new.used => Ok(Some(t)),
                 _ => Err(format!(
                     "{shown}: the container at {:#x} came out differently when made again",
@@ -1281,36 +1301,60 @@ fn thin_input<S: Sink + ?Sized>(
 /// memory stays flat.
 const HELD_MAX: u64 = 16 << 20;
 
-/// Rewrites one container as its plan says.
+/// Rewrites one container as its plan says; for an NVIDIA container,
+/// also its cut (what [`Again::Cut`] lays it out from again).
 fn rewrite_container<'a>(
     kind: Kind,
     data: &'a [u8],
     drop: &HashSet<String>,
     keep_mask: Option<&Vec<bool>>,
     args: &ThinArgs,
-) -> Result<Option<rewrite::Thinned<'a>>, ThinError> {
+) -> Result<Option<(rewrite::Thinned<'a>, Option<rewrite::FatbinCut>)>, ThinError> {
+    let whole = |t: Option<rewrite::Thinned<'a>>| t.map(|t| (t, None));
     match kind {
         Kind::Bundle => rewrite::bundle(data, &mut |id| {
             !drop.contains(&*String::from_utf8_lossy(id))
-        }),
+        })
+        .map(whole),
         Kind::Ccob => rewrite::ccob(
             data,
             &mut |id| !drop.contains(&*String::from_utf8_lossy(id)),
             args.compression_level,
-        ),
+        )
+        .map(whole),
         Kind::OffloadBinaries => {
             rewrite::offload_binaries(data, &mut |b| !drop.contains(&rewrite::image_id(b)))
+                .map(whole)
         }
         Kind::Fatbin => {
             let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
-            rewrite::fatbin(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
+            let Some((cut, kept, dropped)) =
+                rewrite::fatbin_cut(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))?
+            else {
+                return Ok(None);
+            };
+            let (pieces, used) = cut.pieces(data)?;
+            let t = rewrite::Thinned {
+                pieces,
+                used,
+                kept,
+                dropped,
+            };
+            Ok(Some((t, Some(cut))))
         }
     }
 }
 
-/// How to rewrite a container again: its kind, the entry IDs to drop,
-/// the NVIDIA entries to keep.
-type Remake<'p> = (Kind, &'p HashSet<String>, Option<&'p Vec<bool>>);
+/// How a rewritten container's bytes are had when it is written.
+enum Again<'p> {
+    /// Its pieces are held.
+    Held,
+    /// An NVIDIA container: laid out again from its cut.
+    Cut(rewrite::FatbinCut),
+    /// Rewritten again (its kind, the entry IDs to drop, the NVIDIA
+    /// entries to keep): the same bytes, the rewrite being deterministic.
+    Remake(Kind, &'p HashSet<String>, Option<&'p Vec<bool>>),
+}
 
 /// Why writing a layout stopped.
 enum Remade {
