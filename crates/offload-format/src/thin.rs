@@ -442,7 +442,11 @@ pub struct FatbinCut {
     header_len: u64,
     /// The kept entries' bytes (header and stored payload), as offsets in
     /// the container, in order; neighbours kept together are one range.
-    ranges: Box<[(u64, u64)]>,
+    /// The first is held inline (an empty one when none is kept): most
+    /// containers keep one run of entries, and a library has tens of
+    /// thousands of them.
+    first: (u64, u64),
+    rest: Box<[(u64, u64)]>,
 }
 
 impl FatbinCut {
@@ -461,10 +465,11 @@ impl FatbinCut {
             .filter(|h| h.len() >= 16)
             .ok_or_else(|| ThinError::Read("container header cut short".to_owned()))?
             .to_vec();
-        let mut pieces = Vec::with_capacity(self.ranges.len() + 2);
+        let mut pieces = Vec::with_capacity(self.rest.len() + 3);
         pieces.push(Piece::Bytes(Vec::new()));
         let mut body = 0u64;
-        for &(a, b) in self.ranges.iter() {
+        let first = (self.first.0 < self.first.1).then_some(&self.first);
+        for &(a, b) in first.into_iter().chain(self.rest.iter()) {
             let bytes = get(a, b)
                 .ok_or_else(|| ThinError::Read("entry outside the container".to_owned()))?;
             body += bytes.len() as u64;
@@ -523,9 +528,15 @@ pub fn fatbin_cut<'a>(
     if dropped.is_empty() {
         return Ok(None);
     }
+    let first = if ranges.is_empty() {
+        (0, 0)
+    } else {
+        ranges.remove(0)
+    };
     let cut = FatbinCut {
         header_len: u64::from(container.header_size),
-        ranges: ranges.into_boxed_slice(),
+        first,
+        rest: ranges.into_boxed_slice(),
     };
     Ok(Some((cut, kept, dropped)))
 }
