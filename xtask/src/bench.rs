@@ -905,34 +905,13 @@ fn host_object_with(
 
 /// cuobjdump, from `$CUOBJDUMP` or PATH, if installed.
 fn cuobjdump() -> Option<PathBuf> {
-    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            std::env::var_os("CUOBJDUMP")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("PATH").and_then(|paths| {
-                        std::env::split_paths(&paths)
-                            .map(|p| p.join("cuobjdump"))
-                            .find(|p| p.is_file())
-                    })
-                })
-                .filter(|p| p.is_file())
-        })
-        .clone()
+    crate::harness::external_tool("CUOBJDUMP", "cuobjdump")
 }
 
 /// flashinfer's cubloaty (`pip install cubloaty`), from `$CUBLOATY` or
 /// PATH, if installed.
 fn cubloaty() -> Option<PathBuf> {
-    if let Some(c) = std::env::var_os("CUBLOATY") {
-        return Some(PathBuf::from(c));
-    }
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join("cubloaty"))
-            .find(|c| c.is_file())
-    })
+    crate::harness::external_tool("CUBLOATY", "cubloaty")
 }
 
 /// The reference command of the CUDA rows: cuobjdump with `args`, or,

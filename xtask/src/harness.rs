@@ -160,6 +160,21 @@ pub fn our_bin_dir() -> Result<PathBuf, String> {
     DIR.get_or_init(|| build_tools(true)).clone()
 }
 
+/// A tool from outside LLVM (cuobjdump, cubloaty): the file `$var` names,
+/// else `program` found on PATH; `None` when neither is a file.
+pub fn external_tool(var: &str, program: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join(program))
+                    .find(|p| p.is_file())
+            })
+        })
+        .filter(|p| p.is_file())
+}
+
 /// Where LLVM's version of `tool` lives, if installed.
 pub fn reference_tool(tool: &str) -> Option<PathBuf> {
     let dir = if tool == "clang-offload-wrapper" {
