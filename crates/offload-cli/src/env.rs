@@ -20,6 +20,17 @@ pub struct Snapshot {
 /// directory: the first one that is set wins, even when empty.
 const TEMP_DIR_VARS: [&str; 4] = ["TMPDIR", "TMP", "TEMP", "TEMPDIR"];
 
+/// How many threads the process may run at once
+/// (`std::thread::available_parallelism`, 1 where it cannot tell), asked
+/// once: the standard library reads the cgroup's CPU quota from `/proc`
+/// and `/sys` on every call (three files opened), and a walk asks for
+/// each fat binary section, embedded ones included: 24,071 times for
+/// PyTorch's CUDA libraries, a third of a second.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The process's snapshot (taken at the first call).
 pub fn get() -> &'static Snapshot {
     static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();

@@ -499,11 +499,7 @@ fn run_parallel(
     bytes: &[u8],
     done: &(dyn Fn(&Group<'_>, &mut GroupResult) + Sync),
 ) -> Vec<GroupResult> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(16)
-        .min(jobs.len())
-        .max(1);
+    let threads = offload_cli::env::cores().min(16).min(jobs.len()).max(1);
     if threads == 1 {
         let mut scratch = Scratch::new(threads);
         return jobs

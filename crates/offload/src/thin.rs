@@ -977,7 +977,7 @@ fn deferred_sound(o: &Opened, root: &Node, args: &ThinArgs) -> bool {
 
 /// How many threads check the payloads beside the write.
 fn check_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    offload_cli::env::cores().min(8)
 }
 
 /// Says which vendors' code is left alone.

@@ -30,8 +30,11 @@ use crate::zipped;
 /// How deep containers may nest before the walk stops.
 const MAX_DEPTH: usize = 8;
 
-/// How many uncompressed bundles' pages are dropped together.
-const PENDING_BUNDLES: usize = 16;
+/// How many uncompressed bundles' (or embedded fat binary containers')
+/// pages are dropped together: each went through the mapping for its
+/// headers only, a page or two and what the kernel maps around them (64
+/// KiB), so 64 of them hold about 4 MiB.
+const PENDING_BUNDLES: usize = 64;
 
 /// How many first bytes of a payload are read (or, inside a compressed
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
@@ -321,12 +324,18 @@ impl Walker {
         let Some(at) = place.offset().and_then(|a| usize::try_from(a).ok()) else {
             return;
         };
+        if self.hold(at, len) >= PENDING_BUNDLES {
+            self.flush_pending();
+        }
+    }
+
+    /// Adds `len` bytes at `at` to the pending pages; returns how many
+    /// pieces are pending.
+    fn hold(&mut self, at: usize, len: usize) -> usize {
         let end = at.saturating_add(len);
         let (start, stop, count) = self.pending.take().unwrap_or((at, end, 0));
         self.pending = Some((start.min(at), stop.max(end), count + 1));
-        if count + 1 >= PENDING_BUNDLES {
-            self.flush_pending();
-        }
+        count + 1
     }
 
     /// Drops what [`Walker::done_with_bundle`] has gathered.
@@ -638,17 +647,25 @@ impl Walker {
         }));
         self.nv_section = Some(name.to_owned());
         let (mut fatbins, mut cubins) = (0usize, 0usize);
+        let mut batch = HeadBatch::new();
         for img in &found.images {
             match img {
                 Image::Fatbin(c) => {
                     fatbins += 1;
                     let end = c.offset.saturating_add(c.len() as usize).min(data.len());
-                    self.fatbins(
+                    self.fatbins_in(
                         &data[c.offset..end],
                         place.plus(c.offset),
                         &mut child,
                         false,
+                        &mut batch,
                     );
+                    if batch.jobs.len() >= batch.limit
+                        || self.pending.is_some_and(|(.., n)| n >= PENDING_BUNDLES)
+                    {
+                        batch.finish(&mut child, self.pack);
+                        self.flush_pending();
+                    }
                 }
                 Image::Cubin { offset, bytes, sm } => {
                     cubins += 1;
@@ -682,6 +699,8 @@ impl Walker {
                 }
             }
         }
+        batch.finish(&mut child, self.pack);
+        self.flush_pending();
         self.nv_section = None;
         let mut what = Vec::new();
         for (n, one, many) in [
@@ -965,13 +984,32 @@ impl Walker {
     /// section that holds other things too (`.cask_resource`), whose bytes
     /// between containers are not damage.
     fn fatbins(&mut self, data: &[u8], place: Place, node: &mut Node, embedded: bool) {
+        let mut batch = HeadBatch::new();
+        self.fatbins_in(data, place, node, embedded, &mut batch);
+        batch.finish(node, self.pack);
+        self.flush_pending();
+    }
+
+    /// [`Walker::fatbins`] with the payloads named in `batch`, which the
+    /// caller finishes (into `node`) and then lets go of the pages
+    /// pending ([`Walker::flush_pending`]; naming reads them, so not
+    /// before): the containers among a section's other data (cuFFT's
+    /// `.ldata` holds 24,453) are walked one by one, and a batch of their
+    /// own (its threads) and a release each cost more than the container.
+    fn fatbins_in<'d>(
+        &mut self,
+        data: &'d [u8],
+        place: Place,
+        node: &mut Node,
+        embedded: bool,
+        batch: &mut HeadBatch<'d>,
+    ) {
         let mut scanner = fatbin::Scanner::new(data, embedded);
         let mut containers = 0usize;
         // What was read of `data` and is not yet dropped (see done_with):
         // the scan touches every entry header, the naming each payload's
         // first block.
         let mut held = 0usize;
-        let mut batch = HeadBatch::new();
         loop {
             // A long zeroed span (a thinned container's freed space) is
             // passed over a piece at a time, each let go of.
@@ -1046,8 +1084,13 @@ impl Walker {
                 held = upto;
             }
         }
-        batch.finish(node, self.pack);
-        self.done_with(place.plus(held), data.len().saturating_sub(held));
+        if let Some(at) = place
+            .plus(held)
+            .offset()
+            .and_then(|a| usize::try_from(a).ok())
+        {
+            self.hold(at, data.len().saturating_sub(held));
+        }
         if embedded && containers > 0 {
             node.detail = Some(format!(
                 "{containers} fat binary containers among other data"
@@ -1494,9 +1537,7 @@ struct HeadBatch<'a> {
 
 impl<'a> HeadBatch<'a> {
     fn new() -> HeadBatch<'a> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
+        let threads = offload_cli::env::cores().min(8);
         HeadBatch {
             nodes: Vec::new(),
             jobs: Vec::new(),
