@@ -133,6 +133,18 @@ impl std::error::Error for DecodeError {
 /// Where decoded pieces go: returns `Ok(false)` to stop decoding early.
 pub(crate) type Sink<'a> = dyn FnMut(&[u8]) -> Result<bool, DecodeError> + 'a;
 
+/// Decodes an LZ stream `src` into `out`, which is exactly the size the
+/// entry records: [`decode`]'s checks and errors, without its pieces
+/// (for callers that hold the whole payload anyway).
+pub(crate) fn decode_lz_into(src: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+    let recorded = out.len() as u64;
+    let bound = lz::max_output(src.len() as u64);
+    if recorded > bound {
+        return Err(DecodeError::Implausible { recorded, bound });
+    }
+    lz::decode_into(src, out)
+}
+
 /// Decodes `src` with `codec`, which must give exactly `recorded` bytes
 /// (unless `sink` stops early). Returns the bytes produced.
 pub(crate) fn decode(

@@ -161,29 +161,17 @@ pub fn profile(data: &[u8]) -> ImageProfile {
 /// the stream against it.
 pub fn decode_nvidia(codec: Codec, payload: &[u8], out: &mut [u8]) -> Result<(), String> {
     let recorded = out.len() as u64;
-    if codec == Codec::Zstd {
-        if let Some(frame) = crate::zstd_bounded::content_size(payload) {
-            if frame != recorded {
-                return Err(format!(
-                    "the zstd frame records {frame} bytes, the entry {recorded}"
-                ));
+    match codec {
+        Codec::Zstd => {
+            if let Some(frame) = crate::zstd_bounded::content_size(payload) {
+                if frame != recorded {
+                    return Err(format!(
+                        "the zstd frame records {frame} bytes, the entry {recorded}"
+                    ));
+                }
             }
+            crate::zstd_bounded::decode_whole(payload, out)
         }
-        return crate::zstd_bounded::decode_whole(payload, out);
+        Codec::Lz => crate::nvidia::codec::decode_lz_into(payload, out).map_err(|e| e.to_string()),
     }
-    // The codec stops at the recorded size, so every piece fits.
-    let mut at = 0usize;
-    crate::nvidia::codec::decode(codec, payload, recorded, &mut |piece| {
-        let end = at + piece.len();
-        match out.get_mut(at..end) {
-            Some(dst) => {
-                dst.copy_from_slice(piece);
-                at = end;
-                Ok(true)
-            }
-            None => Err(crate::nvidia::codec::DecodeError::Overrun { limit: recorded }),
-        }
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(())
 }

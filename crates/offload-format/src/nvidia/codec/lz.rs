@@ -37,16 +37,27 @@ pub(crate) fn max_output(input_len: u64) -> u64 {
     input_len.saturating_mul(255).saturating_add(64)
 }
 
-/// Decodes `src`, handing the output to `sink` in pieces; fails as soon as
-/// the output would exceed `limit` bytes. Returns the output length, or
-/// stops early (returning what was produced) when the sink says so.
-pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64, DecodeError> {
-    let mut buf: Vec<u8> = Vec::new();
-    // Absolute output offset of buf[0].
-    let mut base: u64 = 0;
-    // Offset in buf of the first byte not yet handed to the sink.
-    let mut pending = 0usize;
-    let mut flush_at = FIRST_FLUSH;
+/// Where the decoder puts its output, and reads its matches back from:
+/// a window handed to a sink a piece at a time ([`Streamed`]), or one
+/// buffer of the recorded size ([`Whole`]). The stream is parsed and
+/// checked in one place, [`run`], for both.
+trait Output {
+    /// Bytes produced so far.
+    fn produced(&self) -> u64;
+    /// Appends `bytes`.
+    fn literals(&mut self, bytes: &[u8]);
+    /// Appends `length` bytes copied from `distance` back, byte by byte
+    /// where the match overlaps what it produces. The caller has checked
+    /// that `distance` is between 1 and [`Output::produced`] (and at most
+    /// 65,535), and that the output stays within its limit.
+    fn copy_back(&mut self, distance: usize, length: usize);
+    /// After each sequence: `Ok(false)` stops the decoding.
+    fn settle(&mut self) -> Result<bool, DecodeError>;
+}
+
+/// Parses `src` into `out`, which may hold at most `limit` bytes; stops
+/// early where `out` says so.
+fn run(src: &[u8], limit: u64, out: &mut impl Output) -> Result<(), DecodeError> {
     let mut at = 0usize;
     let cut = |at: usize| DecodeError::Truncated { at: at as u64 };
     let byte = |at: usize| src.get(at).copied().ok_or(cut(at));
@@ -72,11 +83,10 @@ pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64,
             .and_then(|n| at.checked_add(n))
             .filter(|&e| e <= src.len())
             .ok_or(cut(src.len()))?;
-        let produced = base + buf.len() as u64;
-        if produced + literals > limit {
+        if out.produced() + literals > limit {
             return Err(DecodeError::Overrun { limit });
         }
-        buf.extend_from_slice(&src[at..end]);
+        out.literals(&src[at..end]);
         at = end;
         if at == src.len() {
             break;
@@ -86,7 +96,7 @@ pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64,
         at += 2;
         let distance = u16::from_le_bytes([lo, hi]);
         let length = read_length(&mut at, u64::from(token & 0xf))? + 4;
-        let produced = base + buf.len() as u64;
+        let produced = out.produced();
         if distance == 0 || u64::from(distance) > produced {
             return Err(DecodeError::BadReference {
                 at: (at - 2) as u64,
@@ -97,38 +107,148 @@ pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64,
         if produced + length > limit {
             return Err(DecodeError::Overrun { limit });
         }
-        // `distance` is at most 65535 and the window keeps 65536 bytes; the
-        // length is below the limit, checked above.
-        let start = buf.len() - usize::from(distance);
-        let length = length as usize;
-        if usize::from(distance) >= length {
-            buf.extend_from_within(start..start + length);
+        // The length is below the limit, checked above.
+        out.copy_back(usize::from(distance), length as usize);
+        if !out.settle()? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Decodes `src`, handing the output to `sink` in pieces; fails as soon as
+/// the output would exceed `limit` bytes. Returns the output length, or
+/// stops early (returning what was produced) when the sink says so.
+pub(crate) fn decode(src: &[u8], limit: u64, sink: &mut Sink<'_>) -> Result<u64, DecodeError> {
+    let mut out = Streamed {
+        buf: Vec::new(),
+        base: 0,
+        pending: 0,
+        flush_at: FIRST_FLUSH,
+        sink,
+        stopped: false,
+    };
+    run(src, limit, &mut out)?;
+    if !out.stopped && out.pending < out.buf.len() {
+        (out.sink)(&out.buf[out.pending..])?;
+    }
+    Ok(out.produced())
+}
+
+/// Decodes `src` into `out`, which must be exactly the size the entry
+/// records: the whole payload in one buffer, without the window's copies
+/// (profiling decodes every entry whole). Fails as [`decode`] does where
+/// the stream would pass `out`'s end, and with [`DecodeError::Short`]
+/// where it ends before.
+pub(crate) fn decode_into(src: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+    let recorded = out.len() as u64;
+    let mut whole = Whole { out, len: 0 };
+    run(src, recorded, &mut whole)?;
+    if whole.len as u64 != recorded {
+        return Err(DecodeError::Short {
+            decoded: whole.len as u64,
+            recorded,
+        });
+    }
+    Ok(())
+}
+
+/// The streaming output: the last [`WINDOW`] bytes and what the sink has
+/// not had yet.
+struct Streamed<'s, 'k> {
+    buf: Vec<u8>,
+    /// Absolute output offset of buf[0].
+    base: u64,
+    /// Offset in buf of the first byte not yet handed to the sink.
+    pending: usize,
+    flush_at: usize,
+    sink: &'s mut Sink<'k>,
+    /// The sink asked for no more.
+    stopped: bool,
+}
+
+impl Output for Streamed<'_, '_> {
+    fn produced(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    fn literals(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    fn copy_back(&mut self, distance: usize, length: usize) {
+        // `distance` is at most 65535 and the window keeps 65536 bytes.
+        let start = self.buf.len() - distance;
+        if distance >= length {
+            self.buf.extend_from_within(start..start + length);
         } else {
             // The match overlaps what it produces: byte by byte.
             for i in start..start + length {
-                let b = buf[i];
-                buf.push(b);
+                let b = self.buf[i];
+                self.buf.push(b);
             }
         }
-        if buf.len() - pending >= flush_at {
-            if !sink(&buf[pending..])? {
-                return Ok(base + buf.len() as u64);
+    }
+
+    fn settle(&mut self) -> Result<bool, DecodeError> {
+        if self.buf.len() - self.pending >= self.flush_at {
+            if !(self.sink)(&self.buf[self.pending..])? {
+                self.stopped = true;
+                return Ok(false);
             }
-            pending = buf.len();
-            flush_at = FLUSH_AT;
+            self.pending = self.buf.len();
+            self.flush_at = FLUSH_AT;
             // Only the window is needed for what follows.
-            if buf.len() >= FLUSH_AT + WINDOW {
-                let drop = buf.len() - WINDOW;
-                buf.drain(..drop);
-                base += drop as u64;
-                pending = buf.len();
+            if self.buf.len() >= FLUSH_AT + WINDOW {
+                let drop = self.buf.len() - WINDOW;
+                self.buf.drain(..drop);
+                self.base += drop as u64;
+                self.pending = self.buf.len();
             }
         }
+        Ok(true)
     }
-    if pending < buf.len() {
-        sink(&buf[pending..])?;
+}
+
+/// The whole output in one buffer of the recorded size.
+struct Whole<'o> {
+    out: &'o mut [u8],
+    len: usize,
+}
+
+impl Output for Whole<'_> {
+    fn produced(&self) -> u64 {
+        self.len as u64
     }
-    Ok(base + buf.len() as u64)
+
+    fn literals(&mut self, bytes: &[u8]) {
+        // Within the limit, which is the buffer's length: checked by `run`.
+        self.out[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    fn copy_back(&mut self, distance: usize, length: usize) {
+        let start = self.len - distance;
+        if distance >= length {
+            self.out.copy_within(start..start + length, self.len);
+        } else {
+            // An overlapping match repeats the `distance` bytes before it:
+            // copied from `start` in runs that double, each a whole number
+            // of periods until the last, so every run reads bytes already
+            // written.
+            let mut copied = 0;
+            while copied < length {
+                let n = (length - copied).min(distance + copied);
+                self.out.copy_within(start..start + n, self.len + copied);
+                copied += n;
+            }
+        }
+        self.len += length;
+    }
+
+    fn settle(&mut self) -> Result<bool, DecodeError> {
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -190,14 +310,75 @@ pub(crate) mod tests {
         out
     }
 
+    /// Decodes with [`decode`], and checks that [`decode_into`] a buffer
+    /// of the decoded size agrees, bytes and errors (an error's buffer is
+    /// `limit` bytes, the size an entry would record).
     fn run(src: &[u8], limit: u64) -> Result<Vec<u8>, DecodeError> {
         let mut out = Vec::new();
-        let n = decode(src, limit, &mut |b: &[u8]| {
+        let streamed = decode(src, limit, &mut |b: &[u8]| {
             out.extend_from_slice(b);
             Ok(true)
-        })?;
-        assert_eq!(n, out.len() as u64);
-        Ok(out)
+        });
+        let size = match &streamed {
+            Ok(n) => {
+                assert_eq!(*n, out.len() as u64);
+                out.len()
+            }
+            Err(_) => usize::try_from(limit).unwrap_or(usize::MAX).min(1 << 24),
+        };
+        let mut whole = vec![0u8; size];
+        let into = decode_into(src, &mut whole);
+        match (&streamed, &into) {
+            (Ok(_), Ok(())) => assert_eq!(whole, out),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            // A stream that stops short of `limit` decodes in pieces and
+            // is short for a buffer of `limit` bytes.
+            (Err(_), Ok(())) | (Ok(_), Err(_)) => {
+                panic!("decode {streamed:?}, decode_into {into:?}")
+            }
+        }
+        streamed.map(|_| out)
+    }
+
+    #[test]
+    fn overlapping_matches_repeat_their_period() {
+        // Every distance from 1 to 40 with lengths around it, after a
+        // distinct prefix: what a byte-by-byte copy would give.
+        for distance in 1usize..40 {
+            for length in [4usize, 5, distance, distance + 1, 2 * distance + 3, 300] {
+                let length = length.max(4);
+                let prefix: Vec<u8> = (0..distance as u8)
+                    .map(|b| b.wrapping_mul(37) ^ 0x5a)
+                    .collect();
+                let mut src = Vec::new();
+                // Token: literals, then the match length less 4.
+                let lit = prefix.len();
+                let m = length - 4;
+                src.push(((lit.min(15) as u8) << 4) | m.min(15) as u8);
+                if lit >= 15 {
+                    src.push((lit - 15) as u8);
+                }
+                src.extend_from_slice(&prefix);
+                src.extend_from_slice(&(distance as u16).to_le_bytes());
+                if m >= 15 {
+                    let mut rest = m - 15;
+                    while rest >= 255 {
+                        src.push(255);
+                        rest -= 255;
+                    }
+                    src.push(rest as u8);
+                }
+                // A last sequence of one literal.
+                src.extend_from_slice(&[0x10, 0xee]);
+                let mut want = prefix.clone();
+                for _ in 0..length {
+                    want.push(want[want.len() - distance]);
+                }
+                want.push(0xee);
+                let got = run(&src, want.len() as u64).unwrap();
+                assert_eq!(got, want, "distance {distance} length {length}");
+            }
+        }
     }
 
     #[test]
