@@ -416,9 +416,34 @@ pub struct OutputFile {
     /// `None` once the output is finished ([`Outputs::finish`]): complete
     /// and closed, waiting only for its rename.
     writer: Option<BufWriter<Sink>>,
+    /// For a durable output (synced before its rename): the bytes written
+    /// since its write-back was last started ([`OutputFile::sent`]).
+    unsent: Option<u64>,
 }
 
+/// How many bytes a durable output is written between two starts of its
+/// write-back: the disk writes while the rest is made, and the sync
+/// before the rename waits for the tail only. (Thirty 80 MB files written
+/// and synced one after the other: 3.0-4.1 s without, 2.0-2.4 s with.)
+const WRITEBACK_STEP: u64 = 8 << 20;
+
 impl OutputFile {
+    /// Counts `n` bytes written; for a durable output, starts the
+    /// write-back of what the file holds every [`WRITEBACK_STEP`] bytes.
+    fn sent(&mut self, n: usize) {
+        let Some(unsent) = &mut self.unsent else {
+            return;
+        };
+        *unsent += n as u64;
+        if *unsent < WRITEBACK_STEP {
+            return;
+        }
+        *unsent = 0;
+        if let Some(Sink::File(f)) = self.writer.as_mut().map(BufWriter::get_mut) {
+            splice::start_writeback(f);
+        }
+    }
+
     fn writer(&mut self) -> io::Result<&mut BufWriter<Sink>> {
         self.writer
             .as_mut()
@@ -772,10 +797,13 @@ impl OutputFile {
 /// Errors writing are marked as such ([`is_write_failure`]).
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.copy_if_mapped(buf).map_err(write_failed)? {
-            return Ok(buf.len());
-        }
-        self.writer()?.write(buf).map_err(write_failed)
+        let n = if self.copy_if_mapped(buf).map_err(write_failed)? {
+            buf.len()
+        } else {
+            self.writer()?.write(buf).map_err(write_failed)?
+        };
+        self.sent(n);
+        Ok(n)
     }
     /// Gathered writes at least as large as the buffer go to the file as
     /// one `writev`, so a caller gathering many small pieces of a mapped
@@ -784,18 +812,22 @@ impl Write for OutputFile {
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         let w = self.writer()?;
         let total = bufs.iter().fold(0usize, |n, b| n.saturating_add(b.len()));
-        if total < w.capacity() {
-            return w.write_vectored(bufs).map_err(write_failed);
-        }
-        w.flush().map_err(write_failed)?;
-        w.get_mut().write_vectored(bufs).map_err(write_failed)
+        let n = if total < w.capacity() {
+            w.write_vectored(bufs).map_err(write_failed)?
+        } else {
+            w.flush().map_err(write_failed)?;
+            w.get_mut().write_vectored(bufs).map_err(write_failed)?
+        };
+        self.sent(n);
+        Ok(n)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        if self.copy_if_mapped(buf).map_err(write_failed)? {
-            return Ok(());
+        if !self.copy_if_mapped(buf).map_err(write_failed)? {
+            self.writer()?.write_all(buf).map_err(write_failed)?;
         }
-        self.writer()?.write_all(buf).map_err(write_failed)
+        self.sent(buf.len());
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.writer {
@@ -890,6 +922,7 @@ impl Outputs {
             before: original.state,
             also: also.to_vec(),
         });
+        f.unsent = self.durable.then_some(0);
         self.files.push(f);
         Ok(self.files.len() - 1)
     }
@@ -908,7 +941,10 @@ impl Outputs {
     /// Starts an output at `path` (`-` is stdout when `dash_is_stdout`) and
     /// returns its index; write to it with [`Outputs::file`].
     pub fn create(&mut self, path: &OsStr, dash_is_stdout: bool) -> io::Result<usize> {
-        let f = open_output(self.staged_path(path).as_os_str(), dash_is_stdout)?;
+        let mut f = open_output(self.staged_path(path).as_os_str(), dash_is_stdout)?;
+        if matches!(f.target, Target::Staged(_)) {
+            f.unsent = self.durable.then_some(0);
+        }
         self.files.push(f);
         Ok(self.files.len() - 1)
     }
@@ -1297,6 +1333,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
                 1 << 16,
                 Sink::Stdout(io::stdout()),
             )),
+            unsent: None,
         });
     }
     let p = Path::new(path);
@@ -1310,6 +1347,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
             return Ok(OutputFile {
                 target: Target::Direct,
                 writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(f))),
+                unsent: None,
             });
         }
     }
@@ -1333,6 +1371,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
             replaces: None,
         }),
         writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(file))),
+        unsent: None,
     })
 }
 
@@ -1689,6 +1728,60 @@ mod tests {
         assert_eq!(fs::read(d.path().join("o0")).unwrap(), b"x");
         assert_eq!(fs::read(d.path().join("o299")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 300);
+    }
+
+    /// A durable output starts its write-back every WRITEBACK_STEP bytes
+    /// however they are written (plain, gathered, copied from a mapped
+    /// input); other outputs never do. The bytes are the same either way.
+    #[test]
+    fn durable_outputs_start_their_write_back_as_they_grow() {
+        let d = tempfile::tempdir().unwrap();
+        let src_path = d.path().join("input");
+        let chunk: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
+        fs::write(&src_path, &chunk).unwrap();
+        let input = read_input(src_path.as_os_str()).unwrap();
+        let mut outs = Outputs::durable();
+        let i = outs
+            .create(d.path().join("out").as_os_str(), false)
+            .unwrap();
+        assert_eq!(outs.file(i).unsent, Some(0));
+        let f = outs.file(i);
+        let mut written = 0u64;
+        for round in 0..20u64 {
+            match round % 3 {
+                0 => f.write_all(&chunk).unwrap(),
+                1 => {
+                    let mut parts = [
+                        io::IoSlice::new(&chunk[..1000]),
+                        io::IoSlice::new(&chunk[1000..]),
+                    ];
+                    offload_format::bundle::write_all_vectored(f, &mut parts).unwrap();
+                }
+                _ => f.write_all(&input).unwrap(),
+            }
+            written += chunk.len() as u64;
+            assert_eq!(
+                f.unsent,
+                Some(written % WRITEBACK_STEP),
+                "after round {round}"
+            );
+        }
+        outs.finish(i).unwrap();
+        outs.commit().unwrap();
+        let out = fs::read(d.path().join("out")).unwrap();
+        assert_eq!(out.len() as u64, written);
+        assert!(out.chunks(chunk.len()).all(|c| c == &chunk[..]));
+        // Not durable, or not a file: no write-back started.
+        let mut plain = Outputs::new();
+        let j = plain
+            .create(d.path().join("plain").as_os_str(), false)
+            .unwrap();
+        assert_eq!(plain.file(j).unsent, None);
+        let k = plain.create(OsStr::new("-"), true).unwrap();
+        assert_eq!(plain.file(k).unsent, None);
+        let mut durable = Outputs::durable();
+        let k = durable.create(OsStr::new("-"), true).unwrap();
+        assert_eq!(durable.file(k).unsent, None);
     }
 
     /// Where the file system has `O_TMPFILE`, an output being written has

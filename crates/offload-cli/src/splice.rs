@@ -9,11 +9,14 @@
 //! measures as fast as an aligned copy. Entries of bundles and images of
 //! offload binaries sit at such offsets by the formats' design.
 //!
-//! This module and `mapped` are the only ones of the crate with `unsafe`:
-//! these are plain system calls on descriptors we own or borrow.
+//! It also starts the write-back of an output's pages ([`start_writeback`]).
 //!
-//! `splice` and `F_SETPIPE_SZ` are Linux's: elsewhere [`copy`] copies
-//! nothing and the caller's usual path copies the whole range.
+//! With `mapped` and `staging`, one of the three modules of the crate with
+//! `unsafe`: these are plain system calls on descriptors we own or borrow.
+//!
+//! `splice`, `F_SETPIPE_SZ` and `sync_file_range` are Linux's: elsewhere
+//! [`copy`] copies nothing and the caller's usual path copies the whole
+//! range, and [`start_writeback`] does nothing.
 
 #![allow(unsafe_code)]
 
@@ -28,6 +31,24 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// the caller's usual path).
 #[cfg(target_os = "linux")]
 const PIPE_SIZE: usize = 1 << 20;
+
+/// Asks the kernel to start writing `file`'s dirty pages to the disk,
+/// without waiting for them (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE` over the whole file; pages already being
+/// written are left alone). A durable output calls it as it grows, so
+/// that the disk writes while the rest is made and the `fsync` before
+/// its rename waits for the tail only. Advice: failure changes nothing
+/// but speed, and it guarantees nothing (the `fsync` does).
+#[cfg(target_os = "linux")]
+pub(crate) fn start_writeback(file: &File) {
+    // SAFETY: a system call on a descriptor borrowed for its duration; it
+    // reads no memory of ours.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+/// See the Linux `start_writeback`: nothing to do elsewhere.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn start_writeback(_file: &File) {}
 
 /// Copies `len` bytes of `src` starting at `offset` to `dst` at its current
 /// position, advancing that position, and returns how many bytes were
