@@ -419,6 +419,11 @@ pub struct OutputFile {
     /// For a durable output (synced before its rename): the bytes written
     /// since its write-back was last started ([`OutputFile::sent`]).
     unsent: Option<u64>,
+    /// A finished durable output held open whose sync is still to come
+    /// ([`OutputFile::sync_held`]): syncing many outputs one after the
+    /// other, each right after its last byte, waits for a journal commit
+    /// each; synced together, the first commit carries the others.
+    unsynced: bool,
 }
 
 /// How many bytes a durable output is written between two starts of its
@@ -488,18 +493,58 @@ impl OutputFile {
         if let Some(r) = &staged.replaces {
             r.give_metadata(&file)?;
         }
-        if durable {
+        let holds = may_hold && matches!(staged.stage, Stage::Unnamed(_));
+        if durable && holds {
+            // Synced later, with the other outputs held ([`Outputs`]); the
+            // disk starts on it now.
+            splice::start_writeback(&file);
+            self.unsynced = true;
+        } else if durable {
             file.sync_all().map_err(write_failed)?;
         }
         let Stage::Unnamed(held) = &mut staged.stage else {
             return Ok(false);
         };
-        if may_hold {
+        if holds {
             *held = Some(file);
             return Ok(true);
         }
         staged.stage = Stage::Named(name_beside(&file, &staged.path)?);
         Ok(false)
+    }
+
+    /// Syncs a finished output held open whose sync [`OutputFile::close`]
+    /// left to come.
+    fn sync_held(&mut self) -> io::Result<()> {
+        if !self.unsynced {
+            return Ok(());
+        }
+        if let Target::Staged(Staged {
+            stage: Stage::Unnamed(Some(file)),
+            ..
+        }) = &self.target
+        {
+            file.sync_all().map_err(write_failed)?;
+        }
+        self.unsynced = false;
+        Ok(())
+    }
+
+    /// Syncs a held output (if its sync is to come), gives it its hidden
+    /// name and closes it; returns whether it was held.
+    fn let_go(&mut self) -> io::Result<bool> {
+        self.sync_held()?;
+        let Target::Staged(staged) = &mut self.target else {
+            return Ok(false);
+        };
+        let Stage::Unnamed(held) = &mut staged.stage else {
+            return Ok(false);
+        };
+        let Some(file) = held.take() else {
+            return Ok(false);
+        };
+        staged.stage = Stage::Named(name_beside(&file, &staged.path)?);
+        Ok(true)
     }
 }
 
@@ -730,8 +775,9 @@ enum Stage {
 }
 
 /// How many finished unnamed outputs one [`Outputs`] keeps open before it
-/// names the next ones (a command with thousands of outputs must not run
-/// out of descriptors; the soft limit is often 1024).
+/// syncs (durable outputs), names and closes them, together (a command
+/// with thousands of outputs must not run out of descriptors; the soft
+/// limit is often 1024).
 const HOLD_LIMIT: usize = 64;
 
 enum Sink {
@@ -959,12 +1005,26 @@ impl Outputs {
         &mut self.files
     }
 
-    /// Says output `index` is complete: flushes and closes its file now, so
-    /// a command writing many outputs does not hold them all open. It still
+    /// Says output `index` is complete: flushes it and closes its writer.
+    /// An unnamed staging file stays open (it would vanish when closed)
+    /// with up to [`HOLD_LIMIT`] others; when that many are held they are
+    /// synced together (durable outputs), named and closed, so that a
+    /// command writing many outputs does not hold them all open. It still
     /// becomes visible only at [`Outputs::commit`]; writing to it again is
     /// an error.
     pub fn finish(&mut self, index: usize) -> io::Result<()> {
-        if self.files[index].close(self.held < HOLD_LIMIT, self.durable)? {
+        if self.held >= HOLD_LIMIT {
+            // The outputs held are synced together, then named and
+            // closed: room for the next ones.
+            for f in &mut self.files {
+                f.sync_held()?;
+            }
+            for f in &mut self.files {
+                f.let_go()?;
+            }
+            self.held = 0;
+        }
+        if self.files[index].close(true, self.durable)? {
             self.held += 1;
         }
         Ok(())
@@ -1001,10 +1061,17 @@ impl Outputs {
             mut dir,
             ..
         } = self;
-        // Every output complete, synced, metadata given, and named.
-        let mut moves: Vec<Move> = Vec::new();
-        for mut f in files {
+        // Every output complete, synced (together: see
+        // `OutputFile::unsynced`), metadata given, and named.
+        let mut files = files;
+        for f in &mut files {
             f.close(true, durable)?;
+        }
+        for f in &mut files {
+            f.sync_held()?;
+        }
+        let mut moves: Vec<Move> = Vec::new();
+        for f in files {
             let Target::Staged(staged) = f.target else {
                 continue;
             };
@@ -1334,6 +1401,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
                 Sink::Stdout(io::stdout()),
             )),
             unsent: None,
+            unsynced: false,
         });
     }
     let p = Path::new(path);
@@ -1348,6 +1416,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
                 target: Target::Direct,
                 writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(f))),
                 unsent: None,
+                unsynced: false,
             });
         }
     }
@@ -1372,6 +1441,7 @@ fn open_output(path: &OsStr, dash_is_stdout: bool) -> io::Result<OutputFile> {
         }),
         writer: Some(BufWriter::with_capacity(1 << 16, Sink::File(file))),
         unsent: None,
+        unsynced: false,
     })
 }
 
@@ -1728,6 +1798,61 @@ mod tests {
         assert_eq!(fs::read(d.path().join("o0")).unwrap(), b"x");
         assert_eq!(fs::read(d.path().join("o299")).unwrap(), b"x");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 300);
+    }
+
+    /// Durable outputs held open are synced together: when the held ones
+    /// reach HOLD_LIMIT (all synced, then named and closed), and at the
+    /// commit (before any is moved into place). Every output arrives whole.
+    #[test]
+    fn durable_outputs_are_synced_together() {
+        let d = tempfile::tempdir().unwrap();
+        if staging::unnamed_in(d.path()).unwrap().is_none() {
+            eprintln!("skipped: no O_TMPFILE here");
+            return;
+        }
+        let mut outs = Outputs::durable();
+        let n = HOLD_LIMIT + 10;
+        for i in 0..n {
+            let p = d.path().join(format!("o{i}"));
+            outs.write(p.as_os_str(), false, format!("output {i}").as_bytes())
+                .unwrap();
+            let held = |f: &OutputFile| {
+                matches!(
+                    &f.target,
+                    Target::Staged(Staged {
+                        stage: Stage::Unnamed(Some(_)),
+                        ..
+                    })
+                )
+            };
+            if i < HOLD_LIMIT {
+                // Held, its sync to come.
+                assert!(outs.files[..=i].iter().all(|f| f.unsynced && held(f)));
+            } else {
+                // The first HOLD_LIMIT went together, synced and named.
+                assert!(outs.files[..HOLD_LIMIT]
+                    .iter()
+                    .all(|f| !f.unsynced && !held(f)));
+                assert!(outs.files[HOLD_LIMIT..=i]
+                    .iter()
+                    .all(|f| f.unsynced && held(f)));
+            }
+        }
+        // Nothing visible before the commit.
+        assert!(!d.path().join("o0").exists());
+        outs.commit().unwrap();
+        for i in 0..n {
+            let got = fs::read(d.path().join(format!("o{i}"))).unwrap();
+            assert_eq!(got, format!("output {i}").as_bytes());
+        }
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), n);
+        // Not durable: nothing is left to sync.
+        let mut plain = Outputs::new();
+        plain
+            .write(d.path().join("p").as_os_str(), false, b"p")
+            .unwrap();
+        assert!(!plain.files[0].unsynced);
+        plain.commit().unwrap();
     }
 
     /// A durable output starts its write-back every WRITEBACK_STEP bytes
