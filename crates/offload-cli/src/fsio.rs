@@ -1006,12 +1006,11 @@ impl Outputs {
     }
 
     /// Says output `index` is complete: flushes it and closes its writer.
-    /// An unnamed staging file stays open (it would vanish when closed)
-    /// with up to [`HOLD_LIMIT`] others; when that many are held they are
-    /// synced together (durable outputs), named and closed, so that a
-    /// command writing many outputs does not hold them all open. It still
-    /// becomes visible only at [`Outputs::commit`]; writing to it again is
-    /// an error.
+    /// An unnamed staging file stays open (it would vanish when closed),
+    /// with up to 63 others; when 64 are held they are synced together
+    /// (durable outputs), named and closed, so that a command writing many
+    /// outputs does not hold them all open. It still becomes visible only
+    /// at [`Outputs::commit`]; writing to it again is an error.
     pub fn finish(&mut self, index: usize) -> io::Result<()> {
         if self.held >= HOLD_LIMIT {
             // The outputs held are synced together, then named and
