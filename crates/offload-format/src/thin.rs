@@ -419,16 +419,7 @@ pub fn fatbin<'a>(
     data: &'a [u8],
     keep: &mut dyn FnMut(usize, &nv::Entry<'a>) -> bool,
 ) -> Result<Option<Thinned<'a>>, ThinError> {
-    let Some((cut, kept, dropped)) = fatbin_cut(data, keep)? else {
-        return Ok(None);
-    };
-    let (pieces, used) = cut.pieces(data)?;
-    Ok(Some(Thinned {
-        pieces,
-        used,
-        kept,
-        dropped,
-    }))
+    Ok(fatbin_with_cut(data, keep)?.map(|(t, _)| t))
 }
 
 /// What [`fatbin`] keeps of a container, as ranges: enough to lay the
@@ -483,13 +474,13 @@ impl FatbinCut {
     }
 }
 
-/// [`fatbin`]'s decision alone: the cut, and the entries kept and
-/// dropped; `None` when nothing is dropped.
-#[allow(clippy::type_complexity)]
-pub fn fatbin_cut<'a>(
+/// [`fatbin`], with the cut its pieces were laid out from (for a caller
+/// that lets the pieces go and lays them out again when it writes);
+/// `None` when nothing is dropped.
+pub fn fatbin_with_cut<'a>(
     data: &'a [u8],
     keep: &mut dyn FnMut(usize, &nv::Entry<'a>) -> bool,
-) -> Result<Option<(FatbinCut, Vec<EntryInfo>, Vec<EntryInfo>)>, ThinError> {
+) -> Result<Option<(Thinned<'a>, FatbinCut)>, ThinError> {
     let scan = nv::scan(data);
     if let Some(d) = scan.damage.first() {
         return Err(ThinError::Read(format!("fat binary: {d}")));
@@ -538,7 +529,14 @@ pub fn fatbin_cut<'a>(
         first,
         rest: ranges.into_boxed_slice(),
     };
-    Ok(Some((cut, kept, dropped)))
+    let (pieces, used) = cut.pieces(data)?;
+    let thinned = Thinned {
+        pieces,
+        used,
+        kept,
+        dropped,
+    };
+    Ok(Some((thinned, cut)))
 }
 
 #[cfg(test)]
@@ -734,8 +732,8 @@ mod tests {
         for mask in 0u32..16 {
             let keep = |i: usize| mask >> i & 1 == 1;
             let whole = super::fatbin(&data, &mut |i, _| keep(i)).unwrap();
-            let cut = super::fatbin_cut(&data, &mut |i, _| keep(i)).unwrap();
-            let (Some(whole), Some((cut, kept, dropped))) = (whole, cut) else {
+            let cut = super::fatbin_with_cut(&data, &mut |i, _| keep(i)).unwrap();
+            let (Some(whole), Some((Thinned { kept, dropped, .. }, cut))) = (whole, cut) else {
                 assert_eq!(mask, 15, "only keeping all leaves nothing to do");
                 continue;
             };
@@ -776,7 +774,7 @@ mod tests {
             );
         }
         // A cut laid out on bytes too short for it is an error, not a panic.
-        let (cut, _, _) = super::fatbin_cut(&data, &mut |i, _| i == 3)
+        let (_, cut) = super::fatbin_with_cut(&data, &mut |i, _| i == 3)
             .unwrap()
             .unwrap();
         assert!(cut.pieces(&data[..data.len() - 4]).is_err());

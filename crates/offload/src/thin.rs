@@ -1328,19 +1328,8 @@ fn rewrite_container<'a>(
         }
         Kind::Fatbin => {
             let mask = keep_mask.map(Vec::as_slice).unwrap_or_default();
-            let Some((cut, kept, dropped)) =
-                rewrite::fatbin_cut(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))?
-            else {
-                return Ok(None);
-            };
-            let (pieces, used) = cut.pieces(data)?;
-            let t = rewrite::Thinned {
-                pieces,
-                used,
-                kept,
-                dropped,
-            };
-            Ok(Some((t, Some(cut))))
+            rewrite::fatbin_with_cut(data, &mut |i, _| mask.get(i).copied().unwrap_or(true))
+                .map(|t| t.map(|(t, cut)| (t, Some(cut))))
         }
     }
 }
