@@ -531,20 +531,17 @@ impl OutputFile {
     }
 
     /// Syncs a held output (if its sync is to come), gives it its hidden
-    /// name and closes it; returns whether it was held.
-    fn let_go(&mut self) -> io::Result<bool> {
+    /// name and closes it; an output not held is left as it is.
+    fn let_go(&mut self) -> io::Result<()> {
         self.sync_held()?;
-        let Target::Staged(staged) = &mut self.target else {
-            return Ok(false);
-        };
-        let Stage::Unnamed(held) = &mut staged.stage else {
-            return Ok(false);
-        };
-        let Some(file) = held.take() else {
-            return Ok(false);
-        };
-        staged.stage = Stage::Named(name_beside(&file, &staged.path)?);
-        Ok(true)
+        if let Target::Staged(staged) = &mut self.target {
+            if let Stage::Unnamed(held) = &mut staged.stage {
+                if let Some(file) = held.take() {
+                    staged.stage = Stage::Named(name_beside(&file, &staged.path)?);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
