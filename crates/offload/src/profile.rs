@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::{Condvar, Mutex};
 
 use offload_cli::fsio;
-use offload_format::hash::bytes_map::{BytesMap, BytesSet};
+use offload_format::hash::bytes_map::BytesMap;
 use offload_format::hip_fatbin;
 use offload_format::nvidia::fatbin::EntryKind;
 use offload_format::profile::{self, split_proportional, ImageKind, ImageProfile};
@@ -120,6 +120,10 @@ pub struct ImageRow {
     pub stored: u64,
     /// Where its (uncompressed) bytes go.
     pub profile: ImageProfile,
+    /// Its functions' names as numbers, in the order of
+    /// `profile.functions`: equal numbers, equal names (one numbering per
+    /// [`profile`] run).
+    pub names: Vec<usize>,
     /// In `__nv_relfatbin`: relocatable device code, input to a device
     /// link, never loaded itself; its functions are not counted as
     /// duplicates.
@@ -154,7 +158,7 @@ pub struct Profiled {
 pub fn profile(roots: &[Node]) -> Profiled {
     let mut out = Profiled::default();
     // One copy of each function name, however many images hold it.
-    let names: Names = Mutex::new(BytesSet::default());
+    let names: Names = Mutex::new(BytesMap::default());
     for root in roots {
         let file = out.files.len();
         let mut row = FileRow {
@@ -259,7 +263,8 @@ fn wheel(
 
 /// One copy of each function name, however many images hold it (filled
 /// by the workers as they finish images).
-type Names = Mutex<BytesSet<Arc<str>>>;
+/// Each name's number counts the names interned before it.
+type Names = Mutex<BytesMap<Arc<str>, usize>>;
 
 /// What one byte space (a file, or a decoded zip member) holds.
 struct Space {
@@ -355,14 +360,26 @@ fn space(
             }
         }
         let mut names = names.lock().unwrap_or_else(|e| e.into_inner());
-        for f in result.profiles.iter_mut().flat_map(|p| &mut p.functions) {
-            match names.get(&f.name) {
-                Some(n) => f.name = Arc::clone(n),
-                None => {
-                    names.insert(Arc::clone(&f.name));
-                }
-            }
-        }
+        result.names = result
+            .profiles
+            .iter_mut()
+            .map(|p| {
+                p.functions
+                    .iter_mut()
+                    .map(|f| match names.get_key_value(&f.name) {
+                        Some((shared, &n)) => {
+                            f.name = Arc::clone(shared);
+                            n
+                        }
+                        None => {
+                            let n = names.len();
+                            names.insert(Arc::clone(&f.name), n);
+                            n
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
     };
     let results = run_parallel(&jobs, bytes, &done);
     if let Some((first, end, _)) = released.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -376,14 +393,17 @@ fn space(
             profiles,
             rest,
             damage: d,
+            names: ids,
         } = result;
         damage.extend(d);
         let mut weights: Vec<u64> = profiles.iter().map(|p| p.size).collect();
         weights.push(rest);
         let split = split_proportional(share, &weights);
         overhead += split[split.len() - 1];
+        let mut ids = ids.into_iter();
         for (((entry, container), prof), &stored) in group.entries.iter().zip(profiles).zip(&split)
         {
+            let names = ids.next().unwrap_or_default();
             if entry.is_host() {
                 host += stored;
                 continue;
@@ -404,6 +424,7 @@ fn space(
                 built_for: ImageArch::of(entry),
                 stored,
                 profile: prof,
+                names,
                 relocatable: group.relocatable,
             });
         }
@@ -486,10 +507,14 @@ fn collect<'a>(
 /// What profiling a group gave: a profile per entry (in order), the
 /// uncompressed bytes that are no entry's (a concatenated entry's table,
 /// a bundle's header), and damage.
+#[derive(Default)]
 struct GroupResult {
     profiles: Vec<ImageProfile>,
     rest: u64,
     damage: Vec<String>,
+    /// Per profile, its functions' numbers in [`Names`] (given as the
+    /// names are interned).
+    names: Vec<Vec<usize>>,
 }
 
 /// Profiles the groups on every core (each job on one thread), calling
@@ -539,16 +564,7 @@ fn run_parallel(
     for (i, r) in finished.into_iter().flatten() {
         results[i] = Some(r);
     }
-    results
-        .into_iter()
-        .map(|r| {
-            r.unwrap_or(GroupResult {
-                profiles: Vec::new(),
-                rest: 0,
-                damage: Vec::new(),
-            })
-        })
-        .collect()
+    results.into_iter().map(|r| r.unwrap_or_default()).collect()
 }
 
 /// A worker's decoding buffer, kept between images, for images of at most
@@ -628,6 +644,7 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Scratch) -> GroupRes
             profiles,
             rest: total.saturating_sub(used),
             damage,
+            names: Vec::new(),
         };
     }
     // One stored payload: plain, or an NVIDIA entry (compressed, or
@@ -649,6 +666,7 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Scratch) -> GroupRes
                     )],
                     rest: 0,
                     damage,
+                    names: Vec::new(),
                 };
             }
             let out: Result<&mut [u8], String> = match usize::try_from(recorded) {
@@ -688,6 +706,7 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Scratch) -> GroupRes
                         profiles,
                         rest: recorded.saturating_sub(used),
                         damage,
+                        names: Vec::new(),
                     };
                 }
             }
@@ -716,6 +735,7 @@ fn profile_group(g: &Group<'_>, bytes: &[u8], scratch: &mut Scratch) -> GroupRes
         profiles,
         rest: (whole.len() as u64).saturating_sub(used),
         damage,
+        names: Vec::new(),
     }
 }
 
@@ -798,45 +818,41 @@ pub struct KernelRow {
 
 /// The functions, one row per (architecture, name), largest first.
 pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
-    // A number per distinct name, found by the address of its shared text
-    // (names are shared per profile, so each text is hashed about once),
-    // and per architecture.
-    let mut name_at: HashMap<usize, usize> = HashMap::new();
-    let mut name_of: BytesMap<&str, usize> = BytesMap::default();
+    let selected = |img: &ImageRow| {
+        opts.arch.is_empty()
+            || opts
+                .arch
+                .iter()
+                .any(|f| f.matches(&img.built_for, &img.arch))
+    };
     let mut arch_of: HashMap<&str, usize> = HashMap::new();
     let mut archs: Vec<Arc<str>> = Vec::new();
     let mut rows: Vec<KernelRow> = Vec::new();
-    let mut row_of: HashMap<(usize, usize), usize> = HashMap::new();
+    // Per architecture, the row of each name number (`usize::MAX`: none
+    // yet). Name numbers are dense, so no name is hashed here.
+    let mut row_of: Vec<Vec<usize>> = Vec::new();
     // (largest bytes, its share) per row.
     let mut largest: Vec<(u64, u64)> = Vec::new();
     // The bytes and shares of the copies that are loaded (not relocatable).
     let mut loaded: Vec<(u64, u64)> = Vec::new();
     for (i, img) in p.images.iter().enumerate() {
-        if !opts.arch.is_empty()
-            && !opts
-                .arch
-                .iter()
-                .any(|f| f.matches(&img.built_for, &img.arch))
-        {
+        if !selected(img) {
             continue;
         }
         let a = *arch_of.entry(img.arch.as_str()).or_insert_with(|| {
             archs.push(img.arch.as_str().into());
+            row_of.push(Vec::new());
             archs.len() - 1
         });
         let shares = img.shares();
-        for (f, &share) in img.profile.functions.iter().zip(&shares) {
-            let at = Arc::as_ptr(&f.name) as *const u8 as usize;
-            let n = match name_at.get(&at) {
-                Some(&n) => n,
-                None => {
-                    let next = name_of.len();
-                    let n = *name_of.entry(&f.name).or_insert(next);
-                    name_at.insert(at, n);
-                    n
-                }
-            };
-            let r = *row_of.entry((a, n)).or_insert_with(|| {
+        debug_assert_eq!(img.names.len(), img.profile.functions.len());
+        for ((f, &share), &n) in img.profile.functions.iter().zip(&shares).zip(&img.names) {
+            let of = &mut row_of[a];
+            if of.len() <= n {
+                of.resize(n + 1, usize::MAX);
+            }
+            if of[n] == usize::MAX {
+                of[n] = rows.len();
                 rows.push(KernelRow {
                     arch: Arc::clone(&archs[a]),
                     name: Arc::clone(&f.name),
@@ -851,8 +867,8 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
                 });
                 largest.push((0, 0));
                 loaded.push((0, 0));
-                rows.len() - 1
-            });
+            }
+            let r = of[n];
             let row = &mut rows[r];
             row.kernel |= f.kernel;
             row.copies += 1;
@@ -890,14 +906,57 @@ pub fn kernels(p: &Profiled, opts: &Options) -> Vec<KernelRow> {
         let mut keep = keep.into_iter();
         rows.retain(|_| keep.next().unwrap_or(false));
     }
-    rows.sort_by(|a, b| {
-        b.share
-            .cmp(&a.share)
-            .then(b.bytes.cmp(&a.bytes))
-            .then(a.arch.cmp(&b.arch))
-            .then(a.name.cmp(&b.name))
-    });
+    sort_rows(&mut rows, |r| (r.share, r.bytes));
     rows
+}
+
+/// Sorts `rows` by `size` (largest first), then architecture, then name.
+/// The sizes and the architecture's place are compared as one number, so
+/// that names (hundreds of bytes, often with long common prefixes) are
+/// compared only between rows whose numbers tie.
+fn sort_rows<R: std::borrow::Borrow<KernelRow>>(
+    rows: &mut [R],
+    size: impl Fn(&KernelRow) -> (u64, u64),
+) {
+    let mut archs: Vec<&str> = rows.iter().map(|r| &*r.borrow().arch).collect();
+    archs.sort_unstable();
+    archs.dedup();
+    let place: HashMap<&str, u32> = archs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (*a, i as u32))
+        .collect();
+    let key = |r: &KernelRow| {
+        let (a, b) = size(r);
+        (
+            std::cmp::Reverse(a),
+            std::cmp::Reverse(b),
+            place.get(&*r.arch).copied().unwrap_or(u32::MAX),
+        )
+    };
+    let mut keyed: Vec<_> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (key(r.borrow()), i))
+        .collect();
+    keyed.sort_unstable_by(|(ka, a), (kb, b)| {
+        ka.cmp(kb)
+            .then_with(|| rows[*a].borrow().name.cmp(&rows[*b].borrow().name))
+            .then(a.cmp(b))
+    });
+    // Row `order[k]` goes to place `k`: each cycle of the permutation
+    // by swaps.
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    let mut placed = vec![false; order.len()];
+    for start in 0..order.len() {
+        let mut at = start;
+        while !placed[at] && order[at] != start {
+            rows.swap(at, order[at]);
+            placed[at] = true;
+            at = order[at];
+        }
+        placed[at] = true;
+    }
 }
 
 /// A C++ name demangled (Itanium ABI); other names as they are.
@@ -1249,13 +1308,7 @@ fn duplicates(rows: &[KernelRow]) -> Vec<&KernelRow> {
         .iter()
         .filter(|r| r.copies - r.relocatable > 1)
         .collect();
-    dups.sort_by(|a, b| {
-        b.extra_share
-            .cmp(&a.extra_share)
-            .then(b.extra_bytes.cmp(&a.extra_bytes))
-            .then(a.arch.cmp(&b.arch))
-            .then(a.name.cmp(&b.name))
-    });
+    sort_rows(&mut dups, |r| (r.extra_share, r.extra_bytes));
     dups
 }
 

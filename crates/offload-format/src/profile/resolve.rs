@@ -1,6 +1,7 @@
 //! Claims on byte ranges, resolved so that each byte has one owner.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// A claim of `owner` on the bytes `start..end`; where claims overlap, the
 /// highest `rank` wins, then the claim made first.
@@ -20,41 +21,87 @@ pub struct Claim {
 /// owner below `owners`, the bytes it won, and the bytes no claim covers.
 /// The results add up to `len`.
 pub fn resolve(len: u64, claims: &[Claim], owners: usize) -> (Vec<u64>, u64) {
-    let mut won = vec![0u64; owners];
     // One number per event, so that sorting compares integers: the
     // position, then ends before starts at the same position, then the
-    // claim's index (bit 63 marks a start; indices stay below it).
-    const START: u128 = 1 << 63;
-    let mut events: Vec<u128> = Vec::with_capacity(claims.len() * 2);
-    for (i, c) in claims.iter().enumerate() {
-        let end = c.end.min(len);
-        if c.start >= end || c.owner >= owners {
-            continue;
+    // claim's index. An image's claims (thousands per cubin, the most
+    // frequent call) fit in 64 bits, which sort in about half the time
+    // of 128.
+    let kept = || {
+        claims
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| c.start < c.end.min(len) && c.owner < owners)
+    };
+    if len <= u64::from(u32::MAX) && claims.len() < 1 << 31 {
+        const START: u64 = 1 << 31;
+        let mut events: Vec<u64> = Vec::with_capacity(claims.len() * 2);
+        for (i, c) in kept() {
+            events.push(c.start << 32 | START | i as u64);
+            events.push(c.end.min(len) << 32 | i as u64);
         }
-        events.push(u128::from(c.start) << 64 | START | i as u128);
-        events.push(u128::from(end) << 64 | i as u128);
+        events.sort_unstable();
+        sweep(
+            len,
+            claims,
+            owners,
+            events
+                .into_iter()
+                .map(|e| (e >> 32, e & START != 0, (e & (START - 1)) as usize)),
+        )
+    } else {
+        const START: u128 = 1 << 63;
+        let mut events: Vec<u128> = Vec::with_capacity(claims.len() * 2);
+        for (i, c) in kept() {
+            events.push(u128::from(c.start) << 64 | START | i as u128);
+            events.push(u128::from(c.end.min(len)) << 64 | i as u128);
+        }
+        events.sort_unstable();
+        sweep(
+            len,
+            claims,
+            owners,
+            events.into_iter().map(|e| {
+                (
+                    (e >> 64) as u64,
+                    e & START != 0,
+                    (e as u64 & !(1 << 63)) as usize,
+                )
+            }),
+        )
     }
-    events.sort_unstable();
-    // The active claims, best last: (rank, earlier first).
-    let mut active: BTreeSet<(u8, std::cmp::Reverse<usize>)> = BTreeSet::new();
+}
+
+/// [`resolve`]'s walk over the sorted events (position, is a start,
+/// claim): the bytes up to each event go to the best claim open there.
+fn sweep(
+    len: u64,
+    claims: &[Claim],
+    owners: usize,
+    events: impl Iterator<Item = (u64, bool, usize)>,
+) -> (Vec<u64>, u64) {
+    let mut won = vec![0u64; owners];
+    // The open claims, best on top: highest rank, then the claim made
+    // first. A claim that ends is only marked; it leaves the heap when
+    // it comes to the top.
+    let mut open: BinaryHeap<(u8, Reverse<usize>)> = BinaryHeap::new();
+    let mut ended = vec![false; claims.len()];
     let mut at = 0u64;
     let mut uncovered = 0u64;
-    for e in events {
-        let pos = (e >> 64) as u64;
-        let start = e & START != 0;
-        let i = (e as u64 & !(1 << 63)) as usize;
+    for (pos, start, i) in events {
         if pos > at {
-            match active.last() {
-                Some(&(_, std::cmp::Reverse(best))) => won[claims[best].owner] += pos - at,
+            while open.peek().is_some_and(|&(_, Reverse(j))| ended[j]) {
+                open.pop();
+            }
+            match open.peek() {
+                Some(&(_, Reverse(best))) => won[claims[best].owner] += pos - at,
                 None => uncovered += pos - at,
             }
             at = pos;
         }
-        let key = (claims[i].rank, std::cmp::Reverse(i));
         if start {
-            active.insert(key);
+            open.push((claims[i].rank, Reverse(i)));
         } else {
-            active.remove(&key);
+            ended[i] = true;
         }
     }
     uncovered += len - at.min(len);
@@ -142,6 +189,74 @@ mod tests {
             1,
         );
         assert_eq!((won, uncovered), (vec![2], 8));
+    }
+
+    /// The rule as first written: the open claims in an ordered set,
+    /// each byte to the best of them.
+    fn resolve_by_set(len: u64, claims: &[Claim], owners: usize) -> (Vec<u64>, u64) {
+        let mut won = vec![0u64; owners];
+        let mut events: Vec<(u64, bool, usize)> = Vec::new();
+        for (i, c) in claims.iter().enumerate() {
+            let end = c.end.min(len);
+            if c.start < end && c.owner < owners {
+                events.push((c.start, true, i));
+                events.push((end, false, i));
+            }
+        }
+        events.sort_unstable();
+        let mut open: std::collections::BTreeSet<(u8, Reverse<usize>)> = Default::default();
+        let (mut at, mut uncovered) = (0u64, 0u64);
+        for (pos, start, i) in events {
+            if pos > at {
+                match open.last() {
+                    Some(&(_, Reverse(best))) => won[claims[best].owner] += pos - at,
+                    None => uncovered += pos - at,
+                }
+                at = pos;
+            }
+            if start {
+                open.insert((claims[i].rank, Reverse(i)));
+            } else {
+                open.remove(&(claims[i].rank, Reverse(i)));
+            }
+        }
+        uncovered += len - at.min(len);
+        (won, uncovered)
+    }
+
+    #[test]
+    fn resolve_agrees_with_the_ordered_set_rule() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..400 {
+            // Small spaces (many ties and nested claims) and spaces past
+            // 4 GiB (the wide event path).
+            let (len, scale) = if round % 4 == 3 {
+                (1u64 << 40, 1u64 << 34)
+            } else {
+                (200 + next(200), 1)
+            };
+            let owners = 1 + next(6) as usize;
+            let claims: Vec<Claim> = (0..next(40))
+                .map(|_| {
+                    let start = next(len / scale + 20) * scale;
+                    Claim {
+                        start,
+                        end: start + next(120) * scale,
+                        rank: next(4) as u8,
+                        owner: next(owners as u64 + 1) as usize,
+                    }
+                })
+                .collect();
+            let got = resolve(len, &claims, owners);
+            assert_eq!(got, resolve_by_set(len, &claims, owners), "{claims:?}");
+            assert_eq!(got.0.iter().sum::<u64>() + got.1, len);
+        }
     }
 
     #[test]
