@@ -441,6 +441,43 @@ pub struct FatbinCut {
 }
 
 impl FatbinCut {
+    /// The cut of a container whose header is `header_len` bytes long,
+    /// keeping the entries whose bytes (header and stored payload, as
+    /// offsets in the container) are `kept`, in order; neighbours become
+    /// one range.
+    pub fn new(header_len: u64, kept: impl IntoIterator<Item = (u64, u64)>) -> FatbinCut {
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for (start, end) in kept {
+            match ranges.last_mut() {
+                Some(last) if last.1 == start => last.1 = end,
+                _ => ranges.push((start, end)),
+            }
+        }
+        let first = if ranges.is_empty() {
+            (0, 0)
+        } else {
+            ranges.remove(0)
+        };
+        FatbinCut {
+            header_len,
+            first,
+            rest: ranges.into_boxed_slice(),
+        }
+    }
+
+    /// The size of the rewritten container (header and kept entries,
+    /// without the zeros after them): what [`FatbinCut::pieces`] returns
+    /// with the pieces.
+    pub fn used(&self) -> u64 {
+        let first = (self.first.0 < self.first.1).then_some(&self.first);
+        self.header_len
+            + first
+                .into_iter()
+                .chain(self.rest.iter())
+                .map(|&(a, b)| b.saturating_sub(a))
+                .sum::<u64>()
+    }
+
     /// The rewritten container laid out from `data` (the container the cut
     /// was made from): the header with its new size, the kept ranges
     /// packed after it, zeros to the old end; and the size of the new
@@ -507,10 +544,7 @@ pub fn fatbin_with_cut<'a>(
             size: e.stored_size,
         };
         if keep(i, e) {
-            match ranges.last_mut() {
-                Some(last) if last.1 == start => last.1 = end,
-                _ => ranges.push((start, end)),
-            }
+            ranges.push((start, end));
             kept.push(info);
         } else {
             dropped.push(info);
@@ -519,16 +553,7 @@ pub fn fatbin_with_cut<'a>(
     if dropped.is_empty() {
         return Ok(None);
     }
-    let first = if ranges.is_empty() {
-        (0, 0)
-    } else {
-        ranges.remove(0)
-    };
-    let cut = FatbinCut {
-        header_len: u64::from(container.header_size),
-        first,
-        rest: ranges.into_boxed_slice(),
-    };
+    let cut = FatbinCut::new(u64::from(container.header_size), ranges);
     let (pieces, used) = cut.pieces(data)?;
     let thinned = Thinned {
         pieces,

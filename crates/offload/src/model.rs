@@ -356,6 +356,11 @@ pub struct NvEntry {
     /// The index of the stored entry in its container (the members of a
     /// concatenated entry share it): what `thin` keeps or drops.
     pub stored: usize,
+    /// The length of the stored entry's header, which its payload follows
+    /// (0 for a cubin with no entry: a bare one among other data). With
+    /// the payload's place it says where the entry starts, which is what
+    /// `thin` cuts a container at.
+    pub header_len: u32,
 }
 
 impl NvEntry {
@@ -698,6 +703,7 @@ mod tests {
                 member: None,
                 unlisted_in: false,
                 stored: i,
+                header_len: 80,
             };
             let size = 0x10 + i as u64;
             n.entries.push(Entry {

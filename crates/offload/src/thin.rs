@@ -47,6 +47,10 @@ enum Plan {
         name: String,
         keep: Vec<bool>,
         bare: Vec<String>,
+        /// The cut, where the walk's entries say where each stored entry
+        /// lies (then the container is not read again to decide it), with
+        /// the IDs of the entries dropped and the number of entries.
+        cut: Option<(rewrite::FatbinCut, Vec<String>, usize)>,
     },
     /// Left as it is, and why.
     Leave { name: String, why: String },
@@ -233,6 +237,7 @@ fn plan_fatbin(
             offset,
             size,
             name: name.to_owned(),
+            cut: walked_cut(offset, size, entries, &keep),
             keep,
             bare,
         }),
@@ -241,6 +246,64 @@ fn plan_fatbin(
             why: "not stored contiguously in the file (inside bitcode)".to_owned(),
         }),
     }
+}
+
+/// The cut of the container at `offset` (`size` bytes) keeping the stored
+/// entries `keep` flags, from the walk's `entries` alone: each stored
+/// entry starts its header's length before its payload and runs to where
+/// the next starts (the last to the container's end), as the scan that
+/// found them reads them. `None` (the container is read again to cut it)
+/// unless its entries are its stored entries, one each, in order, and lie
+/// in it in order.
+fn walked_cut(
+    offset: u64,
+    size: u64,
+    entries: &[Entry],
+    keep: &[bool],
+) -> Option<(rewrite::FatbinCut, Vec<String>, usize)> {
+    if entries.len() != keep.len() {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(entries.len() + 1);
+    for (i, e) in entries.iter().enumerate() {
+        let nv = e
+            .nvidia
+            .filter(|nv| nv.stored == i && nv.member.is_none())?;
+        let crate::model::Location::File {
+            offset: payload, ..
+        } = e.location
+        else {
+            return None;
+        };
+        let start = payload
+            .checked_sub(u64::from(nv.header_len))?
+            .checked_sub(offset)?;
+        if nv.header_len == 0 || starts.last().is_some_and(|&s| s >= start) {
+            return None;
+        }
+        starts.push(start);
+    }
+    starts.push(size);
+    let header_len = *starts.first()?;
+    if header_len < 16 || starts.windows(2).any(|w| w[0] >= w[1]) {
+        return None;
+    }
+    let kept = starts
+        .windows(2)
+        .zip(keep)
+        .filter(|(_, &k)| k)
+        .map(|(w, _)| (w[0], w[1]));
+    let dropped = entries
+        .iter()
+        .zip(keep)
+        .filter(|(_, &k)| !k)
+        .filter_map(|(e, _)| e.nvidia.map(|nv| nv.suffix()))
+        .collect();
+    Some((
+        rewrite::FatbinCut::new(header_len, kept),
+        dropped,
+        entries.len(),
+    ))
 }
 
 /// Totals of one file.
@@ -1112,6 +1175,7 @@ fn thin_input<S: Sink + ?Sized>(
                 name,
                 keep,
                 bare,
+                ..
             } => {
                 for gpu in bare {
                     report.push_str(&format!(
@@ -1137,7 +1201,32 @@ fn thin_input<S: Sink + ?Sized>(
                 "overlaps the container before it",
             ));
         }
-        let result = rewrite_container(kind, data, drop, keep_mask, args);
+        // A cut the walk's entries gave: the container is not read again
+        // (where its new bytes are held, they are made now).
+        let walked = match p {
+            Plan::Fatbin { cut: Some(c), .. } if !reads_contents => Some(c),
+            _ => None,
+        };
+        let result = match walked {
+            Some((_, dropped, _)) if dropped.is_empty() => Ok(None),
+            Some((cut, dropped, entries)) => {
+                let info = |id: &String| rewrite::EntryInfo {
+                    id: id.clone(),
+                    size: 0,
+                };
+                let kept = entries.saturating_sub(dropped.len());
+                Ok(Some((
+                    rewrite::Thinned {
+                        pieces: Vec::new(),
+                        used: cut.used(),
+                        kept: (0..kept).map(|_| info(&String::new())).collect(),
+                        dropped: dropped.iter().map(info).collect(),
+                    },
+                    Some(cut.clone()),
+                )))
+            }
+            None => rewrite_container(kind, data, drop, keep_mask, args),
+        };
         let (thinned, cut) = match result {
             Ok(Some(t)) => t,
             Ok(None) => {
@@ -2014,5 +2103,75 @@ mod tests {
         // The zeros and the large piece went alone.
         assert!(sink.calls.contains(&(false, 0, 5)));
         assert!(sink.calls.contains(&(false, 1, fsio::COPY_THRESHOLD)));
+    }
+
+    /// The cut the walk's entries give a container is the one read from
+    /// the container itself, for every keep mask: entry headers of several
+    /// lengths, payloads padded, containers apart, packed or not.
+    #[test]
+    fn cuts_from_the_walk_are_the_containers_own() {
+        use test_support::{fatbin_with, FatbinEntry};
+        let payloads: Vec<Vec<u8>> = (0..4u8)
+            .map(|i| vec![i + 1; 37 + 50 * i as usize])
+            .collect();
+        let mut file = Vec::new();
+        for (c, header) in [64u32, 80, 112].into_iter().enumerate() {
+            let entries: Vec<FatbinEntry<'_>> = payloads
+                .iter()
+                .enumerate()
+                .map(|(i, p)| FatbinEntry {
+                    header_size: header,
+                    ..FatbinEntry::new(2, [70, 80, 90][(i + c) % 3], 0, p)
+                })
+                .collect();
+            file.extend(fatbin_with(&entries));
+            file.resize(file.len() + 8 * c, 0);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.fatbin");
+        std::fs::write(&path, &file).unwrap();
+        let input = crate::walk::open(&path).unwrap();
+        let root = Walker::default()
+            .pack_fatbins(true)
+            .input(&path, Ok(input.clone()));
+        // Each container's place and entries, as `plan_fatbin` gets them.
+        let mut found: Vec<(u64, u64, Vec<Entry>)> = Vec::new();
+        root.visit(&mut Vec::new(), &mut |path| {
+            let n = path[path.len() - 1];
+            if let Some(p) = &n.packed {
+                for c in &p.containers {
+                    let entries = p.entries_of(c).iter().map(|e| p.entry(e)).collect();
+                    found.push((c.offset, c.size, entries));
+                }
+            }
+            if n.kind == NodeKind::Fatbin {
+                found.push((n.offset.unwrap(), n.size.unwrap(), n.entries.clone()));
+            }
+        });
+        assert_eq!(found.len(), 3);
+        for (offset, size, entries) in &found {
+            let data = &file[*offset as usize..(*offset + *size) as usize];
+            for mask in 0..16u32 {
+                let keep: Vec<bool> = (0..4).map(|i| mask & (1 << i) != 0).collect();
+                let (cut, dropped, n) = walked_cut(*offset, *size, entries, &keep).unwrap();
+                let (thinned, read) = rewrite::fatbin_with_cut(data, &mut |i, _| keep[i])
+                    .unwrap()
+                    .map_or_else(
+                        || (Vec::new(), None),
+                        |(t, c)| (t.dropped.into_iter().map(|d| d.id).collect(), Some(c)),
+                    );
+                assert_eq!(n, 4);
+                assert_eq!(dropped, thinned, "mask {mask:04b}");
+                if mask != 15 {
+                    assert_eq!(Some(&cut), read.as_ref(), "mask {mask:04b}");
+                    assert_eq!(cut.used(), cut.pieces(data).unwrap().1);
+                }
+            }
+        }
+        // Entries that do not lie in order in their container: no cut.
+        let (offset, size, entries) = &found[0];
+        let mut swapped = entries.clone();
+        swapped.swap(0, 1);
+        assert!(walked_cut(*offset, *size, &swapped, &[true, false, true, true]).is_none());
     }
 }

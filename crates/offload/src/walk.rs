@@ -679,6 +679,7 @@ impl Walker {
                         member: None,
                         unlisted_in: true,
                         stored: 0,
+                        header_len: 0,
                     };
                     child.entries.push(Entry {
                         id: nv.suffix(),
@@ -1168,6 +1169,7 @@ impl Walker {
                 member: None,
                 unlisted_in: self.nv_section.is_some(),
                 stored,
+                header_len: e.header_size,
             };
             // An opaque payload is not named (nothing would read it).
             let head = if e.kind.is_opaque()
@@ -1198,6 +1200,7 @@ impl Walker {
                     member: Some((m.offset, m.size)),
                     unlisted_in: self.nv_section.is_some(),
                     stored,
+                    header_len: e.header_size,
                 };
                 let mut entry = base(nv, m.size);
                 entry.note = Some(
