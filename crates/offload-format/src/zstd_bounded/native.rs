@@ -210,7 +210,8 @@ impl Decoder {
                         Cow::Owned(Fse::rle(s))
                     }
                     2 => {
-                        let (t, used) = Fse::read(rest.get(at..)?, kind.max_log, kind.max_symbol)?;
+                        let (t, used) =
+                            Fse::read_spread(rest.get(at..)?, kind.max_log, kind.max_symbol)?;
                         at += used;
                         Cow::Owned(t)
                     }
@@ -227,9 +228,9 @@ impl Decoder {
             let mut of_s = bits.read(of_t.log)? as usize;
             let mut ml_s = bits.read(ml_t.log)? as usize;
             for i in 0..count {
-                let of_code = of_t.cells[of_s].symbol;
-                let ml_code = usize::from(ml_t.cells[ml_s].symbol);
-                let ll_code = usize::from(ll_t.cells[ll_s].symbol);
+                let of_code = of_t.cell(of_s)?.symbol;
+                let ml_code = usize::from(ml_t.cell(ml_s)?.symbol);
+                let ll_code = usize::from(ll_t.cell(ll_s)?.symbol);
                 if of_code > 31 {
                     return None;
                 }
@@ -635,18 +636,145 @@ impl<'b> BackBits<'b> {
 }
 
 /// One cell of an FSE decoding table.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Cell {
     symbol: u8,
     bits: u8,
     base: u16,
 }
 
-/// An FSE decoding table.
+/// An FSE decoding table: every cell, or (`spread`) none, each worked out
+/// as it is read.
 #[derive(Clone)]
 struct Fse {
     log: u32,
     cells: Vec<Cell>,
+    spread: Option<Box<Spread>>,
+}
+
+/// How the symbols of a table are spread over its cells, for working out
+/// one cell without building the others. A head reads a few dozen cells
+/// of each sequence table (256 to 512 of them, built anew for each
+/// compressed entry): naming a library's tens of thousands of entries
+/// spent most of its time building cells it never read.
+///
+/// The "less than one" symbols take the last cells, the first of them the
+/// very last, each with state 1. The others are placed in order, each as
+/// many times as its count, along the walk that visits cell `j * step`
+/// (modulo the table size) at its step `j`, passing over those last cells:
+/// `step` is odd, so cell `u` is visited at step `u * inverse`. A symbol's
+/// cells take the states from its count up in cell order, so a cell's
+/// state is its symbol's count plus the symbol's cells before it.
+#[derive(Clone, Debug)]
+struct Spread {
+    step: usize,
+    /// `step`'s inverse modulo the table size.
+    inverse: usize,
+    /// Where each symbol's placements start; the last is where they end
+    /// (the cells before the "less than one" symbols').
+    starts: Vec<u32>,
+    /// The "less than one" symbols, in order.
+    low: Vec<u8>,
+    /// The steps at which the walk passes over their cells, in order.
+    passed: Vec<usize>,
+}
+
+impl Spread {
+    /// The spread of `counts` (-1: "less than one") over `1 << log`
+    /// cells, if they fill the table exactly.
+    fn new(log: u32, counts: &[i32]) -> Option<Spread> {
+        let size = 1usize << log;
+        if !(5..=20).contains(&log) || counts.len() > 64 {
+            return None;
+        }
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        let mut low = Vec::new();
+        let mut at = 0usize;
+        for (symbol, &c) in counts.iter().enumerate() {
+            starts.push(u32::try_from(at).ok()?);
+            if c == -1 {
+                low.push(u8::try_from(symbol).ok()?);
+            } else {
+                at += usize::try_from(c).ok()?;
+            }
+        }
+        let high = size.checked_sub(low.len())?;
+        if at != high || high == 0 {
+            return None;
+        }
+        starts.push(u32::try_from(at).ok()?);
+        let step = (size >> 1) + (size >> 3) + 3;
+        // Newton's iteration for the inverse of an odd number modulo a
+        // power of two: each round doubles the bits that are right (three
+        // to start with).
+        let mut inverse = step;
+        for _ in 0..5 {
+            inverse = inverse.wrapping_mul(2usize.wrapping_sub(step.wrapping_mul(inverse)));
+        }
+        debug_assert_eq!(step.wrapping_mul(inverse) & (size - 1), 1);
+        let mut passed: Vec<usize> = (high..size)
+            .map(|cell| cell.wrapping_mul(inverse) & (size - 1))
+            .collect();
+        passed.sort_unstable();
+        Some(Spread {
+            step,
+            inverse,
+            starts,
+            low,
+            passed,
+        })
+    }
+
+    /// Cell `u` of the table of `1 << log` cells.
+    fn cell(&self, log: u32, u: usize) -> Option<Cell> {
+        let size = 1usize << log;
+        let mask = size - 1;
+        let high = size - self.low.len();
+        if u >= size {
+            return None;
+        }
+        if u >= high {
+            return Some(Cell {
+                symbol: self.low[size - 1 - u],
+                bits: log as u8,
+                base: 0,
+            });
+        }
+        // The placement cell `u` got: its step, less the steps that
+        // passed over a cell.
+        let j = u.wrapping_mul(self.inverse) & mask;
+        let k = j - self.passed.partition_point(|&p| p < j);
+        let s = self
+            .starts
+            .partition_point(|&c| c as usize <= k)
+            .checked_sub(1)?;
+        let (first, end) = (self.starts[s] as usize, *self.starts.get(s + 1)? as usize);
+        // The step of the symbol's first placement, then its cells in
+        // walk order, counting those before `u`.
+        let mut step = first;
+        for &p in &self.passed {
+            if p > step {
+                break;
+            }
+            step += 1;
+        }
+        let (mut seen, mut before) = (0usize, 0usize);
+        while seen < end - first {
+            let cell = step.wrapping_mul(self.step) & mask;
+            step += 1;
+            if cell < high {
+                seen += 1;
+                before += usize::from(cell < u);
+            }
+        }
+        let state = u32::try_from(end - first + before).ok()?;
+        let bits = log.checked_sub(31 - state.leading_zeros())?;
+        Some(Cell {
+            symbol: u8::try_from(s).ok()?,
+            bits: bits as u8,
+            base: u16::try_from(((state as usize) << bits).checked_sub(size)?).ok()?,
+        })
+    }
 }
 
 impl Fse {
@@ -658,26 +786,57 @@ impl Fse {
                 bits: 0,
                 base: 0,
             }],
+            spread: None,
+        }
+    }
+
+    /// Cell `state` (`None` past the table).
+    fn cell(&self, state: usize) -> Option<Cell> {
+        match &self.spread {
+            None => self.cells.get(state).copied(),
+            Some(s) => s.cell(self.log, state),
         }
     }
 
     /// The state after `state`, reading its bits.
     fn next(&self, state: usize, bits: &mut BackBits<'_>) -> Option<usize> {
-        let c = self.cells[state];
+        let c = self.cell(state)?;
         Some(usize::from(c.base) + bits.read(u32::from(c.bits))? as usize)
     }
 
     /// [`Fse::next`], reading zeros past the start (the caller checks).
     fn next_any(&self, state: usize, bits: &mut BackBits<'_>) -> usize {
-        let c = self.cells[state];
+        let c = self.cell(state).unwrap_or_default();
         let v = bits.peek(u32::from(c.bits)) as usize;
         bits.pos -= i64::from(c.bits);
         usize::from(c.base) + v
     }
 
+    /// [`Fse::read`], the table's cells worked out as they are read where
+    /// they can be ([`Spread`]), for tables of which a few cells are read.
+    fn read_spread(data: &[u8], max_log: u32, max_symbol: usize) -> Option<(Fse, usize)> {
+        let (log, counts, used) = Fse::read_counts(data, max_log, max_symbol)?;
+        let table = match Spread::new(log, &counts) {
+            Some(spread) => Fse {
+                log,
+                cells: Vec::new(),
+                spread: Some(Box::new(spread)),
+            },
+            None => Fse::build_counts(log, &counts)?,
+        };
+        Some((table, used))
+    }
+
     /// Reads a table description (RFC 8878 §4.1.1); returns the table and
     /// the bytes it takes.
     fn read(data: &[u8], max_log: u32, max_symbol: usize) -> Option<(Fse, usize)> {
+        let (log, counts, used) = Fse::read_counts(data, max_log, max_symbol)?;
+        Some((Fse::build_counts(log, &counts)?, used))
+    }
+
+    /// Reads a table description: its log, its normalized counts and the
+    /// bytes it takes.
+    fn read_counts(data: &[u8], max_log: u32, max_symbol: usize) -> Option<(u32, Vec<i32>, usize)> {
         let mut bit = 0usize;
         // `n` (at most 16) bits from `bit` on, zeros past the end.
         let get = |bit: usize, n: u32| -> u64 {
@@ -738,8 +897,7 @@ impl Fse {
         if remaining != 0 || counts.len() > max_symbol + 1 {
             return None;
         }
-        let table = Fse::build_counts(log, &counts)?;
-        Some((table, bit.div_ceil(8)))
+        Some((log, counts, bit.div_ceil(8)))
     }
 
     fn build(log: u32, counts: &[i16]) -> Option<Fse> {
@@ -792,7 +950,11 @@ impl Fse {
             cell.bits = bits as u8;
             cell.base = ((state << bits) as usize).checked_sub(size)? as u16;
         }
-        Some(Fse { log, cells })
+        Some(Fse {
+            log,
+            cells,
+            spread: None,
+        })
     }
 }
 
@@ -964,6 +1126,49 @@ mod tests {
         fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
+    }
+
+    /// A table's cells worked out one at a time are the cells built all
+    /// at once, for counts of every shape the sequence tables take.
+    #[test]
+    fn spread_cells_are_the_built_cells() {
+        let mut rng = Rng::new(0x05ee_df5e);
+        let mut spread = 0;
+        for round in 0..600 {
+            let log = 5 + (round % 5) as u32;
+            let size = 1i32 << log;
+            let symbols = 1 + rng.below(53);
+            let mut counts = vec![0i32; symbols];
+            // Some tables with "less than one" symbols (built whole).
+            let low = round % 3 == 0;
+            let mut left = size;
+            for c in counts.iter_mut() {
+                if low && rng.below(5) == 0 && left > 1 {
+                    *c = -1;
+                    left -= 1;
+                }
+            }
+            let open: Vec<usize> = (0..symbols).filter(|&i| counts[i] == 0).collect();
+            if open.is_empty() {
+                continue;
+            }
+            while left > 0 {
+                counts[open[rng.below(open.len())]] += 1;
+                left -= 1;
+            }
+            let built = super::Fse::build_counts(log, &counts).unwrap();
+            match super::Spread::new(log, &counts) {
+                Some(s) => {
+                    spread += 1;
+                    for u in 0..built.cells.len() {
+                        assert_eq!(s.cell(log, u), Some(built.cells[u]), "{counts:?} cell {u}");
+                    }
+                    assert_eq!(s.cell(log, built.cells.len()), None);
+                }
+                None => panic!("no spread for {counts:?}"),
+            }
+        }
+        assert!(spread > 500);
     }
 
     #[derive(Clone, Copy)]
