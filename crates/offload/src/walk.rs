@@ -36,6 +36,15 @@ const MAX_DEPTH: usize = 8;
 /// KiB), so 64 of them hold about 4 MiB.
 const PENDING_BUNDLES: usize = 64;
 
+/// The triple of every NVIDIA entry, parsed once: a library has tens of
+/// thousands of entries, and parsing it again for each showed in the walk.
+fn nvptx_triple() -> Triple {
+    static NVPTX: std::sync::OnceLock<Triple> = std::sync::OnceLock::new();
+    NVPTX
+        .get_or_init(|| Triple::new("nvptx64-nvidia-cuda"))
+        .clone()
+}
+
 /// How many first bytes of a payload are read (or, inside a compressed
 /// bundle, decoded) to name it: what [`payload::classify`] looks at.
 const HEAD: usize = 4096;
@@ -684,7 +693,7 @@ impl Walker {
                     child.entries.push(Entry {
                         id: nv.suffix(),
                         kind: Some(OffloadKind::Cuda),
-                        triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+                        triple: Some(nvptx_triple()),
                         vendor: Vendor::Nvidia,
                         target: Some(Target::Cuda(arch)),
                         standardised: None,
@@ -1140,7 +1149,7 @@ impl Walker {
         let base = |nv: NvEntry, size: u64| Entry {
             id: nv.suffix(),
             kind: Some(OffloadKind::Cuda),
-            triple: Some(Triple::new("nvptx64-nvidia-cuda")),
+            triple: Some(nvptx_triple()),
             vendor: Vendor::Nvidia,
             target: Some(Target::Cuda(nv.arch)),
             standardised: None,
