@@ -122,7 +122,7 @@ pub struct ImageRow {
     pub profile: ImageProfile,
     /// Its functions' names as numbers, in the order of
     /// `profile.functions`: equal numbers, equal names (one numbering per
-    /// [`profile`] run).
+    /// [`profile()`] run).
     pub names: Vec<usize>,
     /// In `__nv_relfatbin`: relocatable device code, input to a device
     /// link, never loaded itself; its functions are not counted as
