@@ -48,9 +48,8 @@ enum Plan {
         keep: Vec<bool>,
         bare: Vec<String>,
         /// The cut, where the walk's entries say where each stored entry
-        /// lies (then the container is not read again to decide it), with
-        /// the IDs of the entries dropped and the number of entries.
-        cut: Option<(rewrite::FatbinCut, Vec<String>, usize)>,
+        /// lies (then the container is not read again to decide it).
+        cut: Option<WalkedCut>,
     },
     /// Left as it is, and why.
     Leave { name: String, why: String },
@@ -248,6 +247,15 @@ fn plan_fatbin(
     }
 }
 
+/// A container's cut decided from the walk's entries ([`walked_cut`]).
+struct WalkedCut {
+    cut: rewrite::FatbinCut,
+    /// The IDs of the entries dropped.
+    dropped: Vec<String>,
+    /// How many entries it has.
+    entries: usize,
+}
+
 /// The cut of the container at `offset` (`size` bytes) keeping the stored
 /// entries `keep` flags, from the walk's `entries` alone: each stored
 /// entry starts its header's length before its payload and runs to where
@@ -255,12 +263,7 @@ fn plan_fatbin(
 /// found them reads them. `None` (the container is read again to cut it)
 /// unless its entries are its stored entries, one each, in order, and lie
 /// in it in order.
-fn walked_cut(
-    offset: u64,
-    size: u64,
-    entries: &[Entry],
-    keep: &[bool],
-) -> Option<(rewrite::FatbinCut, Vec<String>, usize)> {
+fn walked_cut(offset: u64, size: u64, entries: &[Entry], keep: &[bool]) -> Option<WalkedCut> {
     if entries.len() != keep.len() {
         return None;
     }
@@ -275,13 +278,14 @@ fn walked_cut(
         else {
             return None;
         };
-        let start = payload
-            .checked_sub(u64::from(nv.header_len))?
-            .checked_sub(offset)?;
-        if nv.header_len == 0 || starts.last().is_some_and(|&s| s >= start) {
+        if nv.header_len == 0 {
             return None;
         }
-        starts.push(start);
+        starts.push(
+            payload
+                .checked_sub(u64::from(nv.header_len))?
+                .checked_sub(offset)?,
+        );
     }
     starts.push(size);
     let header_len = *starts.first()?;
@@ -299,11 +303,11 @@ fn walked_cut(
         .filter(|(_, &k)| !k)
         .filter_map(|(e, _)| e.nvidia.map(|nv| nv.suffix()))
         .collect();
-    Some((
-        rewrite::FatbinCut::new(header_len, kept),
+    Some(WalkedCut {
+        cut: rewrite::FatbinCut::new(header_len, kept),
         dropped,
-        entries.len(),
-    ))
+        entries: entries.len(),
+    })
 }
 
 /// Totals of one file.
@@ -1208,21 +1212,21 @@ fn thin_input<S: Sink + ?Sized>(
             _ => None,
         };
         let result = match walked {
-            Some((_, dropped, _)) if dropped.is_empty() => Ok(None),
-            Some((cut, dropped, entries)) => {
-                let info = |id: &String| rewrite::EntryInfo {
-                    id: id.clone(),
+            Some(w) if w.dropped.is_empty() => Ok(None),
+            Some(w) => {
+                // Only the IDs dropped and the number kept are reported.
+                let info = |id: &str| rewrite::EntryInfo {
+                    id: id.to_owned(),
                     size: 0,
                 };
-                let kept = entries.saturating_sub(dropped.len());
                 Ok(Some((
                     rewrite::Thinned {
                         pieces: Vec::new(),
-                        used: cut.used(),
-                        kept: (0..kept).map(|_| info(&String::new())).collect(),
-                        dropped: dropped.iter().map(info).collect(),
+                        used: w.cut.used(),
+                        kept: vec![info(""); w.entries.saturating_sub(w.dropped.len())],
+                        dropped: w.dropped.iter().map(|id| info(id)).collect(),
                     },
-                    Some(cut.clone()),
+                    Some(w.cut.clone()),
                 )))
             }
             None => rewrite_container(kind, data, drop, keep_mask, args),
@@ -2153,7 +2157,11 @@ mod tests {
             let data = &file[*offset as usize..(*offset + *size) as usize];
             for mask in 0..16u32 {
                 let keep: Vec<bool> = (0..4).map(|i| mask & (1 << i) != 0).collect();
-                let (cut, dropped, n) = walked_cut(*offset, *size, entries, &keep).unwrap();
+                let WalkedCut {
+                    cut,
+                    dropped,
+                    entries: n,
+                } = walked_cut(*offset, *size, entries, &keep).unwrap();
                 let (thinned, read) = rewrite::fatbin_with_cut(data, &mut |i, _| keep[i])
                     .unwrap()
                     .map_or_else(
